@@ -1,0 +1,7 @@
+"""dsbra: Delay Scheduling Based Replication for HDFS.
+
+Data flow: observe (REST clients) -> signals (per-block counters) -> policy (pure DSBRA
+round) -> act (WebHDFS with safety rails) -> daemon (loop, state, metrics).
+"""
+
+__version__ = "0.1.0"

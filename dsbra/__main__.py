@@ -1,0 +1,3 @@
+from dsbra.cli import main
+
+main()

@@ -1,0 +1,89 @@
+"""The ``dsbra`` command line.
+
+Each command lives with the code it drives and is imported only when invoked, so
+``dsbra --help`` stays fast and a broken optional dependency cannot break unrelated commands.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+
+import click
+
+from dsbra import __version__
+from dsbra.errors import DsbraError
+
+# command name -> "module:attribute" of a click command or group
+COMMANDS: dict[str, str] = {
+    "cluster": "dsbra.cluster.cli:cluster",
+    "plan": "dsbra.policy.cli:plan",
+    "observe": "dsbra.observe.cli:observe",
+    "sim": "dsbra.sim.cli:sim",
+}
+
+HELP = {
+    "cluster": "Run the bundled real Hadoop cluster (up, down, status, env, logs).",
+    "plan": "Compute one DSBRA round offline: per-block metrics in, decisions out.",
+    "observe": "Derive per-block delay-scheduling metrics from a live cluster.",
+    "sim": "Simulate a cluster at scale with the same policy code.",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                return _unavailable(name)
+            raise
+        return getattr(module, attr)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, HELP.get(name, "")) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _unavailable(name: str) -> click.Command:
+    @click.command(name, help=HELP.get(name, ""))
+    def command():
+        raise DsbraError(f"'dsbra {name}' is not available in this build")
+
+    return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dsbra")
+@click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
+def cli(verbose: int) -> None:
+    """dsbra: find hot HDFS blocks from delay scheduling and replicate them."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        rv = cli.main(args=argv, prog_name="dsbra", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("dsbra: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except DsbraError as exc:
+        click.echo(f"dsbra: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("dsbra: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(rv if isinstance(rv, int) else 0)
