@@ -1,0 +1,86 @@
+"""Vectorised replica placement and removal over CSR replica lists.
+
+Both work from one total order of the live nodes by (heat, name): placement walks it from the
+coolest node and skips the block's holders; removal picks, among a block's holders, the one
+latest in that order (hottest; on equal heat the larger name).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Upper bound on the temporary (blocks x candidate nodes) boolean matrix built per batch.
+_BATCH_CELLS = 1 << 24
+
+
+def node_order(heat: np.ndarray, names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, rank): node ids sorted by (heat ascending, name ascending), and each node's
+    position in that order. ``rank`` is a permutation, so the max rank names one node."""
+    name_rank = np.empty(len(names), np.int64)
+    name_rank[np.argsort(names, kind="stable")] = np.arange(len(names))
+    order = np.lexsort((name_rank, heat)).astype(np.int32)
+    rank = np.empty(len(names), np.int64)
+    rank[order] = np.arange(len(names))
+    return order, rank
+
+
+def csr_positions(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, lengths): the entry positions of CSR ``rows``, concatenated in that order,
+    and each row's length."""
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    out_starts = np.cumsum(lengths) - lengths
+    return np.arange(lengths.sum()) + np.repeat(starts - out_starts, lengths), lengths
+
+
+def hottest_holder(indptr: np.ndarray, nodes: np.ndarray, blocks: np.ndarray,
+                   rank: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """For each block row in ``blocks`` (each with >= 1 replica): its holder latest in
+    ``order``. Returns node ids (int32)."""
+    if len(blocks) == 0:
+        return np.zeros(0, np.int32)
+    rank = rank.astype(np.int32)
+    if len(blocks) * 8 > len(indptr):  # many blocks: one pass over every replica is cheaper
+        # a trailing -1 keeps every start a valid index; empty rows are never asked for
+        entry_rank = np.concatenate((rank[nodes], np.full(1, -1, np.int32)))
+        best = np.maximum.reduceat(entry_rank, indptr[:-1])[blocks]
+    else:
+        pos, lengths = csr_positions(indptr, blocks)
+        best = np.maximum.reduceat(rank[nodes[pos]], np.cumsum(lengths) - lengths)
+    return order[best].astype(np.int32)
+
+
+def coolest_non_holders(indptr: np.ndarray, nodes: np.ndarray, blocks: np.ndarray,
+                        counts: np.ndarray, order: np.ndarray, rank: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """For each block row in ``blocks``, the first ``counts[k]`` nodes of ``order`` that do not
+    hold it. ``counts[k]`` must not exceed the block's non-holders.
+
+    Returns CSR (indptr, node ids) aligned with ``blocks``, nodes in placement order. A block
+    with RC holders needs at most the first RC + count nodes of the order, so each batch only
+    builds a (batch x width) matrix, width = max(RC + count) over the batch.
+    """
+    counts = np.asarray(counts, np.int64)
+    out_indptr = np.zeros(len(blocks) + 1, np.int64)
+    np.cumsum(counts, out=out_indptr[1:])
+    out_nodes = np.empty(out_indptr[-1], np.int32)
+    if len(blocks) == 0:
+        return out_indptr, out_nodes
+    rc = (indptr[blocks + 1] - indptr[blocks]).astype(np.int64)
+    need = np.minimum(rc + counts, len(order))
+    width = int(need.max())
+    batch = max(1, _BATCH_CELLS // max(width, 1))
+    for lo in range(0, len(blocks), batch):
+        hi = min(lo + batch, len(blocks))
+        b, c = blocks[lo:hi], counts[lo:hi]
+        holder = np.zeros((hi - lo, width), bool)
+        pos, lengths = csr_positions(indptr, b)
+        seg = np.repeat(np.arange(hi - lo), lengths)
+        r = rank[nodes[pos]]
+        inside = r < width
+        holder[seg[inside], r[inside]] = True
+        free = ~holder
+        take = free & (np.cumsum(free, axis=1) <= c[:, None])
+        _, cols = np.nonzero(take)  # row-major: per block, in placement order
+        out_nodes[out_indptr[lo]:out_indptr[hi]] = order[cols]
+    return out_indptr, out_nodes

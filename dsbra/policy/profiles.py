@@ -1,0 +1,108 @@
+"""DSBRA's parameters and its two named profiles.
+
+The paper (Suresh & Gopalan 2015, eq. 1 and Algorithm-1) is self-contradictory in two places
+(see docs/algorithm.md); each reading is a parameter, and the two profiles fix them:
+
+- ``calibrated`` (default): RF divisor k = 1, GAvg over the active blocks.
+- ``paper-literal``: k = 2 (eq. 1 as printed), GAvg over all blocks. Provably never replicates
+  when waits are capped at D (RF <= 1/3 < GAvg + 0.2 whenever GAvg > 0.2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from dsbra.errors import InputError
+
+GAVG_SCOPES = ("all", "active")
+PLACEMENT_ORDERS = ("ascending", "descending")
+
+
+@dataclass(frozen=True)
+class DsbraParams:
+    """Every threshold of one DSBRA round.
+
+    ``delay_threshold_s`` D: the scheduler's node-locality delay, seconds (> 0; from the
+    cluster's scheduler configuration, no default).
+    ``alpha``: weight of the current window X_i against the history Y_i.
+    ``rf_divisor`` k: RF_i = (alpha X_i + (1 - alpha) Y_i) / k.
+    ``gavg_scope``: "all" blocks, or "active" ones (read in the window, or Y_i > 0 before it).
+    ``gate``: GAvg <= gate -> dereplicate only. ``cold_low``: RF threshold for that case.
+    ``cold_high``: RF threshold for dereplication when GAvg > gate.
+    ``hot_margin``: RF_i > GAvg + hot_margin -> hot. ``step``: one replica per ``step`` of
+    RF_i - GAvg. ``max_replication``: never place past min(this, live nodes).
+    ``placement_order``: "ascending" DNAvg (least heated first; the text) or "descending"
+    (Algorithm-1 as printed).
+    """
+
+    delay_threshold_s: float | None = None
+    alpha: float = 0.5
+    rf_divisor: float = 1.0
+    gavg_scope: str = "active"
+    gate: float = 0.2
+    cold_low: float = 0.1
+    cold_high: float = 0.2
+    hot_margin: float = 0.2
+    step: float = 0.2
+    max_replication: int = 10
+    placement_order: str = "ascending"
+
+    def validated(self) -> DsbraParams:
+        """Self, after checking every value; raises InputError naming the bad one."""
+        d = self.delay_threshold_s
+        if d is None:
+            raise InputError("missing parameter delay_threshold_s (the scheduler's node-locality"
+                             " delay D, seconds)")
+        if not _is_number(d) or not d > 0:
+            raise InputError(f"delay_threshold_s must be > 0, got {d!r}")
+        if not _is_number(self.alpha) or not 0 <= self.alpha <= 1:
+            raise InputError(f"alpha must be in [0, 1], got {self.alpha!r}")
+        for name in ("rf_divisor", "step"):
+            v = getattr(self, name)
+            if not _is_number(v) or not v > 0:
+                raise InputError(f"{name} must be > 0, got {v!r}")
+        for name in ("gate", "cold_low", "cold_high", "hot_margin"):
+            v = getattr(self, name)
+            if not _is_number(v) or v < 0:
+                raise InputError(f"{name} must be a number >= 0, got {v!r}")
+        if (isinstance(self.max_replication, bool) or not isinstance(self.max_replication, int)
+                or self.max_replication < 1):
+            raise InputError(f"max_replication must be an integer >= 1, got "
+                             f"{self.max_replication!r}")
+        if self.gavg_scope not in GAVG_SCOPES:
+            raise InputError(f"gavg_scope must be one of {', '.join(GAVG_SCOPES)}, got "
+                             f"{self.gavg_scope!r}")
+        if self.placement_order not in PLACEMENT_ORDERS:
+            raise InputError(f"placement_order must be one of {', '.join(PLACEMENT_ORDERS)}, "
+                             f"got {self.placement_order!r}")
+        return self
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+PROFILES: dict[str, dict] = {
+    "calibrated": {"rf_divisor": 1.0, "gavg_scope": "active"},
+    "paper-literal": {"rf_divisor": 2.0, "gavg_scope": "all"},
+}
+
+PARAM_NAMES = tuple(f.name for f in dataclasses.fields(DsbraParams))
+
+
+def params_for(profile: str = "calibrated", **overrides) -> DsbraParams:
+    """The profile's parameters with ``overrides`` on top, validated."""
+    if profile not in PROFILES:
+        raise InputError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    unknown = sorted(set(overrides) - set(PARAM_NAMES))
+    if unknown:
+        raise InputError(f"unknown parameter {unknown[0]!r}; known: {', '.join(PARAM_NAMES)}")
+    values = {**PROFILES[profile], **overrides}
+    if isinstance(values.get("max_replication"), float) and values["max_replication"].is_integer():
+        values["max_replication"] = int(values["max_replication"])
+    return DsbraParams(**values).validated()
+
+
+def _is_number(v) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+            and abs(v) != float("inf"))
