@@ -1,0 +1,148 @@
+"""Every knob of one simulation, validated in one place."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from dsbra.errors import ConfigError
+
+SCHEDULERS = ("fair", "fifo")
+DELAY_MODES = ("hfs", "yarn")
+SIGNALS = ("scheduler", "observed")
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """One simulated cluster, scheduler, cost model and policy.
+
+    Cluster: ``nodes`` M workers x ``slots_per_node`` L map slots on ``racks`` K racks (node i
+    on rack i * K // M). HDFS: ``replication`` R, ``block_size_mb``; blocks placed by HDFS's
+    default policy. ``max_replication`` caps replicas per block (policy and storage).
+
+    Scheduler: ``scheduler`` fair (jobs sorted by running maps, then submission) or fifo
+    (submission order, greedy locality, never delays). Delay scheduling (fair only):
+    ``delay_mode`` "hfs" = the paper's HFS, waits W1 = ``delay_node_s`` then W2 =
+    ``delay_rack_s`` seconds since the job was first skipped; "yarn" = YARN's FairScheduler,
+    counting scheduling opportunities against ``yarn_threshold_node/rack`` x cluster size
+    (a negative threshold disables that level). W1 = W2 = 0 in hfs mode disables delay
+    scheduling. ``heartbeat_s``: NodeManager heartbeat interval. ``assign_multiple``: fill all
+    free slots of a node on one heartbeat (YARN's ``assignmultiple``; default one container).
+
+    Cost model, per map: ``task_overhead_s`` + ``cpu_s_per_mb`` x MB + MB / read bandwidth of
+    the level the data actually came from (local / rack / remote MB/s). Re-replication copies
+    a block at ``copy_mbps``; the replica counts from the moment the copy lands.
+
+    Policy: ``policy`` name for :func:`dsbra.policy.make_policy`, called every ``interval_s``;
+    ``policy_params`` passed through; ``delay_threshold_s`` D (default: W1 in hfs mode, else
+    the expected wait of the yarn threshold: threshold x nodes opportunities at nodes per
+    heartbeat). DT of a task is capped at D.
+
+    Window signals (M, DT): ``signals`` "scheduler" = the scheduler's own accounting (a map is
+    delayed from its job's first skip for locality until its launch); "observed" = the rule the
+    daemon applies on a real cluster (:mod:`dsbra.signals.attribution`, with
+    ``observed_grace_s`` / ``observed_settle_s``), run on the simulated containers.
+    """
+
+    nodes: int = 20
+    slots_per_node: int = 2
+    racks: int = 2
+    replication: int = 2
+    block_size_mb: float = 64.0
+    max_replication: int = 10
+
+    scheduler: str = "fair"
+    delay_mode: str = "hfs"
+    delay_node_s: float = 5.0
+    delay_rack_s: float = 5.0
+    yarn_threshold_node: float = -1.0
+    yarn_threshold_rack: float = -1.0
+    heartbeat_s: float = 1.0
+    assign_multiple: bool = False
+
+    task_overhead_s: float = 2.0
+    cpu_s_per_mb: float = 0.02
+    read_mbps_local: float = 40.0
+    read_mbps_rack: float = 20.0
+    read_mbps_remote: float = 10.0
+    copy_mbps: float = 40.0
+
+    policy: str = "static"
+    policy_params: dict = field(default_factory=dict)
+    interval_s: float = 60.0
+    delay_threshold_s: float | None = None
+
+    signals: str = "scheduler"
+    observed_grace_s: float = 2.5
+    observed_settle_s: float = 2.5
+
+    seed: int = 0
+
+    def validated(self) -> SimConfig:
+        """Self after checking every value; raises ConfigError naming the first bad one."""
+        for name in ("nodes", "slots_per_node", "racks", "replication", "max_replication"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(f"{name.replace('_', '-')} must be an integer >= 1, got {v!r}")
+        if self.racks > self.nodes:
+            raise ConfigError(f"racks ({self.racks}) cannot exceed nodes ({self.nodes})")
+        if self.replication > self.nodes:
+            raise ConfigError(f"replication ({self.replication}) cannot exceed nodes "
+                              f"({self.nodes})")
+        if self.max_replication < self.replication:
+            raise ConfigError(f"max-replication ({self.max_replication}) is below replication "
+                              f"({self.replication})")
+        if self.scheduler not in SCHEDULERS:
+            raise ConfigError(f"scheduler must be one of {', '.join(SCHEDULERS)}, got "
+                              f"{self.scheduler!r}")
+        if self.delay_mode not in DELAY_MODES:
+            raise ConfigError(f"delay mode must be one of {', '.join(DELAY_MODES)}, got "
+                              f"{self.delay_mode!r}")
+        for name in ("block_size_mb", "heartbeat_s", "read_mbps_local", "read_mbps_rack",
+                     "read_mbps_remote", "copy_mbps", "interval_s"):
+            v = getattr(self, name)
+            if not _finite(v) or v <= 0:
+                raise ConfigError(f"{name.replace('_', '-')} must be > 0, got {v!r}")
+        for name in ("delay_node_s", "delay_rack_s", "task_overhead_s", "cpu_s_per_mb"):
+            v = getattr(self, name)
+            if not _finite(v) or v < 0:
+                raise ConfigError(f"{name.replace('_', '-')} must be >= 0, got {v!r}")
+        for name in ("yarn_threshold_node", "yarn_threshold_rack"):
+            v = getattr(self, name)
+            if not _finite(v) or v > 1:
+                raise ConfigError(f"{name.replace('_', '-')} must be <= 1 (a fraction of the "
+                                  f"cluster size; < 0 disables), got {v!r}")
+        if self.signals not in SIGNALS:
+            raise ConfigError(f"signals must be one of {', '.join(SIGNALS)}, got "
+                              f"{self.signals!r}")
+        for name in ("observed_grace_s", "observed_settle_s"):
+            v = getattr(self, name)
+            if not _finite(v) or v < 0:
+                raise ConfigError(f"{name.replace('_', '-')} must be >= 0, got {v!r}")
+        if self.delay_mode == "hfs" and (self.yarn_threshold_node >= 0
+                                         or self.yarn_threshold_rack >= 0):
+            raise ConfigError("yarn-threshold-node/rack need delay mode yarn (--delay-mode yarn)")
+        if self.delay_threshold_s is not None and (not _finite(self.delay_threshold_s)
+                                                   or self.delay_threshold_s <= 0):
+            raise ConfigError(f"delay-threshold-s must be > 0, got {self.delay_threshold_s!r}")
+        return self
+
+    @property
+    def effective_delay_threshold_s(self) -> float:
+        """D: the cap on a task's delay-scheduling wait and DSBRA's normaliser (always > 0)."""
+        if self.delay_threshold_s is not None:
+            return self.delay_threshold_s
+        if self.delay_mode == "hfs" and self.delay_node_s > 0:
+            return self.delay_node_s
+        if self.delay_mode == "yarn" and self.yarn_threshold_node > 0:
+            # threshold x nodes opportunities arrive at about nodes per heartbeat interval
+            return max(self.yarn_threshold_node * self.heartbeat_s, self.heartbeat_s)
+        return self.heartbeat_s
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _finite(v) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+            and abs(v) != float("inf"))

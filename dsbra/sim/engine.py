@@ -1,0 +1,336 @@
+"""The discrete-event loop: arrivals, heartbeats, task finishes, policy rounds, replica copies.
+
+Speed comes from not simulating idle heartbeats. Each NodeManager keeps a fixed phase within
+the heartbeat interval (random per seed), so its heartbeats fall at phase + k x interval as on
+a real cluster. A heartbeat can only change something when its node has a free slot and some
+job has pending maps, so one *cursor* walks the ring of nodes in phase order, visiting only
+free nodes, and only while maps are pending: one heap entry stands for all heartbeats, and an
+idle cluster costs nothing.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from bisect import bisect_right
+from array import array
+from dataclasses import dataclass
+
+import numpy as np
+
+from dsbra.sim.config import SimConfig
+from dsbra.sim.hdfs import Replicas, Topology, hdfs_default_placement
+from dsbra.sim.metrics import Window
+from dsbra.sim.observed import Observer
+from dsbra.sim.scheduler import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Job, Scheduler
+from dsbra.sim.workload import Workload
+
+# event kinds, in tie-break order at equal times
+ARRIVE, FINISH, COPY, HEARTBEAT, POLICY = 0, 1, 2, 3, 4
+
+
+@dataclass
+class RawResult:
+    """Everything a run measured, columnar; :mod:`dsbra.sim.metrics` turns it into tables."""
+
+    observed: tuple | None  # (delayed, delay_s) per task under --signals observed
+    task_launch: np.ndarray
+    task_finish: np.ndarray
+    task_node: np.ndarray
+    task_locality: np.ndarray
+    task_delay: np.ndarray
+    task_delayed: np.ndarray
+    job_start: np.ndarray
+    job_finish: np.ndarray
+    rounds: list
+    events: int
+    heartbeats: int
+    stale_reads: int
+    wall_s: float
+    sim_end_s: float
+
+
+class Simulation:
+    """One run of a workload on a cluster under a scheduler and a replication policy."""
+
+    def __init__(self, config: SimConfig, workload: Workload, policy_driver=None):
+        cfg = config.validated()
+        self.cfg, self.workload = cfg, workload
+        self.topo = Topology(cfg.nodes, cfg.racks)
+        rng = np.random.default_rng([cfg.seed, 7])
+        initial = hdfs_default_placement(self.topo, workload.dataset.n_blocks, cfg.replication,
+                                         rng)
+        self.replicas = Replicas(initial, min(cfg.max_replication, cfg.nodes))
+        # each NodeManager heartbeats at its own phase within the interval
+        self.phase = (rng.permutation(cfg.nodes) + rng.random(cfg.nodes)) * (
+            cfg.heartbeat_s / cfg.nodes)
+        self.policy_driver = policy_driver
+        self.D = cfg.effective_delay_threshold_s
+
+    # ------------------------------------------------------------------------------------
+    def run(self, progress: bool = False) -> RawResult:
+        cfg, wl, topo, reps = self.cfg, self.workload, self.topo, self.replicas
+        t_wall = time.perf_counter()
+        n_tasks, n_jobs = wl.n_tasks, wl.n_jobs
+        hb = cfg.heartbeat_s
+        D = self.D
+        rack_of = topo.rack_of.tolist()
+        ring = np.argsort(self.phase, kind="stable")
+        ring_phase = self.phase[ring].tolist()
+        ring = ring.tolist()
+        ring_pos = [0] * cfg.nodes
+        for i, node in enumerate(ring):
+            ring_pos[node] = i
+        n_nodes = cfg.nodes
+        task_block = wl.task_block.tolist()
+        task_mb = wl.task_mb.tolist()
+        task_job = np.repeat(np.arange(n_jobs), wl.maps).tolist()
+        indptr = wl.task_indptr.tolist()
+        submit = wl.submit_s.tolist()
+        rep_nodes, rep_count = reps.nodes, reps.count
+
+        launched = bytearray(n_tasks)
+        t_launch = array("d", bytes(8 * n_tasks))
+        t_finish = array("d", bytes(8 * n_tasks))
+        t_node = array("i", bytes(4 * n_tasks))
+        t_level = array("b", bytes(n_tasks))
+        t_delay = array("d", bytes(8 * n_tasks))
+        t_delayed = array("b", bytes(n_tasks))
+        job_start = array("d", [-1.0]) * n_jobs
+        job_finish = array("d", [-1.0]) * n_jobs
+        jobs: list[Job | None] = [None] * n_jobs
+
+        sched = Scheduler(policy=cfg.scheduler, delay_mode=cfg.delay_mode,
+                          delay_node_s=cfg.delay_node_s, delay_rack_s=cfg.delay_rack_s,
+                          yarn_threshold_node=cfg.yarn_threshold_node,
+                          yarn_threshold_rack=cfg.yarn_threshold_rack, nodes=cfg.nodes,
+                          rack_of=rack_of, launched=launched)
+        window = Window(len(reps), wl.task_block, np.frombuffer(t_level, np.int8),
+                        np.frombuffer(t_delayed, np.int8), np.frombuffer(t_delay, np.float64))
+        observer = None
+        if cfg.signals == "observed":
+            observer = Observer(cfg, wl, t_launch, t_finish, t_node, launched)
+        job_split: list = [None] * n_jobs
+        free = [cfg.slots_per_node] * cfg.nodes
+        # heartbeat cursor: ring position, heartbeat cycle, whether its event is queued
+        cur_pos = cur_cycle = cur_token = 0
+        cur_time = 0.0
+        cur_live = False
+        mbps = (cfg.read_mbps_local, cfg.read_mbps_rack, cfg.read_mbps_remote)
+        overhead, cpu = cfg.task_overhead_s, cfg.cpu_s_per_mb
+        assign_multiple = cfg.assign_multiple
+
+        heap: list = []
+        seq = 0
+        for j in range(n_jobs):
+            heap.append((submit[j], ARRIVE, seq, j, 0))
+            seq += 1
+        heapq.heapify(heap)
+        driver = self.policy_driver
+        if driver is not None:
+            heapq.heappush(heap, (cfg.interval_s, POLICY, seq, 0, 0))
+            seq += 1
+        copies_in_flight: dict[int, int] = {}
+        rounds: list = []
+
+        push, pop = heapq.heappush, heapq.heappop
+        events = heartbeats = 0
+        stale_reads = 0  # maps counted local by the AM whose replica was gone at launch
+        jobs_done = 0
+        now = 0.0
+        bar = None
+        if progress:
+            from tqdm import tqdm
+            horizon = float(submit[-1]) if n_jobs else 0.0
+            bar = tqdm(total=max(int(horizon), 1), unit="sim-s", desc="simulating",
+                       dynamic_ncols=True, leave=False)
+            bar_at = 0
+        win_task = window.tasks
+
+        def cursor_from(pos: int, cycle: int, now: float) -> bool:
+            """Queue the heartbeat of the first free node at ring position >= pos (in ring
+            order, wrapping into later cycles) that falls after ``now``; False if none is free."""
+            nonlocal seq, cur_pos, cur_cycle, cur_token, cur_time
+            for _ in range(n_nodes + 1):
+                if pos == n_nodes:
+                    pos, cycle = 0, cycle + 1
+                if free[ring[pos]]:
+                    t = cycle * hb + ring_phase[pos]
+                    if t > now:
+                        push(heap, (t, HEARTBEAT, seq, ring[pos], 0))
+                        cur_pos, cur_cycle, cur_token, cur_time = pos, cycle, seq, t
+                        seq += 1
+                        return True
+                pos += 1
+            return False
+
+        def start_cursor(now: float) -> bool:
+            cycle = int(now // hb)
+            return cursor_from(bisect_right(ring_phase, now - cycle * hb), cycle, now)
+
+        while heap and jobs_done < n_jobs:
+            now, kind, token, a, b = pop(heap)
+            if kind == HEARTBEAT and token != cur_token:
+                continue  # superseded: the cursor was moved back to a node that freed up
+            events += 1
+            if kind == HEARTBEAT:
+                heartbeats += 1
+                node = a
+                cur_live = False
+                if not sched.active:
+                    continue  # the cursor stops; the next arrival restarts it
+                while free[node]:
+                    got = sched.offer(node, now)
+                    if got is None:
+                        break
+                    job, task, level = got
+                    # --- launch ---
+                    launched[task] = 1
+                    free[node] -= 1
+                    job.pending -= 1
+                    job.running += 1
+                    if job.first_launch < 0.0:
+                        job.first_launch = now
+                        job_start[job.index] = now
+                    if job.skip_start >= 0.0:
+                        waited = now - job.skip_start
+                        t_delay[task] = waited if waited < D else D
+                        t_delayed[task] = 1
+                    sched.on_launch(job, level)
+                    if job.pending == 0:
+                        sched.remove(job)
+                    else:
+                        sched.changed()
+                    blk = task_block[task]
+                    # read cost from where the data is now (replicas may have moved since
+                    # submission); locality as the AM counted it
+                    c = rep_count[blk]
+                    row = rep_nodes[blk]
+                    actual = OFF_SWITCH
+                    rk = rack_of[node]
+                    for i in range(c):
+                        h = int(row[i])
+                        if h == node:
+                            actual = NODE_LOCAL
+                            break
+                        if rack_of[h] == rk:
+                            actual = RACK_LOCAL
+                    if actual > level:
+                        stale_reads += 1
+                    mb = task_mb[task]
+                    dur = overhead + cpu * mb + mb / mbps[actual]
+                    t_launch[task] = now
+                    t_node[task] = node
+                    t_level[task] = level
+                    push(heap, (now + dur, FINISH, seq, task, node))
+                    seq += 1
+                    win_task.append(task)
+                    window.reading(blk)
+                    if not assign_multiple or not sched.active:
+                        break
+                if sched.active:
+                    cur_live = cursor_from(cur_pos + 1, cur_cycle, now)
+            elif kind == FINISH:
+                task, node = a, b
+                t_finish[task] = now
+                window.done_reading(task_block[task])
+                job = jobs[task_job[task]]
+                job.running -= 1
+                job.done += 1
+                if job.pending:
+                    sched.changed()
+                if job.done == len(job.tasks):
+                    job_finish[job.index] = now
+                    jobs[job.index] = None
+                    jobs_done += 1
+                free[node] += 1
+                if sched.active:
+                    if not cur_live:
+                        cur_live = start_cursor(now)
+                    elif free[node] == 1:
+                        # the cursor skipped this node while it was busy: if its heartbeat
+                        # comes before the cursor's, move the cursor back to it
+                        pos = ring_pos[node]
+                        cycle = int(now // hb)
+                        t = cycle * hb + ring_phase[pos]
+                        if t <= now:
+                            t += hb
+                            cycle += 1
+                        if t < cur_time:
+                            push(heap, (t, HEARTBEAT, seq, node, 0))
+                            cur_pos, cur_cycle, cur_token, cur_time = pos, cycle, seq, t
+                            seq += 1
+            elif kind == ARRIVE:
+                j = a
+                lo, hi = indptr[j], indptr[j + 1]
+                tasks = list(range(lo, hi))
+                blocks = wl.task_block[lo:hi]
+                holders_np, counts_np = rep_nodes[blocks], rep_count[blocks]
+                holders, counts = holders_np.tolist(), counts_np.tolist()
+                by_host: dict[int, list[int]] = {}
+                by_rack: dict[int, list[int]] = {}
+                # walk tasks backwards so each list pops its earliest task from the end
+                for k in range(hi - lo - 1, -1, -1):
+                    t = lo + k
+                    last_rack = -1
+                    for h in holders[k][:counts[k]]:
+                        lst = by_host.get(h)
+                        if lst is None:
+                            by_host[h] = [t]
+                        else:
+                            lst.append(t)
+                        r = rack_of[h]
+                        if r != last_rack:
+                            lst = by_rack.get(r)
+                            if lst is None:
+                                by_rack[r] = [t]
+                            elif lst[-1] != t:
+                                lst.append(t)
+                            last_rack = r
+                if observer is not None:
+                    job_split[j] = (holders_np, counts_np)  # the split hosts, for attribution
+                job = Job(j, now, tasks, by_host, by_rack)
+                jobs[j] = job
+                sched.add(job)
+                if not cur_live:
+                    cur_live = start_cursor(now)
+            elif kind == COPY:
+                blk, node = a, b
+                copies_in_flight[blk] -= 1
+                if not copies_in_flight[blk]:
+                    del copies_in_flight[blk]
+                reps.add(blk, node)
+            else:  # POLICY
+                attributed = None
+                if observer is not None:
+                    attributed = observer.attribute(now, window.task_ids(), job_split)
+                record = driver.round(now, window, copies_in_flight, attributed)
+                for blk, node, dur in record.pop("copies"):
+                    copies_in_flight[blk] = copies_in_flight.get(blk, 0) + 1
+                    push(heap, (now + dur, COPY, seq, blk, node))
+                    seq += 1
+                rounds.append(record)
+                push(heap, (now + cfg.interval_s, POLICY, seq, 0, 0))
+                seq += 1
+            if bar is not None and events - bar_at >= 20000:
+                bar_at = events
+                bar.n = min(int(now), bar.total)
+                bar.refresh()
+        if bar is not None:
+            bar.close()
+        if observer is not None:  # maps launched after the last round
+            observer.attribute(now, window.task_ids(), job_split)
+        if jobs_done < n_jobs:
+            raise RuntimeError(f"simulation stalled with {n_jobs - jobs_done} unfinished jobs")
+        observed = observer.result() if observer is not None else None
+        return RawResult(observed=observed, 
+            task_launch=np.frombuffer(t_launch, np.float64).copy(),
+            task_finish=np.frombuffer(t_finish, np.float64).copy(),
+            task_node=np.frombuffer(t_node, np.int32).copy(),
+            task_locality=np.frombuffer(t_level, np.int8).copy(),
+            task_delay=np.frombuffer(t_delay, np.float64).copy(),
+            task_delayed=np.frombuffer(t_delayed, np.int8).astype(bool),
+            job_start=np.frombuffer(job_start, np.float64).copy(),
+            job_finish=np.frombuffer(job_finish, np.float64).copy(),
+            rounds=rounds, events=events, heartbeats=heartbeats, stale_reads=stale_reads,
+            wall_s=time.perf_counter() - t_wall, sim_end_s=now)

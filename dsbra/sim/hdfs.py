@@ -1,0 +1,129 @@
+"""The simulated cluster's topology and HDFS block replicas.
+
+Replicas live in one (blocks x max replication) int32 matrix padded with -1 plus a count per
+block, so placement, the policy's CSR view and storage accounting are vector operations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Topology:
+    """M nodes on K racks; node i sits on rack i * K // M (contiguous, sizes differ by <= 1)."""
+
+    def __init__(self, nodes: int, racks: int):
+        self.nodes, self.racks = nodes, racks
+        self.rack_of = (np.arange(nodes, dtype=np.int64) * racks // nodes).astype(np.int32)
+        self.rack_size = np.bincount(self.rack_of, minlength=racks).astype(np.int64)
+        self.rack_start = np.concatenate([[0], np.cumsum(self.rack_size)[:-1]]).astype(np.int64)
+        width = len(str(max(nodes - 1, 0)))
+        self.node_names = np.array([f"n{i:0{width}d}" for i in range(nodes)], dtype=object)
+        self.rack_names = np.array([f"/rack{r}" for r in range(racks)], dtype=object)
+
+
+def hdfs_default_placement(topo: Topology, n_blocks: int, replication: int,
+                           rng: np.random.Generator) -> np.ndarray:
+    """(n_blocks x replication) node ids placed like HDFS's BlockPlacementPolicyDefault for a
+    writer outside the cluster: 1st replica on a random node, 2nd on a random node of another
+    rack, 3rd on the 2nd's rack on a different node, the rest on random distinct nodes.
+    With one rack (or racks too small), every replica goes to a random distinct node."""
+    m, r = topo.nodes, replication
+    out = np.full((n_blocks, r), -1, np.int64)
+    out[:, 0] = rng.integers(m, size=n_blocks)
+    col = 1
+    if topo.racks > 1 and r >= 2:
+        rack1 = topo.rack_of[out[:, 0]]
+        rack2 = (rack1 + rng.integers(1, topo.racks, size=n_blocks)) % topo.racks
+        size2 = topo.rack_size[rack2]
+        off2 = np.floor(rng.random(n_blocks) * size2).astype(np.int64)
+        out[:, 1] = topo.rack_start[rack2] + off2
+        col = 2
+        if r >= 3:
+            ok = size2 >= 2
+            off3 = (off2 + 1 + np.floor(rng.random(n_blocks) * np.maximum(size2 - 1, 1))
+                    .astype(np.int64)) % np.maximum(size2, 1)
+            out[ok, 2] = (topo.rack_start[rack2] + off3)[ok]
+            col = 3
+            # blocks whose 2nd rack has a single node fall back to a random distinct node
+            _fill_distinct(out, 2, ~ok, m, rng)
+    for c in range(col, r):
+        _fill_distinct(out, c, np.ones(n_blocks, bool), m, rng)
+    return out
+
+
+def _fill_distinct(out: np.ndarray, c: int, rows: np.ndarray, m: int,
+                   rng: np.random.Generator) -> None:
+    """Fill column c of the selected rows with random nodes not already in columns < c."""
+    todo = np.flatnonzero(rows)
+    while len(todo):
+        cand = rng.integers(m, size=len(todo))
+        clash = (out[todo, :c] == cand[:, None]).any(axis=1)
+        out[todo[~clash], c] = cand[~clash]
+        todo = todo[clash]
+
+
+class Replicas:
+    """Live replicas per block, with a fixed base replication (never dereplicated below)."""
+
+    def __init__(self, initial: np.ndarray, width: int):
+        n, r = initial.shape
+        self.width = max(width, r)
+        self.nodes = np.full((n, self.width), -1, np.int32)
+        self.nodes[:, :r] = initial
+        self.count = np.full(n, r, np.int32)
+        self.base = np.full(n, r, np.int16)
+        self._version = 0  # bumped on every change; keys the CSR cache
+        self._csr = (-1, None)
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+    def holders(self, block: int) -> np.ndarray:
+        return self.nodes[block, :self.count[block]]
+
+    def holds(self, block: int, node: int) -> bool:
+        row = self.nodes[block]
+        return bool((row[:self.count[block]] == node).any())
+
+    def add(self, block: int, node: int) -> bool:
+        """Add a replica; False (no change) when already there or the row is full."""
+        c = int(self.count[block])
+        if c >= self.width or (self.nodes[block, :c] == node).any():
+            return False
+        self.nodes[block, c] = node
+        self.count[block] = c + 1
+        self._version += 1
+        return True
+
+    def remove(self, block: int, node: int) -> bool:
+        """Drop a replica; False (no change) when absent or the block is at base replication."""
+        c = int(self.count[block])
+        if c <= self.base[block]:
+            return False
+        row = self.nodes[block]
+        hit = np.flatnonzero(row[:c] == node)
+        if not len(hit):
+            return False
+        i = int(hit[0])
+        row[i] = row[c - 1]
+        row[c - 1] = -1
+        self.count[block] = c - 1
+        self._version += 1
+        return True
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr, node ids) of every block's replicas, in row order (cached until a change;
+        treat as read-only)."""
+        if self._csr[0] == self._version:
+            return self._csr[1]
+        mask = np.arange(self.width)[None, :] < self.count[:, None]
+        indptr = np.zeros(len(self.count) + 1, np.int64)
+        np.cumsum(self.count, out=indptr[1:])
+        self._csr = (self._version, (indptr, self.nodes[mask]))
+        return self._csr[1]
+
+    def extra_fraction(self) -> float:
+        """Replicas above base replication, as a fraction of the base replicas' storage."""
+        base = float(self.base.sum())
+        return (float(self.count.sum()) - base) / base if base else 0.0

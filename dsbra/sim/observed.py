@@ -1,0 +1,72 @@
+"""Window signals as the daemon derives them on a real cluster, from the simulated run.
+
+The daemon cannot see the scheduler's skips; it infers them from task times and container
+occupancy with :func:`dsbra.signals.attribution.attribute`. Under ``--signals observed`` the
+simulator feeds that same function the simulated maps (scheduled = job submission, launch,
+node, split hosts as of submission) and containers (every map: one slot = one memory unit),
+exactly as observed at the round's time (running containers end "now"), so the policy sees
+what it would see on a real cluster — and the run also measures how close that rule comes to
+the scheduler's own accounting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dsbra.signals.attribution import AttributionParams, Containers, MapTasks, attribute
+
+
+def _ms(seconds) -> np.ndarray:
+    return np.round(np.asarray(seconds, np.float64) * 1000.0).astype(np.int64)
+
+
+class Observer:
+    """Attributes each window's maps with the real-cluster rule; keeps the per-task result."""
+
+    def __init__(self, cfg, workload, t_launch, t_finish, t_node, launched):
+        self.params = AttributionParams(delay_threshold_s=cfg.effective_delay_threshold_s,
+                                        grace_s=cfg.observed_grace_s,
+                                        settle_s=cfg.observed_settle_s)
+        self.launch = np.frombuffer(t_launch, np.float64)
+        self.finish = np.frombuffer(t_finish, np.float64)
+        self.node = np.frombuffer(t_node, np.int32)
+        self.launched = np.frombuffer(launched, np.uint8)
+        self.task_job = np.repeat(np.arange(workload.n_jobs), workload.maps)
+        self.first_task = workload.task_indptr[:-1]
+        self.scheduled = workload.submit_s[self.task_job]
+        self.capacity = np.full(cfg.nodes, cfg.slots_per_node, np.int64)
+        self.delayed = np.zeros(workload.n_tasks, bool)
+        self.delay = np.zeros(workload.n_tasks)
+
+    def attribute(self, now: float, ids: np.ndarray, job_split: list
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """(delayed as 0/1 floats, delay seconds) for the window's maps ``ids``."""
+        if len(ids) == 0:
+            return np.zeros(0), np.zeros(0)
+        t_lo = float(self.scheduled[ids].min())
+        seen = np.flatnonzero(self.launched)
+        fin = self.finish[seen]
+        live = seen[(fin == 0.0) | (fin > t_lo)]
+        end = np.where(self.finish[live] == 0.0, now, self.finish[live])
+        containers = Containers(node=self.node[live], start_ms=_ms(self.launch[live]),
+                                end_ms=_ms(end), mem_mb=np.ones(len(live), np.int64))
+        rows = []
+        for t in ids.tolist():
+            j = int(self.task_job[t])
+            holders, counts = job_split[j]
+            k = t - int(self.first_task[j])
+            rows.append(holders[k, :counts[k]])
+        lengths = np.array([len(r) for r in rows], np.int64)
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        tasks = MapTasks(scheduled_ms=_ms(self.scheduled[ids]), launch_ms=_ms(self.launch[ids]),
+                         node=self.node[ids].astype(np.int32),
+                         mem_mb=np.ones(len(ids), np.int64), split_indptr=indptr,
+                         split_nodes=np.concatenate(rows).astype(np.int32))
+        delay_s, delayed, *_ = attribute(tasks, containers, self.capacity, self.params,
+                                         end_ms=int(_ms(now)))
+        self.delayed[ids] = delayed
+        self.delay[ids] = delay_s
+        return delayed.astype(np.float64), delay_s
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.delayed.copy(), self.delay.copy()

@@ -1,0 +1,148 @@
+"""Map-slot scheduling: the Fair Scheduler with delay scheduling (HFS-style waits in seconds, or
+YARN-style counts of scheduling opportunities), FIFO, and the MapReduce AM's locality matching.
+
+One call, :meth:`Scheduler.offer`, models one NodeManager heartbeat offering one free slot: the
+jobs are walked in scheduling order and the first that accepts the node launches a map there.
+A job "accepts" as the MR AM matches containers (``RMContainerAllocator.assignMapsWithLocality``):
+a container on host H goes to any pending map with H among its split hosts, else to a map with
+a split host on H's rack, else to any map, each allowed only at the job's current locality level.
+Split hosts are fixed at job submission (the job client computes them), so replicas added later
+help later jobs only.
+"""
+
+from __future__ import annotations
+
+NODE_LOCAL, RACK_LOCAL, OFF_SWITCH = 0, 1, 2
+
+
+class Job:
+    """A running job's scheduling state. ``by_host``/``by_rack``: pending task ids per node /
+    rack, as the MR AM's mapsHostMapping/mapsRackMapping; launched tasks are dropped lazily
+    (the ``launched`` flags are shared with the engine), and each list pops its earliest task
+    from the end."""
+
+    __slots__ = ("index", "submit", "tasks", "any_pos", "by_host", "by_rack", "pending",
+                 "running", "done", "level", "wait_start", "opportunities", "skip_start",
+                 "first_launch")
+
+    def __init__(self, index: int, submit: float, tasks: list[int], by_host: dict,
+                 by_rack: dict):
+        self.index, self.submit, self.tasks = index, submit, tasks
+        self.any_pos = 0
+        self.by_host, self.by_rack = by_host, by_rack
+        self.pending, self.running, self.done = len(tasks), 0, 0
+        self.level = NODE_LOCAL
+        self.wait_start = -1.0  # hfs: time of the first skip since the last launch
+        self.opportunities = 0  # yarn: scheduling opportunities since the last relaxation
+        self.skip_start = -1.0  # DT accounting: first skip since the job's last launch
+        self.first_launch = -1.0
+
+
+class Scheduler:
+    """Job ordering plus delay scheduling. ``launched`` is the engine's per-task flag array."""
+
+    def __init__(self, *, policy: str, delay_mode: str, delay_node_s: float,
+                 delay_rack_s: float, yarn_threshold_node: float, yarn_threshold_rack: float,
+                 nodes: int, rack_of: list[int], launched: bytearray):
+        self.fair = policy == "fair"
+        self.launched = launched
+        self.rack_of = rack_of
+        self.active: list[Job] = []
+        self._order: list[Job] | None = None
+        self.mode = "none"
+        if self.fair and delay_mode == "hfs" and (delay_node_s > 0 or delay_rack_s > 0):
+            self.mode = "hfs"
+        elif (self.fair and delay_mode == "yarn" and yarn_threshold_node >= 0
+              and yarn_threshold_rack >= 0):
+            self.mode = "yarn"
+        self.w1 = delay_node_s
+        self.w12 = delay_node_s + delay_rack_s
+        # YARN relaxes once opportunities > numNodes * threshold (thresholds capped at 1)
+        self.thr_node = nodes * min(yarn_threshold_node, 1.0)
+        self.thr_rack = nodes * min(yarn_threshold_rack, 1.0)
+
+    # --- job set -------------------------------------------------------------------------
+    def add(self, job: Job) -> None:
+        self.active.append(job)
+        self._order = None
+
+    def changed(self) -> None:
+        """A job's running count changed: the fair order must be recomputed."""
+        if self.fair:
+            self._order = None
+
+    def remove(self, job: Job) -> None:
+        self.active.remove(job)
+        self._order = None
+
+    def order(self) -> list[Job]:
+        if self._order is None:
+            if self.fair:
+                self._order = sorted(self.active, key=_fair_key)
+            else:
+                self._order = list(self.active)
+        return self._order
+
+    # --- one heartbeat, one slot -----------------------------------------------------------
+    def offer(self, node: int, now: float):
+        """(job, task id, locality) launched on ``node``, or None if every job declined."""
+        launched = self.launched
+        rack = self.rack_of[node]
+        mode = self.mode
+        for job in self._order if self._order is not None else self.order():
+            if mode == "yarn":
+                job.opportunities += 1
+                if job.level == NODE_LOCAL and job.opportunities > self.thr_node:
+                    job.level, job.opportunities = RACK_LOCAL, 0
+                elif job.level == RACK_LOCAL and job.opportunities > self.thr_rack:
+                    job.level, job.opportunities = OFF_SWITCH, 0
+            lst = job.by_host.get(node)
+            if lst:
+                while lst and launched[lst[-1]]:
+                    lst.pop()
+                if lst:
+                    return job, lst.pop(), NODE_LOCAL
+            if mode == "none":
+                allowed = OFF_SWITCH
+            elif mode == "hfs":
+                allowed = job.level
+                if job.wait_start >= 0.0:
+                    waited = now - job.wait_start
+                    if waited >= self.w12:
+                        allowed = OFF_SWITCH
+                    elif waited >= self.w1 and allowed < RACK_LOCAL:
+                        allowed = RACK_LOCAL
+            else:
+                allowed = job.level
+            if allowed >= RACK_LOCAL:
+                lst = job.by_rack.get(rack)
+                if lst:
+                    while lst and launched[lst[-1]]:
+                        lst.pop()
+                    if lst:
+                        return job, lst.pop(), RACK_LOCAL
+                if allowed == OFF_SWITCH:
+                    tasks, pos = job.tasks, job.any_pos
+                    while launched[tasks[pos]]:
+                        pos += 1
+                    job.any_pos = pos + 1
+                    return job, tasks[pos], OFF_SWITCH
+            # skipped for locality: free slot here, the job has pending maps, none allowed here
+            if job.wait_start < 0.0:
+                job.wait_start = now
+            if job.skip_start < 0.0:
+                job.skip_start = now
+        return None
+
+    def on_launch(self, job: Job, locality: int) -> None:
+        """Delay-scheduling bookkeeping after the job launched a map of this locality."""
+        if self.mode == "hfs":
+            job.level = locality  # HFS: lastMapLocalityLevel; waiting restarts
+            job.wait_start = -1.0
+        elif self.mode == "yarn" and locality < job.level:
+            job.level = locality  # FSAppAttempt.allocate -> resetAllowedLocalityLevel
+        job.skip_start = -1.0
+
+
+def _fair_key(job: Job):
+    return (job.running, job.index)
