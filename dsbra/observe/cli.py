@@ -1,0 +1,161 @@
+"""``dsbra observe``: per-block delay-scheduling metrics of a live cluster, as ``dsbra plan`` input."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from dsbra.errors import DsbraError, InputError
+
+log = logging.getLogger(__name__)
+
+URL_ENV = {"rm": "DSBRA_RM_URL", "webhdfs": "DSBRA_WEBHDFS_URL", "jhs": "DSBRA_JHS_URL"}
+
+
+def bundled_cluster_urls() -> dict[str, str]:
+    """The bundled cluster's URLs from ``dsbra cluster env --json``, or {} if it is not up."""
+    try:
+        proc = subprocess.run([sys.executable, "-m", "dsbra", "cluster", "env", "--json"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if proc.returncode != 0:
+        return {}
+    try:
+        env = json.loads(proc.stdout)
+    except ValueError:
+        return {}
+    urls = env.get("urls", env) if isinstance(env, dict) else {}
+    return {k: urls[k] for k in ("rm", "webhdfs", "jhs", "namenode")
+            if isinstance(urls.get(k), str)}
+
+
+def resolve_urls(rm: str | None, webhdfs: str | None, jhs: str | None) -> dict[str, str]:
+    """Flags, then DSBRA_*_URL environment variables, then the bundled cluster."""
+    given = {"rm": rm, "webhdfs": webhdfs, "jhs": jhs}
+    out = {k: v or os.environ.get(URL_ENV[k]) for k, v in given.items()}
+    if not all(out.values()):
+        bundled = bundled_cluster_urls()
+        for k in out:
+            out[k] = out[k] or bundled.get(k) or (bundled.get("namenode") if k == "webhdfs"
+                                                  else None)
+    missing = [k for k, v in out.items() if not v]
+    if missing:
+        raise InputError("no cluster to observe: pass " + ", ".join(f"--{k}" for k in missing)
+                         + " (or set " + ", ".join(URL_ENV[k] for k in missing)
+                         + "), or bring the bundled cluster up with 'dsbra cluster up'")
+    return out
+
+
+def format_table(doc: dict, top: int) -> str:
+    obs = doc["observe"]
+    lines = [
+        f"window {obs['window_end_ms'] - obs['window_start_ms']} ms: {obs['map_tasks']} map "
+        f"tasks ({obs['unmapped_tasks']} unmapped), {obs['delayed_tasks']} delayed, "
+        f"{obs['delay_s']:.1f} s delay; D = {doc['params']['delay_threshold_s']} s "
+        f"(delay scheduling {'on' if obs['delay_scheduling'] else 'OFF'}, grace "
+        f"{obs['grace_s']} s, settle {obs['settle_s']} s); {len(doc['live_nodes'])} live DataNodes",
+        f"{'block':<24} {'N':>4} {'M':>4} {'DT s':>7} {'nonloc':>6} {'peak':>4} {'RC':>3}  "
+        f"{'replicas':<30} path",
+    ]
+    for b in doc["blocks"][:top]:
+        lines.append(f"{b['block_id']:<24} {b['tasks']:>4} {b['delayed_tasks']:>4} "
+                     f"{b['delay_s']:>7.1f} {b['nonlocal_tasks']:>6} {b['peak_readers']:>4} "
+                     f"{len(b['nodes']):>3}  {','.join(b['nodes']):<30} {b.get('path', '')}")
+    if len(doc["blocks"]) > top:
+        lines.append(f"... {len(doc['blocks']) - top} more blocks (--top)")
+    return "\n".join(lines)
+
+
+@click.command("observe")
+@click.option("--window-s", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="Length of the window in seconds.")
+@click.option("--history", is_flag=True,
+              help="Report the last --window-s seconds from history files at once, instead of "
+                   "watching the next window (less precise: no sampled view of free capacity).")
+@click.option("--interval-s", type=click.FloatRange(min=0.2), default=2.0, show_default=True,
+              help="Seconds between polls while watching.")
+@click.option("--output", "-o", default="-", show_default=True,
+              help="Where to write the result ('-' = stdout).")
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
+              show_default=True, help="json: the input of 'dsbra plan'; table: top blocks.")
+@click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Rows of --format table.")
+@click.option("--rm", "rm_url", help="ResourceManager web URL [env DSBRA_RM_URL].")
+@click.option("--webhdfs", "webhdfs_url",
+              help="NameNode web URL (WebHDFS and JMX) [env DSBRA_WEBHDFS_URL].")
+@click.option("--jhs", "jhs_url", help="JobHistoryServer web URL [env DSBRA_JHS_URL].")
+@click.option("--user", help="HDFS user.name for WebHDFS [env DSBRA_HDFS_USER].")
+@click.option("--state", "state_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Collector state file: with it, repeated runs count each task once.")
+@click.option("--grace-s", type=click.FloatRange(min=0),
+              help="A task's own allocation round trip, never delay "
+                   "(default: node heartbeat + AM heartbeat + 1 s launch).")
+@click.option("--settle-s", type=click.FloatRange(min=0),
+              help="How long a node must sit idle with room to count as declined "
+                   "(default: as --grace-s).")
+@click.option("--delay-threshold-s", type=click.FloatRange(min=0, min_open=True),
+              help="Override D (default: derived from the scheduler's configuration).")
+def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url, jhs_url, user,
+            state_path, grace_s, settle_s, delay_threshold_s):
+    """Watch the cluster for one window and measure, per HDFS block, the map tasks that read it (N), those delayed by delay
+    scheduling (M) and their delay (DT, seconds) over one window, with the block's live
+    replicas and the scheduler's threshold D.
+
+    The JSON output is the input of 'dsbra plan':
+
+      dsbra observe --output - | dsbra plan --input -
+
+    Attribution rule and its validation: docs/metrics.md.
+    """
+    from tqdm import tqdm
+
+    from dsbra.observe.collector import Collector, Endpoints
+    from dsbra.observe.window import build_round
+
+    urls = resolve_urls(rm_url, webhdfs_url, jhs_url)
+    ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=user)
+    watch = not history
+    now_ms = int(time.time() * 1000)
+    start_ms = now_ms if watch else now_ms - int(window_s * 1000)
+    collector = Collector(ep, state_path=state_path, since_ms=start_ms)
+    if state_path is not None and collector.since_ms != start_ms:
+        start_ms = collector.cursor_ms
+    collector.settings()
+    if watch:
+        deadline = time.monotonic() + window_s
+        with tqdm(total=int(window_s), unit="s", desc="observing", disable=None,
+                  file=sys.stderr) as bar:
+            while True:
+                collector.poll()
+                left = deadline - time.monotonic()
+                bar.n = int(window_s - max(left, 0))
+                bar.set_postfix(tasks=len(collector.pending))
+                bar.refresh()
+                if left <= 0:
+                    break
+                time.sleep(min(interval_s, left))
+        collector.poll()
+    else:
+        collector.poll()
+    end_ms = int(time.time() * 1000)
+    obs = collector.take()
+    log.info("window %d..%d: %d map tasks, %d HTTP requests", start_ms, end_ms, len(obs),
+             ep.stats.requests)
+    doc = build_round(collector, obs, window_start_ms=start_ms, window_end_ms=end_ms,
+                      grace_s=grace_s, settle_s=settle_s, delay_threshold_s=delay_threshold_s)
+    text = format_table(doc, top) if fmt == "table" else json.dumps(doc, indent=1)
+    if output == "-":
+        click.echo(text)
+    else:
+        try:
+            Path(output).write_text(text + "\n")
+        except OSError as exc:
+            raise DsbraError(f"cannot write {output}: {exc.strerror}") from exc

@@ -1,0 +1,70 @@
+"""The scheduler's delay threshold D in seconds, and the allocation round trip, from configs.
+
+The Fair Scheduler (``FSAppAttempt.getAllowedLocalityLevel``) counts *scheduling
+opportunities* (a node heartbeat offering the app a container) and relaxes node-locality once
+they exceed ``nodes x yarn.scheduler.fair.locality.threshold.node``. In seconds: each node
+heartbeats every ``yarn.resourcemanager.nodemanagers.heartbeat-interval-ms``, so the wait is
+``threshold x heartbeat`` when every node offers room and ``nodes x threshold x heartbeat``
+when one node at a time does. D is that upper bound: the longest wait delay scheduling can
+impose. With continuous scheduling on, the time-based ``locality-delay-node-ms`` applies
+instead. A threshold < 0 means delay scheduling is off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dsbra.errors import HadoopError
+from dsbra.observe import shapes
+
+FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
+
+
+@dataclass(frozen=True)
+class SchedulerSettings:
+    scheduler: str
+    delay_scheduling: bool
+    node_threshold: float
+    heartbeat_s: float
+    nodes: int
+    delay_threshold_s: float  #: D (0 when delay scheduling is off)
+    min_delay_s: float  #: the lower bound threshold x heartbeat
+    min_allocation_mb: int
+    increment_mb: int
+
+    def container_mb(self, asked_mb: int) -> int:
+        """The container size the RM grants for an ask (normalised up to the increment)."""
+        asked = max(int(asked_mb), self.min_allocation_mb, 1)
+        step = max(self.increment_mb, 1)
+        return -(-asked // step) * step
+
+
+def _f(conf: dict[str, str], key: str, default: float) -> float:
+    value = shapes.as_float(conf.get(key), None)
+    return default if value is None else value
+
+
+def settings_from_conf(conf: dict[str, str], nodes: int) -> SchedulerSettings:
+    scheduler = conf.get("yarn.resourcemanager.scheduler.class", "")
+    heartbeat_s = _f(conf, "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", 1000) / 1000
+    if heartbeat_s <= 0:
+        raise HadoopError(f"ResourceManager reports a node heartbeat interval of {heartbeat_s} s")
+    threshold = _f(conf, "yarn.scheduler.fair.locality.threshold.node", -1.0)
+    continuous = conf.get("yarn.scheduler.fair.continuous-scheduling-enabled", "false") \
+        .strip().lower() == "true"
+    delay_ms = _f(conf, "yarn.scheduler.fair.locality-delay-node-ms", -1)
+    is_fair = scheduler.endswith("FairScheduler")
+    min_mb = int(_f(conf, "yarn.scheduler.minimum-allocation-mb", 1024))
+    # Fair Scheduler rounds asks up to the increment (YARN-5735 key, then the old one)
+    inc = conf.get("yarn.resource-types.memory-mb.increment-allocation") \
+        or conf.get("yarn.scheduler.increment-allocation-mb")
+    increment = int(shapes.as_float(inc, 1024) or 1024) if is_fair else min_mb
+    if is_fair and continuous and delay_ms >= 0:
+        on, d, d_min = True, delay_ms / 1000, delay_ms / 1000
+    elif is_fair and threshold >= 0:
+        on, d, d_min = True, max(nodes, 1) * threshold * heartbeat_s, threshold * heartbeat_s
+    else:
+        on, d, d_min = False, 0.0, 0.0
+    return SchedulerSettings(scheduler=scheduler, delay_scheduling=on, node_threshold=threshold,
+                             heartbeat_s=heartbeat_s, nodes=nodes, delay_threshold_s=d,
+                             min_delay_s=d_min, min_allocation_mb=min_mb, increment_mb=increment)

@@ -1,0 +1,226 @@
+"""Turn one window of map observations into the input of ``dsbra plan``.
+
+I/O here is limited to what the window needs: the current block locations and replication of
+the files its tasks read (one ``GET_BLOCK_LOCATIONS`` and one ``GETFILESTATUS`` per distinct
+file), the NodeManagers' capacity and the NameNode's live DataNodes. The counting itself is
+:mod:`dsbra.signals` (pure, numpy).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from dsbra.errors import HadoopError
+from dsbra.observe import shapes
+from dsbra.observe.collector import Collector, Container, MapObservation
+from dsbra.signals import (AttributionParams, Containers, MapTasks, Samples, attribute,
+                           block_metrics)
+
+log = logging.getLogger(__name__)
+
+#: container start-up between the AM getting a container and the task's recorded launch
+LAUNCH_ALLOWANCE_S = 1.0
+
+
+@dataclass
+class FileBlocks:
+    replication: int
+    starts: np.ndarray  # int64 block start offsets, ascending
+    ends: np.ndarray
+    block_ids: list[str]
+    hosts: list[list[str]]
+
+    def find(self, offset: int) -> int:
+        i = int(np.searchsorted(self.starts, offset, side="right")) - 1
+        return i if 0 <= i < len(self.starts) and offset < self.ends[i] else -1
+
+
+def file_blocks(located: dict, replication: int) -> FileBlocks:
+    starts, ends, ids, hosts = [], [], [], []
+    for lb in shapes.as_list(located.get("locatedBlocks")):
+        if not isinstance(lb, dict) or not isinstance(lb.get("block"), dict):
+            continue
+        block_id = shapes.as_int(lb["block"].get("blockId"))
+        start = shapes.as_int(lb.get("startOffset"))
+        size = shapes.as_int(lb["block"].get("numBytes"))
+        if block_id is None or start is None or size is None:
+            log.warning("a located block without id/offset/size skipped: %r", str(lb)[:120])
+            continue
+        starts.append(start)
+        ends.append(start + max(size, 1))
+        ids.append(f"blk_{block_id}")
+        hosts.append(sorted({h for loc in shapes.as_list(lb.get("locations"))
+                             if isinstance(loc, dict)
+                             for h in [shapes.as_str(loc.get("hostName"))] if h}))
+    order = np.argsort(starts, kind="stable")
+    return FileBlocks(replication, np.asarray(starts, np.int64)[order],
+                      np.asarray(ends, np.int64)[order], [ids[i] for i in order],
+                      [hosts[i] for i in order])
+
+
+def _node_capacity(node: dict) -> int:
+    total = node.get("totalResource")
+    if isinstance(total, dict):
+        mem = shapes.as_int(total.get("memory"), None) or shapes.as_int(total.get("memorySize"))
+        if mem:
+            return mem
+    return (shapes.as_int(node.get("availMemoryMB"), 0) or 0) + \
+        (shapes.as_int(node.get("usedMemoryMB"), 0) or 0)
+
+
+def compute_blocks(obs: list[MapObservation], containers: list[Container],
+                   rm_nodes: list[dict], block_of: list[int], n_blocks: int,
+                   params: AttributionParams, now_ms: int,
+                   samples: list[tuple[int, dict[str, int]]] = ()):
+    """Pure: per-task attribution and per-block counters. Returns (per-task dict, BlockMetrics)."""
+    names: dict[str, int] = {}
+
+    def nid(host: str) -> int:
+        return names.setdefault(host, len(names))
+
+    cap: dict[int, int] = {}
+    up: dict[int, bool] = {}
+    for n in rm_nodes:
+        host = shapes.as_str(n.get("nodeHostName"))
+        if not host:
+            continue
+        i = nid(host)
+        cap[i] = _node_capacity(n)
+        up[i] = n.get("state") == "RUNNING"
+    indptr = np.zeros(len(obs) + 1, np.int64)
+    split_nodes: list[int] = []
+    for j, o in enumerate(obs):
+        split_nodes.extend(nid(h) for h in o.split_hosts)
+        indptr[j + 1] = len(split_nodes)
+    tasks = MapTasks(
+        scheduled_ms=np.array([o.scheduled_ms for o in obs], np.int64),
+        launch_ms=np.array([o.launch_ms for o in obs], np.int64),
+        node=np.array([nid(o.node) for o in obs], np.int32),
+        mem_mb=np.array([o.mem_mb for o in obs], np.int64),
+        split_indptr=indptr, split_nodes=np.array(split_nodes, np.int32))
+    cont = Containers(
+        node=np.array([nid(c.node) for c in containers], np.int32),
+        start_ms=np.array([c.start_ms for c in containers], np.int64),
+        end_ms=np.array([c.end_ms if c.end_ms is not None else now_ms for c in containers],
+                        np.int64),
+        mem_mb=np.array([c.mem_mb for c in containers], np.int64))
+    n_nodes = len(names)
+    capacity = np.array([cap.get(i, 0) for i in range(n_nodes)], np.int64)
+    node_up = np.array([up.get(i, False) for i in range(n_nodes)], bool)
+    sampled_view = None
+    if len(samples) >= 2:
+        free = np.full((len(samples), n_nodes), -1, np.int64)
+        for k, (_, per_host) in enumerate(samples):
+            for host, avail in per_host.items():
+                if host in names:
+                    free[k, names[host]] = avail
+        sampled_view = Samples(np.array([t for t, _ in samples], np.int64), free)
+    delay_s, delayed, local, wait_s, sampled = attribute(tasks, cont, capacity, params, node_up,
+                                                         now_ms, sampled_view)
+    end = np.array([o.finish_ms if o.finish_ms is not None else now_ms for o in obs], np.int64)
+    metrics = block_metrics(np.asarray(block_of, np.int64), delay_s, delayed, local,
+                            tasks.launch_ms, end, n_blocks)
+    return {"delay_s": delay_s, "delayed": delayed, "local": local, "wait_s": wait_s,
+            "sampled": sampled}, metrics
+
+
+def build_round(collector: Collector, obs: list[MapObservation], *, window_start_ms: int,
+                window_end_ms: int, grace_s: float | None = None, settle_s: float | None = None,
+                delay_threshold_s: float | None = None, detail: bool = False) -> dict:
+    """The ``dsbra plan`` input for this window, plus an ``observe`` section about the window."""
+    settings = collector.settings(refresh=True)
+    ep = collector.ep
+    d = delay_threshold_s
+    if d is None:
+        d = settings.delay_threshold_s
+        if not settings.delay_scheduling:
+            # no D on this cluster; use what threshold 1.0 would give, so M/DT stay measurable
+            d = settings.nodes * settings.heartbeat_s
+            log.warning("delay scheduling is off on this cluster; D = %.1f s is the nominal "
+                        "value for threshold 1.0 (nodes x heartbeat)", d)
+    if d <= 0:
+        raise HadoopError("cannot derive a positive delay threshold D from the cluster; "
+                          "pass --delay-threshold-s")
+    round_trip = settings.heartbeat_s + collector.am_heartbeat_s + LAUNCH_ALLOWANCE_S
+    grace = grace_s if grace_s is not None else round_trip
+    settle = settle_s if settle_s is not None else round_trip
+    # blocks of the files read in the window
+    files: dict[str, FileBlocks | None] = {}
+    for path in sorted({o.path for o in obs if o.path}):
+        try:
+            status = ep.hdfs.file_status(path)
+            files[path] = file_blocks(ep.hdfs.block_locations(path),
+                                      shapes.as_int(status.get("replication"), 0) or 0)
+        except HadoopError as exc:
+            log.warning("file %s: %s; its tasks are not mapped to blocks", path, exc)
+            files[path] = None
+    rows: dict[str, int] = {}
+    row_info: list[tuple[str, list[str], int, str]] = []
+    block_of: list[int] = []
+    unmapped = 0
+    for o in obs:
+        fb = files.get(o.path) if o.path else None
+        i = fb.find(o.start or 0) if fb is not None else -1
+        if i < 0:
+            unmapped += 1
+            block_of.append(-1)
+            continue
+        bid = fb.block_ids[i]
+        if bid not in rows:
+            rows[bid] = len(row_info)
+            row_info.append((bid, fb.hosts[i], fb.replication or len(fb.hosts[i]), o.path))
+        block_of.append(rows[bid])
+    if unmapped:
+        log.warning("%d of %d map tasks could not be mapped to a block (split files gone or "
+                    "file deleted)", unmapped, len(obs))
+    rm_nodes = collector.nodes(refresh=True)
+    per_task, m = compute_blocks(obs, collector.container_list(), rm_nodes, block_of,
+                                 len(row_info), AttributionParams(d, grace, settle), window_end_ms,
+                                 collector.samples)
+    health = ep.jmx.namenode_health()
+    live = health["live_datanodes"] or sorted({h for _, hosts, _, _ in row_info for h in hosts})
+    blocks = []
+    for r, (bid, hosts, repl, path) in enumerate(row_info):
+        blocks.append({
+            "block_id": bid, "nodes": [h for h in hosts if h in live] if live else hosts,
+            "default_replicas": int(max(repl, 1)), "tasks": int(m.tasks[r]),
+            "delayed_tasks": int(m.delayed_tasks[r]), "delay_s": round(float(m.delay_s[r]), 3),
+            "y": 0.0, "n": 0,
+            "nonlocal_tasks": int(m.nonlocal_tasks[r]), "peak_readers": int(m.peak_readers[r]),
+            "path": path})
+    if detail:
+        per_task_rows = [
+            {"attempt_id": o.attempt_id, "path": o.path, "start": o.start,
+             "block_id": row_info[b][0] if b >= 0 else None,
+             "wait_s": round(float(per_task["wait_s"][j]), 3),
+             "delay_s": round(float(per_task["delay_s"][j]), 3),
+             "delayed": bool(per_task["delayed"][j]), "local": bool(per_task["local"][j]),
+             "sampled": bool(per_task["sampled"][j])}
+            for j, (o, b) in enumerate(zip(obs, block_of))]
+    blocks.sort(key=lambda b: (-b["delay_s"], -b["delayed_tasks"], -b["tasks"], b["block_id"]))
+    return {
+        "params": {"delay_threshold_s": round(d, 3)},
+        "live_nodes": live,
+        "blocks": blocks,
+        "observe": {
+            "window_start_ms": window_start_ms, "window_end_ms": window_end_ms,
+            "delay_scheduling": settings.delay_scheduling,
+            "node_locality_threshold": settings.node_threshold,
+            "node_heartbeat_s": settings.heartbeat_s, "nodemanagers": settings.nodes,
+            "delay_threshold_min_s": round(settings.min_delay_s, 3), "grace_s": round(grace, 3),
+            "settle_s": round(settle, 3),
+            "map_tasks": len(obs), "unmapped_tasks": unmapped,
+            "delayed_tasks": int(per_task["delayed"].sum()),
+            "delay_s": round(float(per_task["delay_s"].sum()), 3),
+            "node_local_tasks": int(per_task["local"].sum()),
+            "tasks_judged_on_rm_samples": int(per_task["sampled"].sum()),
+            "skipped_records": collector.skipped,
+            "safe_mode": health["safe_mode"], "missing_blocks": health["missing_blocks"],
+            "under_replicated_blocks": health["under_replicated_blocks"],
+            "http_requests": ep.stats.requests,
+        } | ({"tasks": per_task_rows} if detail else {}),
+    }
+

@@ -1,0 +1,124 @@
+"""The attribution rule and the per-block folding, on hand-built timelines (pure functions)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dsbra.signals import AttributionParams, Containers, MapTasks, attribute, block_metrics
+from dsbra.signals.blocks import peak_concurrency
+
+CAP = np.array([2048, 2048, 2048])  # three nodes, two 1024 MB containers each
+P = AttributionParams(delay_threshold_s=4.0, grace_s=2.0, settle_s=2.0)
+
+
+def tasks(rows):
+    """rows: (scheduled_ms, launch_ms, node, split_nodes)."""
+    indptr = np.r_[0, np.cumsum([len(r[3]) for r in rows])]
+    return MapTasks(np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64),
+                    np.array([r[2] for r in rows], np.int32), np.full(len(rows), 1024, np.int64),
+                    indptr.astype(np.int64),
+                    np.array([n for r in rows for n in r[3]], np.int32))
+
+
+def containers(rows):
+    """rows: (node, start_ms, end_ms)."""
+    if not rows:
+        z = np.zeros(0, np.int64)
+        return Containers(z.astype(np.int32), z, z, z)
+    a = np.array(rows, np.int64)
+    return Containers(a[:, 0].astype(np.int32), a[:, 1], a[:, 2], np.full(len(rows), 1024, np.int64))
+
+
+def test_waiting_for_a_busy_local_node_while_another_is_idle_is_delay():
+    # node 0 (the split's only replica) is full until 6 s; node 2 idle all along
+    t = tasks([(0, 6500, 0, [0])])
+    c = containers([(0, -10_000, 6000), (0, -10_000, 6000), (1, -10_000, 20_000),
+                    (1, -10_000, 20_000)])
+    delay, delayed, local, wait, _ = attribute(t, c, CAP, P, end_ms=20_000)
+    assert delayed[0] and local[0]
+    assert delay[0] == 4.0  # room on node 2 for the whole 6.5 s wait, capped at D
+    assert wait[0] == 6.5
+
+
+def test_waiting_while_the_whole_cluster_is_full_is_not_delay():
+    t = tasks([(0, 9000, 1, [0])])
+    c = containers([(n, -5000, 8000) for n in range(3) for _ in range(2)])
+    delay, delayed, local, _, _ = attribute(t, c, CAP, P, end_ms=20_000)
+    assert not delayed[0] and delay[0] == 0 and not local[0]
+
+
+def test_a_short_wait_is_the_allocation_round_trip_not_delay():
+    t = tasks([(0, 1900, 0, [0])])
+    delay, delayed, _, _, _ = attribute(t, containers([]), CAP, P, end_ms=5000)
+    assert not delayed[0] and delay[0] == 0
+
+
+def test_a_node_being_filled_one_container_per_heartbeat_is_not_idle():
+    # job ramp-up: node 1 and 2 each receive a container every second; the task waits 3.5 s
+    starts = [(n, s, 30_000) for n in (1, 2) for s in (500, 1500)]
+    t = tasks([(0, 3500, 0, [0])])
+    c = containers(starts + [(0, -1000, 3000), (0, -1000, 3000)])
+    delay, delayed, _, _, _ = attribute(t, c, np.array([2048, 2048, 2048]), P, end_ms=30_000)
+    assert not delayed[0]
+
+
+def test_non_local_launch_after_about_d_counts():
+    t = tasks([(0, 4200, 2, [0])])  # gave up on node 0, ran on idle node 2
+    c = containers([(0, -10_000, 20_000), (0, -10_000, 20_000)])
+    delay, delayed, local, _, _ = attribute(t, c, CAP, P, end_ms=20_000)
+    assert delayed[0] and not local[0] and delay[0] == 4.0
+
+
+def test_down_nodes_are_not_room():
+    t = tasks([(0, 6500, 0, [0])])
+    c = containers([(0, -10_000, 6000), (0, -10_000, 6000)])
+    up = np.array([True, False, False])
+    delay, delayed, _, _, _ = attribute(t, c, CAP, P, node_up=up, end_ms=20_000)
+    assert not delayed[0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 20_000), st.integers(0, 20_000), st.integers(0, 2),
+                          st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True)),
+                min_size=1, max_size=12),
+       st.lists(st.tuples(st.integers(0, 2), st.integers(-5000, 20_000), st.integers(1, 9000)),
+                max_size=12))
+def test_invariants(trows, crows):
+    rows = [(min(a, b), max(a, b), n, s) for a, b, n, s in trows]
+    t = tasks(rows)
+    c = containers([(n, s, s + d) for n, s, d in crows])
+    delay, delayed, local, wait, _ = attribute(t, c, CAP, P, end_ms=40_000)
+    assert np.all(delay >= 0) and np.all(delay <= P.delay_threshold_s + 1e-9)
+    assert np.all(delay <= wait + 1e-9)
+    assert np.all(delay[~delayed] == 0)
+    assert np.all(wait[delayed] > P.grace_s)
+
+
+def test_block_folding_and_peak_readers():
+    block = np.array([0, 0, 0, 1, -1])
+    delay = np.array([1.0, 0.0, 2.5, 4.0, 3.0])
+    delayed = delay > 0
+    local = np.array([True, False, True, False, True])
+    launch = np.array([0, 5, 10, 0, 0])
+    end = np.array([10, 15, 20, 1, 5])
+    m = block_metrics(block, delay, delayed, local, launch, end, 3)
+    assert m.tasks.tolist() == [3, 1, 0]
+    assert m.delayed_tasks.tolist() == [2, 1, 0]
+    assert m.delay_s.tolist() == [3.5, 4.0, 0.0]
+    assert m.nonlocal_tasks.tolist() == [1, 1, 0]
+    assert m.peak_readers.tolist() == [2, 1, 0]  # [0,10) [5,15) [10,20): ends before starts
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 100), st.integers(1, 50)), max_size=40))
+def test_peak_concurrency_matches_brute_force(rows):
+    b = np.array([r[0] for r in rows], np.int64)
+    s = np.array([r[1] for r in rows], np.int64)
+    e = s + np.array([r[2] for r in rows], np.int64)
+    got = peak_concurrency(b, s, e, 4)
+    for blk in range(4):
+        sel = b == blk
+        brute = max((int(np.sum((s[sel] <= t) & (e[sel] > t))) for t in range(0, 160)), default=0)
+        assert got[blk] == brute
