@@ -64,13 +64,26 @@ def read_events(data: bytes) -> HistoryEvents:
     if header not in (BINARY, JSON):
         raise HadoopError(f"job history file: unknown header {header[:40]!r}")
     try:
-        schema = fastavro.parse_schema(json.loads(data[first_nl + 1:second_nl]))
+        raw_schema = json.loads(data[first_nl + 1:second_nl])
+        schema = fastavro.parse_schema(raw_schema)
     except (ValueError, TypeError, KeyError, fastavro.schema.SchemaParseException) as exc:
         raise HadoopError(f"job history file: unreadable schema ({type(exc).__name__})") from exc
+    _check_event_schema(raw_schema)
     body = data[second_nl + 1:]
     if header == BINARY:
         return _read_binary(body, schema)
     return _read_json(body)
+
+
+def _check_event_schema(raw_schema: Any) -> None:
+    """The schema line must describe ``Event{type, event}``: any other record (a corrupted line
+    can still be valid Avro, e.g. one with no fields) would decode the body as something else,
+    possibly zero bytes per record, forever."""
+    is_record = isinstance(raw_schema, dict) and raw_schema.get("type") == "record"
+    fields = raw_schema.get("fields") if is_record else None
+    names = {f.get("name") for f in fields if isinstance(f, dict)} if isinstance(fields, list) else set()
+    if not {"type", "event"} <= names:
+        raise HadoopError("job history file: the schema line is not the Event{type, event} record")
 
 
 def _read_binary(body: bytes, schema) -> HistoryEvents:
@@ -85,6 +98,8 @@ def _read_binary(body: bytes, schema) -> HistoryEvents:
             log.info("jhist: stopped at byte %d of %d (%s): partial or corrupt record",
                      pos, end, type(exc).__name__)
             return HistoryEvents(BINARY, events, truncated=True)
+        if stream.tell() == pos:
+            raise HadoopError(f"job history file: a record of zero bytes at byte {pos}")
     return HistoryEvents(BINARY, events)
 
 

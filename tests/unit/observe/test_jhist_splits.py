@@ -87,9 +87,19 @@ def test_incremental_reads_equal_one_read(scenario):
 
 
 def test_bad_headers_are_hadoop_errors():
-    for bad in (b"", b"Avro-Binary", b"Avro-Nope\n{}\n", b"Avro-Json\nnot json\n"):
+    for bad in (b"", b"Avro-Binary", b"Avro-Nope\n{}\n", b"Avro-Json\nnot json\n",
+                b'Avro-Binary\n"int"\n\x02'):
         with pytest.raises(HadoopError):
             jhist.read_events(bad)
+
+
+def test_a_schema_line_that_is_valid_avro_but_not_the_event_record_is_refused():
+    # found by fuzzing: '"fields"' -> '"fiHlds"' leaves a valid record of no fields, which
+    # decodes zero bytes per record; the reader used to loop until memory ran out
+    raw = final_jhist("collector-binary")
+    corrupted = raw.replace(b'"fields"', b'"fiHlds"', 1)
+    with pytest.raises(HadoopError, match="not the Event"):
+        jhist.read_events(corrupted)
 
 
 @settings(max_examples=150, deadline=None)
