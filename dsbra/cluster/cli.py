@@ -1,0 +1,175 @@
+"""`dsbra cluster up | down | status | env | logs | install`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import click
+
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.install import ensure_hadoop
+from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.cluster.spec import HADOOP_VERSION, ClusterSpec, parse_size
+from dsbra.errors import ClusterError, InputError
+
+state_dir_option = click.option(
+    "--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Directory holding all cluster state [default: $DSBRA_STATE_DIR or .dsbra/cluster].",
+)
+
+
+def _layout(state_dir: Path | None) -> StateLayout:
+    return StateLayout((state_dir or default_state_dir()).resolve())
+
+
+@click.group("cluster")
+def cluster() -> None:
+    """Run the bundled real Hadoop cluster: a master (NameNode, ResourceManager with the Fair
+    Scheduler, JobHistoryServer) and N worker hosts (DataNode + NodeManager), each worker in its
+    own network namespace with its own address. Needs root, Java 17 and Maven."""
+
+
+@cluster.command()
+@click.option("--workers", type=int, default=4, show_default=True, help="Number of worker hosts.")
+@click.option("--racks", type=int, default=2, show_default=True, help="Racks the workers are spread over.")
+@click.option("--subnet", default="10.77.0.0/24", show_default=True,
+              help="Private subnet of the cluster network; master is .1, worker i is .(10+i).")
+@click.option("--prefix", default="dsbra", show_default=True,
+              help="Name prefix of the bridge (<prefix>0) and namespaces (<prefix>-w<i>).")
+@click.option("--port-offset", type=int, default=0, show_default=True, help="Added to every master port.")
+@click.option("--replication", type=int, default=None, help="HDFS default replication [default: 3, at most --workers].")
+@click.option("--block-size", default="8m", show_default=True, help="HDFS default block size (k/m/g suffix).")
+@click.option("--locality-delay-node", type=float, default=1.0, show_default=True,
+              help="Fair Scheduler yarn.scheduler.fair.locality.threshold.node: fraction of the cluster's "
+                   "nodes whose scheduling opportunities an app skips waiting for a node-local slot (-1: off).")
+@click.option("--locality-delay-rack", type=float, default=1.0, show_default=True,
+              help="Same for rack-local (yarn.scheduler.fair.locality.threshold.rack).")
+@click.option("--nm-memory-mb", type=int, default=2560, show_default=True, help="Memory of each NodeManager.")
+@click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
+@state_dir_option
+def up(workers, racks, subnet, prefix, port_offset, replication, block_size, locality_delay_node,
+       locality_delay_rack, nm_memory_mb, timeout, state_dir) -> None:
+    """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
+    safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
+    spec = ClusterSpec(
+        workers=workers, racks=racks, subnet=subnet, prefix=prefix, port_offset=port_offset,
+        replication=min(3, max(workers, 1)) if replication is None else replication,
+        block_size=parse_size(block_size), locality_delay_node=locality_delay_node,
+        locality_delay_rack=locality_delay_rack, nm_memory_mb=nm_memory_mb,
+    )
+    _require_root()
+    layout = _layout(state_dir)
+    started = time.monotonic()
+    data, fresh = cl.up(spec, layout, timeout=timeout, log=lambda msg: click.echo(msg, err=True))
+    if not fresh:
+        click.echo(f"the cluster is already up (state in {layout.root})")
+        return
+    running = ClusterSpec.from_dict(data["spec"])
+    click.echo(f"cluster up in {time.monotonic() - started:.0f} s: Hadoop {running.hadoop_version}, "
+               f"{running.workers} workers on {min(running.racks, running.workers)} racks")
+    _print_urls(cl.env(layout))
+
+
+def _print_urls(env: dict) -> None:
+    click.echo(f"  NameNode         {env['namenode']}   (WebHDFS {env['webhdfs']})")
+    click.echo(f"  ResourceManager  {env['rm']}")
+    click.echo(f"  JobHistory       {env['jhs']}")
+    for w in env["workers"]:
+        click.echo(f"  {w['name']:<4} {w['host']:<12} {w['rack']:<7} DataNode {w['datanode']}  "
+                   f"NodeManager {w['nodemanager']}")
+
+
+@cluster.command()
+@click.option("--purge", is_flag=True, help="Also delete the state directory (HDFS data, logs, configs).")
+@state_dir_option
+def down(purge, state_dir) -> None:
+    """Stop every daemon and container, and remove the namespaces, links and bridge the cluster
+    created (also after a crashed `up`). Safe to run twice."""
+    _require_root()
+    layout = _layout(state_dir)
+    if cl.down(layout, purge=purge):
+        click.echo("cluster down" + (" and state purged" if purge else f" (logs kept in {layout.logs})"))
+    else:
+        click.echo("the cluster is already down" + (" (state purged)" if purge else ""))
+
+
+@cluster.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@state_dir_option
+def status(as_json, state_dir) -> None:
+    """Show whether the cluster is up and which daemons run. Exit 0 if up, 3 if down, 1 otherwise."""
+    layout = _layout(state_dir)
+    current = cl.status(layout)
+    missing = {}
+    if current.state == "up":
+        missing = cl.readiness(ClusterSpec.from_dict(current.data["spec"]))
+    if as_json:
+        click.echo(json.dumps({"state": current.state, "daemons": current.alive, "not_ready": missing}))
+    else:
+        click.echo(f"cluster: {current.state} (state in {layout.root})")
+        for name, ok in sorted(current.alive.items()):
+            pid = current.data["daemons"][name]["pid"]
+            click.echo(f"  {name:<22} {'running' if ok else 'DEAD':<8} pid {pid}")
+        for what in missing.values():
+            click.echo(f"  not ready: {what}")
+        if current.state in ("stale", "partial"):
+            click.echo("  a previous run did not finish cleanly: run 'dsbra cluster down'")
+    raise SystemExit(0 if current.state == "up" and not missing else 3 if current.state == "down" else 1)
+
+
+@cluster.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of shell exports.")
+@state_dir_option
+def env(as_json, state_dir) -> None:
+    """Print where the running cluster answers (WebHDFS, RM, JHS, workers and their racks)."""
+    info = cl.env(_layout(state_dir))
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    for key in ("webhdfs", "namenode", "rm", "jhs", "fs", "conf_dir", "state_dir"):
+        click.echo(f"export DSBRA_{key.upper()}={info[key]}")
+    click.echo("export DSBRA_WORKERS=" + ",".join(f"{w['host']}{w['rack']}" for w in info["workers"]))
+
+
+@cluster.command()
+@click.argument("daemon", required=False)
+@click.option("-n", "--lines", type=int, default=100, show_default=True, help="Lines from the end.")
+@click.option("-f", "--follow", is_flag=True, help="Keep printing new lines (Ctrl-C to stop).")
+@click.option("--out", is_flag=True, help="Show the daemon's stdout/stderr (.out) instead of its log4j log.")
+@state_dir_option
+def logs(daemon, lines, follow, out, state_dir) -> None:
+    """Show a daemon's log (namenode, resourcemanager, historyserver, datanode-w1, nodemanager-w1, ...).
+    Without DAEMON, list the daemons and their log files."""
+    layout = _layout(state_dir)
+    if daemon is None:
+        for name in cl.daemon_names(layout):
+            click.echo(f"{name:<22} {layout.log(name)}")
+        return
+    if lines < 0:
+        raise InputError(f"--lines must be >= 0, got {lines}")
+    name = cl.resolve_daemon(layout, daemon)
+    path = layout.out(name) if out else layout.log(name)
+    if not path.exists():
+        raise ClusterError(f"{name} has no log yet at {path}")
+    cmd = ["tail", "-n", str(lines)] + (["-F"] if follow else []) + [str(path)]
+    try:
+        subprocess.run(cmd, check=False)
+    except KeyboardInterrupt:
+        pass
+
+
+@cluster.command()
+@click.option("--version", "version", default=HADOOP_VERSION, show_default=True, help="Hadoop version.")
+def install(version) -> None:
+    """Fetch the Hadoop jars from Maven Central (via hadoop/pom.xml). Idempotent."""
+    home = ensure_hadoop(version)
+    click.echo(f"Hadoop {version} jars in {home.lib}")
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        raise ClusterError("the cluster needs root (it creates network namespaces); run as root")

@@ -1,0 +1,391 @@
+"""Bring the cluster up, tear it down, and report on it.
+
+`up` renders the configs, builds the network, starts every daemon at once (JVM start-up
+dominates on 2 cores, and DataNodes/NodeManagers retry until the master answers), then polls
+the NameNode's JMX and the RM's REST API until every worker registered and HDFS left safe
+mode. Any failure tears down what was started and names the daemon and its log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import shutil
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+from tqdm import tqdm
+
+from dsbra.cluster import daemons as dmn
+from dsbra.cluster import netns
+from dsbra.cluster import state as st
+from dsbra.cluster.config import write_configs
+from dsbra.cluster.install import HadoopInstall, ensure_hadoop, find_java
+from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.spec import MASTER_PORTS, ClusterSpec
+from dsbra.errors import ClusterError, InputError
+
+HTTP_TIMEOUT = 2.0
+
+
+@dataclass
+class Status:
+    state: str  # 'down', 'up', 'stale' (state left but daemons dead), 'partial'
+    alive: dict[str, bool]
+    data: dict | None
+
+
+def status(layout: StateLayout) -> Status:
+    data = st.load(layout.state_file)
+    if data is None:
+        return Status("down", {}, None)
+    alive = {name: dmn.is_ours(d["pid"], name, layout.root) for name, d in data["daemons"].items()}
+    if data.get("phase") == "up" and alive and all(alive.values()):
+        return Status("up", alive, data)
+    if any(alive.values()):
+        return Status("partial", alive, data)
+    return Status("stale", alive, data)
+
+
+@contextlib.contextmanager
+def _exclusive(layout: StateLayout):
+    """One `up`/`down` at a time per state dir; a second one waits, then sees the result."""
+    layout.root.mkdir(parents=True, exist_ok=True)
+    with open(layout.root / ".lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def up(spec: ClusterSpec, layout: StateLayout, timeout: float = 240.0, log=print) -> tuple[dict, bool]:
+    """Start the cluster; returns (state, started). Already up: (state, False)."""
+    java_home = find_java()
+    netns.check_tools()
+    with _exclusive(layout):
+        return _up(spec, layout, timeout, log, java_home)
+
+
+def _up(spec: ClusterSpec, layout: StateLayout, timeout: float, log, java_home: Path) -> tuple[dict, bool]:
+    current = status(layout)
+    if current.state == "up":
+        return current.data, False
+    if current.state in ("stale", "partial"):
+        log(f"cleaning up a previous run that did not finish ({current.state}; state in {layout.root})")
+        _down(layout)
+    install = ensure_hadoop(spec.hadoop_version)
+    check_ports(spec)
+
+    for sub in ("data", "logs", "conf"):
+        shutil.rmtree(layout.root / sub, ignore_errors=True)
+    layout.logs.mkdir(parents=True, exist_ok=True)
+    data = st.new(spec.to_dict(), java_home=str(java_home), hadoop_home=str(install.home), phase="starting",
+                  started_at=time.time())
+    st.save(layout.state_file, data)
+    try:
+        write_configs(spec, layout, install.lib, str(java_home))
+        _build_network(spec, layout, data)
+        _start_daemons(spec, layout, install, java_home, data)
+        wait_ready(spec, layout, data, timeout)
+    except BaseException:
+        _down(layout)
+        raise
+    data["phase"] = "up"
+    data["ready_at"] = time.time()
+    st.save(layout.state_file, data)
+    return data, True
+
+
+def check_ports(spec: ClusterSpec) -> None:
+    for name in MASTER_PORTS:
+        port = spec.port(name)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("0.0.0.0", port))
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise ClusterError(
+                        f"port {port} ({name}) is already in use; stop what uses it or pick --port-offset"
+                    ) from None
+                raise ClusterError(f"cannot bind port {port} ({name}): {exc.strerror}") from None
+
+
+def _build_network(spec: ClusterSpec, layout: StateLayout, data: dict) -> None:
+    # refuse names that exist already *before* recording anything: `down` must never remove a
+    # device or namespace another cluster owns
+    netns.check_free(spec)
+    net = data["network"]
+    net["bridge"] = spec.bridge
+    st.save(layout.state_file, data)
+    netns.create_bridge(spec)
+    for w in spec.worker_list:
+        net["netns"].append(w.netns)
+        net["veths"].append(w.veth)
+        st.save(layout.state_file, data)
+        netns.create_worker(spec, w)
+
+
+def _start_daemons(spec, layout, install: HadoopInstall, java_home: Path, data: dict) -> None:
+    env = dmn.daemon_env(java_home)
+    all_daemons = dmn.cluster_daemons(spec)
+    by_name = {d.name: d for d in all_daemons}
+
+    def start(d: dmn.Daemon) -> None:
+        cmd = dmn.java_command(spec, layout, install, java_home, d)
+        proc = dmn.spawn(cmd, layout.out(d.name), env, layout.root)
+        data["daemons"][d.name] = {
+            "pid": proc.pid, "kind": d.kind, "host": d.host, "netns": d.netns,
+            "log": str(layout.log(d.name)), "out": str(layout.out(d.name)),
+        }
+        st.save(layout.state_file, data)
+
+    # workers and the RM first: they retry until the NameNode/RM answer, so their JVM start-up
+    # overlaps the NameNode's format
+    for d in all_daemons:
+        if d.kind in ("datanode", "nodemanager", "resourcemanager"):
+            start(d)
+    nn = by_name["namenode"]
+    fmt = dmn.java_command(spec, layout, install, java_home, nn, ["-format", "-force", "-nonInteractive"],
+                           log_name="namenode-format")
+    proc = dmn.spawn(fmt, layout.out("namenode-format"), env, layout.root)
+    if proc.wait() != 0:
+        log_path, out_path = layout.log("namenode-format"), layout.out("namenode-format")
+        raise ClusterError(f"formatting the NameNode failed; see {_log_to_read(log_path, out_path)}"
+                           f"{_last_error(log_path, out_path)}")
+    start(nn)
+    start(by_name["historyserver"])
+
+
+def _get_json(url: str) -> dict | None:
+    try:
+        resp = requests.get(url, timeout=HTTP_TIMEOUT, headers={"Accept": "application/json"})
+        if resp.status_code != 200:
+            return None
+        return resp.json()
+    except (requests.RequestException, ValueError):
+        return None
+
+
+def _jmx(nn_url: str, bean: str) -> dict | None:
+    doc = _get_json(f"{nn_url}/jmx?qry=Hadoop:service=NameNode,name={bean}")
+    beans = (doc or {}).get("beans") or []
+    return beans[0] if beans else None
+
+
+def readiness(spec: ClusterSpec) -> dict[str, str]:
+    """What is still missing, by component; empty when the cluster is ready."""
+    urls = spec.urls
+    missing: dict[str, str] = {}
+    info = _jmx(urls["namenode"], "NameNodeInfo")
+    if info is None:
+        missing["namenode"] = "NameNode web server not answering"
+    else:
+        # a DataNode counts once it registered *and* reported its storage: before that the
+        # NameNode places no replicas on it, and a fresh write would get fewer replicas
+        try:
+            nodes = json.loads(info.get("LiveNodes") or "{}")
+        except ValueError:
+            nodes = {}
+        storing = sum(1 for node in nodes.values() if int(node.get("capacity", 0)) > 0)
+        if storing < spec.workers:
+            missing["datanodes"] = f"{storing}/{spec.workers} DataNodes registered with storage"
+        if info.get("Safemode"):
+            missing["safemode"] = "HDFS in safe mode"
+    metrics = _get_json(f"{urls['rm']}/ws/v1/cluster/metrics")
+    if metrics is None:
+        missing["resourcemanager"] = "ResourceManager REST API not answering"
+    else:
+        active = int(metrics.get("clusterMetrics", {}).get("activeNodes", 0))
+        if active < spec.workers:
+            missing["nodemanagers"] = f"{active}/{spec.workers} NodeManagers registered"
+    if _get_json(f"{urls['jhs']}/ws/v1/history/info") is None:
+        missing["historyserver"] = "JobHistoryServer REST API not answering"
+    return missing
+
+
+def wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    checks = 6  # namenode, datanodes, safemode, resourcemanager, nodemanagers, historyserver
+    with tqdm(total=checks, desc="cluster up", unit="check", file=sys.stderr, leave=False,
+              disable=not sys.stderr.isatty()) as bar:
+        while True:
+            for name, d in data["daemons"].items():
+                if not dmn.is_ours(d["pid"], name, layout.root):
+                    log_path, out_path = Path(d["log"]), Path(d["out"])
+                    raise ClusterError(f"{name} exited during start-up; see its log "
+                                       f"{_log_to_read(log_path, out_path)}{_last_error(log_path, out_path)}")
+            missing = readiness(spec)
+            bar.n = checks - min(checks, _count_missing(missing))
+            bar.set_postfix_str("; ".join(missing.values())[:80])
+            bar.refresh()
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                culprit, log_path = _culprit(missing, spec, layout, data)
+                raise ClusterError(
+                    f"cluster not ready after {timeout:.0f} s: {'; '.join(missing.values())}; "
+                    f"check {culprit}: {log_path}"
+                )
+            time.sleep(0.5)
+
+
+def _count_missing(missing: dict) -> int:
+    count = len(missing)
+    if "namenode" in missing:
+        count += 2  # datanodes and safemode are unknown too
+    if "resourcemanager" in missing:
+        count += 1
+    return count
+
+
+def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict) -> tuple[str, str]:
+    """The daemon to blame for the first missing piece, and its log."""
+    for key in ("namenode", "resourcemanager", "historyserver"):
+        if key in missing:
+            return key, str(layout.log(key))
+    if "datanodes" in missing or "nodemanagers" in missing:
+        kind = "datanode" if "datanodes" in missing else "nodemanager"
+        registered = _registered_hosts(spec, kind)
+        for w in spec.worker_list:
+            if w.host not in registered:
+                name = f"{kind}-{w.name}"
+                return name, str(layout.log(name))
+    return "namenode", str(layout.log("namenode"))
+
+
+def _registered_hosts(spec: ClusterSpec, kind: str) -> set[str]:
+    urls = spec.urls
+    if kind == "datanode":
+        info = _jmx(urls["namenode"], "NameNodeInfo") or {}
+        try:
+            live = json.loads(info.get("LiveNodes") or "{}")
+        except ValueError:
+            return set()
+        return {key.split(":")[0] for key in live}
+    nodes = _get_json(f"{urls['rm']}/ws/v1/cluster/nodes") or {}
+    return {n.get("nodeHostName") for n in ((nodes.get("nodes") or {}).get("node") or [])}
+
+
+def _log_to_read(log: Path, out: Path) -> Path:
+    """The log4j log, unless the JVM died before logging anything (then its stdout/stderr)."""
+    try:
+        if log.stat().st_size > 0:
+            return log
+    except OSError:
+        pass
+    return out
+
+
+def _last_error(log: Path, out: Path) -> str:
+    """The line most likely to say why: the last ERROR of the log4j log, else (the JVM died
+    before logging) the first lines of its stdout/stderr."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in reversed(lines):
+        if " ERROR " in line or " FATAL " in line:
+            return f" (last error: {line.strip()[:200]})"
+    try:
+        head = [line.strip() for line in out.read_text(errors="replace").splitlines() if line.strip()][:2]
+    except OSError:
+        head = []
+    return f" ({': '.join(head)[:200]})" if head else ""
+
+
+def down(layout: StateLayout, purge: bool = False) -> bool:
+    """Stop every process and remove the network this cluster created. False if nothing was up."""
+    if not layout.root.exists():
+        return False
+    with _exclusive(layout):
+        return _down(layout, purge)
+
+
+def _down(layout: StateLayout, purge: bool = False) -> bool:
+    data = st.load(layout.state_file)
+    if data is None:
+        if purge:
+            shutil.rmtree(layout.root, ignore_errors=True)
+        return False
+    live = {name: d for name, d in data["daemons"].items() if dmn.is_ours(d["pid"], name, layout.root)}
+    # workers before the master: a NodeManager stopping after the RM retries to unregister for a
+    # long time. Containers go first (nothing in them is worth a graceful stop).
+    daemon_pids = {d["pid"] for d in live.values()}
+    containers = [pid for pid in dmn.state_processes(layout.root) if pid not in daemon_pids]
+    dmn.terminate(containers, timeout=2.0)
+    dmn.terminate([d["pid"] for d in live.values() if d["netns"]], timeout=10.0)
+    dmn.terminate([d["pid"] for d in live.values() if not d["netns"]], timeout=10.0)
+    # anything else still running in the worker namespaces or under data/
+    leftovers = set(dmn.state_processes(layout.root))
+    for ns in data["network"]["netns"]:
+        leftovers.update(netns.netns_pids(ns))
+    if leftovers:
+        dmn.terminate(sorted(leftovers), timeout=2.0)
+    for ns in data["network"]["netns"]:
+        netns.delete_netns(ns)
+    for veth in data["network"]["veths"]:
+        netns.delete_link(veth)
+    if data["network"]["bridge"]:
+        netns.delete_link(data["network"]["bridge"])
+    layout.state_file.unlink(missing_ok=True)
+    if purge:
+        shutil.rmtree(layout.root, ignore_errors=True)
+    return True
+
+
+def env(layout: StateLayout) -> dict:
+    """Where the running cluster answers; raises if it is not up."""
+    current = status(layout)
+    if current.state != "up":
+        raise ClusterError(f"the cluster is not up ({current.state}); start it with: dsbra cluster up")
+    spec = ClusterSpec.from_dict(current.data["spec"])
+    urls = spec.urls
+    return {
+        "webhdfs": urls["webhdfs"],
+        "namenode": urls["namenode"],
+        "rm": urls["rm"],
+        "jhs": urls["jhs"],
+        "fs": urls["fs"],
+        "master": spec.master,
+        "workers": [
+            {"name": w.name, "host": w.host, "rack": w.rack, "netns": w.netns,
+             "datanode": f"http://{w.host}:{spec.port('datanode_http')}",
+             "nodemanager": f"http://{w.host}:{spec.port('nodemanager_http')}"}
+            for w in spec.worker_list
+        ],
+        "queues": ["root.default", "root.benchmark"],
+        "locality_delay": {"node": spec.locality_delay_node, "rack": spec.locality_delay_rack},
+        "replication": spec.replication,
+        "block_size": spec.block_size,
+        "hadoop_version": spec.hadoop_version,
+        "conf_dir": str(layout.conf("client")),
+        "state_dir": str(layout.root),
+        "logs": {name: d["log"] for name, d in current.data["daemons"].items()},
+    }
+
+
+def daemon_names(layout: StateLayout) -> list[str]:
+    data = st.load(layout.state_file)
+    if data is not None:
+        return sorted(data["daemons"])
+    return sorted(p.stem for p in layout.logs.glob("*.log")) if layout.logs.exists() else []
+
+
+def resolve_daemon(layout: StateLayout, name: str) -> str:
+    names = daemon_names(layout)
+    if name in names:
+        return name
+    matches = [n for n in names if n.startswith(name)]
+    if len(matches) == 1:
+        return matches[0]
+    if not names:
+        raise InputError(f"no cluster logs in {layout.root}; has the cluster ever run?")
+    raise InputError(f"unknown daemon {name!r}; one of: {', '.join(names)}")

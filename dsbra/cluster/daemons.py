@@ -1,0 +1,177 @@
+"""The Hadoop daemons as plain `java -cp` processes: command lines, start, liveness, stop.
+
+Each daemon runs in its own session (process group), writes its log4j log to logs/<name>.log
+and its stdout/stderr to logs/<name>.out, and carries -Ddsbra.daemon=<name> and
+-Ddsbra.state=<dir> on its command line so a recycled pid is never mistaken for it.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsbra.cluster.config import jvm_opts
+from dsbra.cluster.install import HadoopInstall
+from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.spec import ClusterSpec
+
+MAIN_CLASSES = {
+    "namenode": "org.apache.hadoop.hdfs.server.namenode.NameNode",
+    "datanode": "org.apache.hadoop.hdfs.server.datanode.DataNode",
+    "resourcemanager": "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager",
+    "nodemanager": "org.apache.hadoop.yarn.server.nodemanager.NodeManager",
+    "historyserver": "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer",
+}
+HDFS_UI = {"namenode", "datanode"}  # these need webapps/ on the classpath
+
+
+@dataclass(frozen=True)
+class Daemon:
+    name: str  # namenode, resourcemanager, historyserver, datanode-w1, nodemanager-w1, ...
+    kind: str  # key of MAIN_CLASSES
+    host: str  # 'master' or a worker name ('w1')
+    netns: str | None  # None: the root namespace (master)
+
+
+def cluster_daemons(spec: ClusterSpec) -> list[Daemon]:
+    daemons = [
+        Daemon("namenode", "namenode", "master", None),
+        Daemon("resourcemanager", "resourcemanager", "master", None),
+        Daemon("historyserver", "historyserver", "master", None),
+    ]
+    for w in spec.worker_list:
+        daemons.append(Daemon(f"datanode-{w.name}", "datanode", w.name, w.netns))
+        daemons.append(Daemon(f"nodemanager-{w.name}", "nodemanager", w.name, w.netns))
+    return daemons
+
+
+def java_command(
+    spec: ClusterSpec,
+    layout: StateLayout,
+    install: HadoopInstall,
+    java_home: Path,
+    daemon: Daemon,
+    args: list[str] = (),
+    log_name: str | None = None,
+) -> list[str]:
+    log_name = log_name or daemon.name
+    classpath = [str(layout.conf(daemon.host))]
+    if daemon.kind in HDFS_UI:
+        classpath.append(str(install.webapps_root))
+    classpath.append(str(install.lib / "*"))
+    cmd = [
+        str(java_home / "bin" / "java"),
+        f"-Xmx{spec.heaps[daemon.kind]}",
+        *jvm_opts(),
+        f"-Ddsbra.daemon={log_name}",
+        f"-Ddsbra.state={layout.root}",
+        f"-Dhadoop.log.dir={layout.logs}",
+        f"-Dhadoop.log.file={log_name}.log",
+        f"-Dyarn.log.dir={layout.logs}",
+        f"-Dyarn.log.file={log_name}.log",
+        f"-Dhadoop.home.dir={install.home}",
+        f"-Dhadoop.id.str={getpass.getuser()}",
+        "-cp", os.pathsep.join(classpath),
+        MAIN_CLASSES[daemon.kind],
+        *args,
+    ]
+    if daemon.netns:
+        cmd = ["ip", "netns", "exec", daemon.netns, *cmd]
+    return cmd
+
+
+def daemon_env(java_home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["JAVA_HOME"] = str(java_home)
+    env.pop("CLASSPATH", None)
+    env.pop("HADOOP_CONF_DIR", None)
+    return env
+
+
+def spawn(cmd: list[str], out: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "ab") as handle:
+        return subprocess.Popen(
+            cmd, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=env, cwd=cwd, start_new_session=True,
+        )
+
+
+def is_ours(pid: int, name: str, state_root: Path) -> bool:
+    """True if pid is alive and is the daemon `name` of the cluster in state_root."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":  # a zombie is dead
+            return False
+    except (OSError, IndexError):
+        return False
+    return f"-Ddsbra.daemon={name}".encode() in cmdline and f"-Ddsbra.state={state_root}".encode() in cmdline
+
+
+def state_processes(state_root: Path) -> list[int]:
+    """Every live process started by this cluster: daemons, and containers (cwd under data/)."""
+    marker = f"-Ddsbra.state={state_root}".encode()
+    root = str(state_root / "data")
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+                continue
+            cwd = os.readlink(entry / "cwd")
+            if cwd == root or cwd.startswith(root + "/"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def terminate(pids: list[int], timeout: float = 15.0) -> list[int]:
+    """SIGTERM each process group, wait, then SIGKILL what is left. Returns the pids killed hard."""
+    for pid in pids:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in alive if _alive(pid)]
+    for pid in alive:
+        _signal(pid, signal.SIGKILL)
+    end = time.monotonic() + 5
+    while time.monotonic() < end and any(_alive(p) for p in alive):
+        time.sleep(0.1)
+    return alive
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

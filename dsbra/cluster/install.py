@@ -1,0 +1,116 @@
+"""Fetch the Hadoop jars from Maven Central (through hadoop/pom.xml) and find Java.
+
+The jars land in .dsbra/hadoop/<version>/lib; a marker file makes the step idempotent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsbra.cluster.paths import hadoop_home, project_root
+from dsbra.errors import ClusterError
+
+MARKER = ".complete"
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+
+
+@dataclass(frozen=True)
+class HadoopInstall:
+    home: Path
+
+    @property
+    def lib(self) -> Path:
+        return self.home / "lib"
+
+    @property
+    def webapps_root(self) -> Path:
+        """A classpath directory holding webapps/hdfs and webapps/datanode (NameNode/DataNode UIs)."""
+        return self.home / "webapps-root"
+
+    @property
+    def examples_jar(self) -> Path:
+        jars = sorted(self.lib.glob("hadoop-mapreduce-examples-*.jar"))
+        if not jars:
+            raise ClusterError(f"hadoop-mapreduce-examples jar missing in {self.lib}; run: dsbra cluster install")
+        return jars[0]
+
+
+def find_java() -> Path:
+    """JAVA_HOME of the JDK to run Hadoop with ($JAVA_HOME, else `java` on PATH)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return Path(home)
+    java = shutil.which("java")
+    if java is None:
+        raise ClusterError(
+            "Java not found: install a JDK 17 (apt-get install -y openjdk-17-jdk-headless) or set JAVA_HOME"
+        )
+    return Path(java).resolve().parents[1]
+
+
+def ensure_hadoop(version: str, quiet: bool = False) -> HadoopInstall:
+    """Idempotent: download the jars once per version, then reuse them."""
+    install = HadoopInstall(hadoop_home(version))
+    if (install.home / MARKER).exists():
+        return install
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ClusterError("Maven (mvn) not found: install it (apt-get install -y maven)")
+    pom = project_root() / "hadoop" / "pom.xml"
+    install.home.mkdir(parents=True, exist_ok=True)
+    log = install.home / "mvn.log"
+    if not quiet:
+        print(f"fetching Hadoop {version} jars from Maven Central into {install.lib} (log: {log}) ...", flush=True)
+    cmd = [
+        mvn, "-B", "-q", "-f", str(pom),
+        f"-Dhadoop.version={version}",
+        f"-Ddsbra.lib.dir={install.lib}",
+        f"-Ddsbra.extra.dir={install.home / 'extra'}",
+        f"{DEPENDENCY_PLUGIN}:copy-dependencies", f"{DEPENDENCY_PLUGIN}:copy",
+    ]
+    if os.environ.get("DSBRA_MAVEN_REPO"):  # a mirror of Maven Central
+        cmd.insert(-2, f"-Ddsbra.maven.repo={os.environ['DSBRA_MAVEN_REPO']}")
+    if os.environ.get("DSBRA_MAVEN_LOCAL_REPO"):  # a local repository other than ~/.m2/repository
+        cmd.insert(-2, f"-Dmaven.repo.local={os.environ['DSBRA_MAVEN_LOCAL_REPO']}")
+    with open(log, "w") as out:
+        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
+    if rc != 0:
+        reason = _mvn_reason(log)
+        source = os.environ.get("DSBRA_MAVEN_REPO") or "Maven Central"
+        raise ClusterError(f"could not fetch Hadoop {version} jars from {source} ({reason}); see {log}")
+    _extract_webapps(install)
+    (install.home / MARKER).write_text(version + "\n")
+    return install
+
+
+def _mvn_reason(log: Path) -> str:
+    text = log.read_text(errors="replace")
+    for needle, reason in (
+        ("UnknownHost", "Maven Central unreachable: unknown host"),
+        ("Connection refused", "Maven Central unreachable: connection refused"),
+        ("Connect to", "Maven Central unreachable"),
+        ("Could not transfer", "Maven Central unreachable"),
+        ("Could not resolve", "Maven Central unreachable or an artifact missing"),
+        ("was not found", "an artifact is not on Maven Central"),
+    ):
+        if needle in text:
+            return reason
+    return "mvn failed"
+
+
+def _extract_webapps(install: HadoopInstall) -> None:
+    """The NameNode/DataNode web UIs ship only in the hadoop-hdfs tests jar; take webapps/ from it."""
+    tests_jars = sorted((install.home / "extra").glob("hadoop-hdfs-*-tests.jar"))
+    if not tests_jars:
+        raise ClusterError(f"hadoop-hdfs tests jar missing in {install.home / 'extra'}")
+    target = install.webapps_root
+    shutil.rmtree(target, ignore_errors=True)
+    with zipfile.ZipFile(tests_jars[0]) as jar:
+        for name in jar.namelist():
+            if name.startswith("webapps/"):
+                jar.extract(name, target)

@@ -1,0 +1,161 @@
+"""Submit MapReduce jobs to the bundled cluster from Python.
+
+A job client is a JVM (`java -cp <client conf>:<jars> org.apache.hadoop.util.RunJar <jar> ...`)
+started from the root namespace with the cluster's client conf dir. `submit_job` starts it and
+returns at once (a `JobRun`); `run_grep` is the MapReduce examples' grep, waited for. The job
+and application ids are parsed from the client's log as it runs.
+
+    from dsbra.cluster.jobs import run_grep, submit_job
+    result = run_grep("/data/in", "/data/out", "dsbra", queue="benchmark")
+    result.job_ids      # ['job_..._0001', 'job_..._0002']  (grep runs a search and a sort job)
+    run = submit_job(["grep", "/in", "/out", "x"], queue="benchmark")   # asynchronous
+    run.wait(timeout=300)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dsbra.cluster import state as st
+from dsbra.cluster.config import jvm_opts
+from dsbra.cluster.install import HadoopInstall
+from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.errors import ClusterError, HadoopError, InputError
+
+JOB_ID = re.compile(r"Running job: (job_\d+_\d+)")
+APP_ID = re.compile(r"Submitted application (application_\d+_\d+)")
+CLIENT_HEAP = "256m"
+
+
+@dataclass
+class JobResult:
+    returncode: int
+    job_ids: list[str]
+    app_ids: list[str]
+    log: str
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+@dataclass
+class JobRun:
+    """A running job client. `wait()` for its result; `kill()` stops the client (not the job)."""
+
+    args: list[str]
+    process: subprocess.Popen
+    log_path: Path
+    started: float = field(default_factory=time.monotonic)
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    @property
+    def job_ids(self) -> list[str]:
+        return JOB_ID.findall(self._log())
+
+    @property
+    def app_ids(self) -> list[str]:
+        return APP_ID.findall(self._log())
+
+    def _log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def wait(self, timeout: float | None = None, check: bool = True) -> JobResult:
+        try:
+            rc = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise HadoopError(f"job client {' '.join(self.args[:3])} did not finish in {timeout} s; "
+                              f"see {self.log_path}") from None
+        text = self._log()
+        result = JobResult(rc, JOB_ID.findall(text), APP_ID.findall(text), text, time.monotonic() - self.started)
+        if check and rc != 0:
+            raise HadoopError(f"job {' '.join(self.args[:3])} failed (exit {rc}): {_last_error(text)}; "
+                              f"see {self.log_path}")
+        return result
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def client_command(layout: StateLayout, args: list[str], jar: str | Path | None = None,
+                   conf: dict[str, str] | None = None) -> list[str]:
+    data = st.load(layout.state_file)
+    if data is None or data.get("phase") != "up":
+        raise ClusterError("the cluster is not up; start it with: dsbra cluster up")
+    install = HadoopInstall(Path(data["hadoop_home"]))
+    java = Path(data["java_home"]) / "bin" / "java"
+    generic = [f"-D{k}={v}" for k, v in (conf or {}).items()]
+    if args and generic:
+        # generic options go right after the tool name (ToolRunner parses them there)
+        args = [args[0], *generic, *args[1:]]
+    return [
+        str(java), f"-Xmx{CLIENT_HEAP}", *jvm_opts(),
+        "-cp", os.pathsep.join([str(layout.conf("client")), str(install.lib / "*")]),
+        "org.apache.hadoop.util.RunJar", str(jar or install.examples_jar), *args,
+    ]
+
+
+def submit_job(
+    args: list[str],
+    *,
+    jar: str | Path | None = None,
+    queue: str | None = None,
+    name: str | None = None,
+    conf: dict[str, str] | None = None,
+    state_dir: Path | None = None,
+    log_path: Path | None = None,
+) -> JobRun:
+    """Start a job client without waiting. args: the tool and its arguments (for the examples
+    jar, e.g. ['grep', in, out, regex] or ['wordcount', in, out]); jar defaults to the
+    MapReduce examples. queue/name/conf become -D generic options."""
+    if not args:
+        raise InputError("submit_job needs the job's arguments, e.g. ['grep', in, out, regex]")
+    layout = StateLayout(Path(state_dir or default_state_dir()).resolve())
+    options = dict(conf or {})
+    if queue:
+        options["mapreduce.job.queuename"] = queue
+    if name:
+        options["mapreduce.job.name"] = name
+    cmd = client_command(layout, list(args), jar, options)
+    if log_path is None:
+        jobs_dir = layout.root / "jobs"
+        jobs_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f"{args[0]}-", suffix=".log", dir=jobs_dir)
+        os.close(fd)
+        log_path = Path(tmp)
+    env = dict(os.environ)
+    env.pop("CLASSPATH", None)
+    with open(log_path, "wb") as out:
+        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   env=env, start_new_session=True)
+    return JobRun(list(args), process, log_path)
+
+
+def run_grep(input_path: str, output_path: str, regex: str, *, queue: str | None = None,
+             conf: dict[str, str] | None = None, timeout: float = 600, state_dir: Path | None = None
+             ) -> JobResult:
+    """The MapReduce examples' grep (a search job, then a sort job), waited for."""
+    return submit_job(["grep", input_path, output_path, regex], queue=queue, conf=conf,
+                      state_dir=state_dir).wait(timeout=timeout)
+
+
+def _last_error(text: str) -> str:
+    for line in reversed(text.splitlines()):
+        if "Exception" in line or " ERROR " in line:
+            return line.strip()[:300]
+    return "no error line in the client log"

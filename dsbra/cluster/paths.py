@@ -1,0 +1,59 @@
+"""Where things live on disk: the project root, the jar cache and the cluster state directory."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsbra.errors import ConfigError
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the checkout (editable install)
+
+
+def project_root() -> Path:
+    return Path(os.environ.get("DSBRA_ROOT", PACKAGE_ROOT))
+
+
+def templates_dir() -> Path:
+    path = project_root() / "conf-templates"
+    if not path.is_dir():
+        raise ConfigError(f"config templates not found at {path} (set DSBRA_ROOT to the dsbra checkout)")
+    return path
+
+
+def default_state_dir() -> Path:
+    return Path(os.environ.get("DSBRA_STATE_DIR", project_root() / ".dsbra" / "cluster"))
+
+
+def hadoop_home(version: str) -> Path:
+    """Per-version jar cache: lib/ (classpath), extra/ (tests jar), webapps/ (HDFS web UIs)."""
+    return Path(os.environ.get("DSBRA_HADOOP_DIR", project_root() / ".dsbra" / "hadoop")) / version
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """The one directory that holds all of a cluster's state."""
+
+    root: Path
+
+    @property
+    def state_file(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def conf(self, host: str) -> Path:
+        """host: 'master', 'client' or a worker name such as 'w1'."""
+        return self.root / "conf" / host
+
+    def data(self, host: str) -> Path:
+        return self.root / "data" / host
+
+    def log(self, daemon: str) -> Path:
+        return self.logs / f"{daemon}.log"
+
+    def out(self, daemon: str) -> Path:
+        return self.logs / f"{daemon}.out"

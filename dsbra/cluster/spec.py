@@ -1,0 +1,184 @@
+"""What a cluster looks like: hosts, racks, ports, sizes. Pure: no I/O.
+
+Every derived value (a worker's address, its rack, a daemon's port) is computed here, so the
+config templates, the network set-up and the readiness checks cannot disagree.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import asdict, dataclass, field
+
+from dsbra.errors import InputError
+
+HADOOP_VERSION = "3.4.2"
+MAX_WORKERS = 32
+
+# master ports (before --port-offset); all bound to the master's address
+MASTER_PORTS = {
+    "namenode_rpc": 8020,
+    "namenode_http": 9870,
+    "rm_scheduler": 8030,
+    "rm_tracker": 8031,
+    "rm": 8032,
+    "rm_admin": 8033,
+    "rm_http": 8088,
+    "jhs": 10020,
+    "jhs_admin": 10033,
+    "jhs_http": 19888,
+}
+
+# worker ports: each worker has its own address in its own namespace, so they never collide
+WORKER_PORTS = {
+    "datanode_xfer": 9866,
+    "datanode_http": 9864,
+    "datanode_ipc": 9867,
+    "nodemanager": 8041,
+    "nodemanager_localizer": 8040,
+    "nodemanager_http": 8042,
+    "shuffle": 13562,
+}
+
+
+@dataclass(frozen=True)
+class Worker:
+    index: int  # 1-based
+    host: str  # the worker's address; HDFS, YARN and MapReduce all know it by this name
+    rack: str
+    netns: str
+    veth: str
+
+    @property
+    def name(self) -> str:
+        return f"w{self.index}"
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Parameters of `dsbra cluster up`; validated on construction."""
+
+    workers: int = 4
+    racks: int = 2
+    subnet: str = "10.77.0.0/24"
+    prefix: str = "dsbra"  # names the bridge (<prefix>0) and namespaces (<prefix>-w<i>)
+    port_offset: int = 0
+    replication: int = 3
+    block_size: int = 8 * 1024 * 1024
+    locality_delay_node: float = 1.0
+    locality_delay_rack: float = 1.0
+    nm_memory_mb: int = 2560
+    nm_vcores: int = 4
+    map_memory_mb: int = 512
+    am_memory_mb: int = 640
+    heaps: dict = field(
+        default_factory=lambda: {
+            "namenode": "512m",
+            "datanode": "256m",
+            "resourcemanager": "512m",
+            "nodemanager": "256m",
+            "historyserver": "256m",
+        }
+    )
+    hadoop_version: str = HADOOP_VERSION
+
+    def __post_init__(self):
+        if not 1 <= self.workers <= MAX_WORKERS:
+            raise InputError(f"--workers must be between 1 and {MAX_WORKERS}, got {self.workers}")
+        if self.racks < 1:
+            raise InputError(f"--racks must be at least 1, got {self.racks}")
+        try:
+            net = ipaddress.IPv4Network(self.subnet)
+        except ValueError as exc:
+            raise InputError(f"--subnet {self.subnet!r} is not an IPv4 network: {exc}") from None
+        if net.num_addresses < self.workers + 16:
+            raise InputError(f"--subnet {self.subnet} is too small for {self.workers} workers")
+        if net.is_loopback:
+            raise InputError(f"--subnet {self.subnet} is loopback; worker hosts need their own addresses")
+        if not (self.prefix.isalnum() and len(self.prefix) <= 8):
+            raise InputError(f"--prefix must be alphanumeric and at most 8 characters, got {self.prefix!r}")
+        if not 0 <= self.port_offset <= 50000:
+            raise InputError(f"--port-offset must be between 0 and 50000, got {self.port_offset}")
+        if not 1 <= self.replication <= self.workers:
+            raise InputError(
+                f"--replication must be between 1 and the number of workers ({self.workers}), got {self.replication}"
+            )
+        if self.block_size < 1024 * 1024 or self.block_size % 512:
+            raise InputError(f"--block-size must be at least 1 MiB and a multiple of 512, got {self.block_size}")
+        for name, value in (("node", self.locality_delay_node), ("rack", self.locality_delay_rack)):
+            if value != -1.0 and not 0.0 <= value <= 1.0:
+                raise InputError(f"--locality-delay-{name} must be -1 (off) or within 0..1, got {value}")
+        if self.nm_memory_mb < self.am_memory_mb + self.map_memory_mb:
+            raise InputError(
+                f"--nm-memory-mb {self.nm_memory_mb} cannot hold an AM ({self.am_memory_mb} MB) and a map "
+                f"({self.map_memory_mb} MB)"
+            )
+
+    # ---- derived layout -------------------------------------------------------------------
+
+    @property
+    def network(self) -> ipaddress.IPv4Network:
+        return ipaddress.IPv4Network(self.subnet)
+
+    @property
+    def master(self) -> str:
+        return str(self.network.network_address + 1)
+
+    @property
+    def prefixlen(self) -> int:
+        return self.network.prefixlen
+
+    @property
+    def bridge(self) -> str:
+        return f"{self.prefix}0"
+
+    @property
+    def worker_list(self) -> list[Worker]:
+        base = self.network.network_address
+        racks = min(self.racks, self.workers)
+        per_rack = -(-self.workers // racks)  # ceil: contiguous workers share a rack
+        return [
+            Worker(
+                index=i,
+                host=str(base + 10 + i),
+                rack=f"/rack{(i - 1) // per_rack + 1}",
+                netns=f"{self.prefix}-w{i}",
+                veth=f"{self.prefix}v{i}",
+            )
+            for i in range(1, self.workers + 1)
+        ]
+
+    def port(self, name: str) -> int:
+        if name in MASTER_PORTS:
+            return MASTER_PORTS[name] + self.port_offset
+        return WORKER_PORTS[name]
+
+    @property
+    def urls(self) -> dict[str, str]:
+        m = self.master
+        return {
+            "namenode": f"http://{m}:{self.port('namenode_http')}",
+            "webhdfs": f"http://{m}:{self.port('namenode_http')}/webhdfs/v1",
+            "rm": f"http://{m}:{self.port('rm_http')}",
+            "jhs": f"http://{m}:{self.port('jhs_http')}",
+            "fs": f"hdfs://{m}:{self.port('namenode_rpc')}",
+        }
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ClusterSpec":
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+def parse_size(text: str) -> int:
+    """'8m', '128k', '1g' or bytes -> bytes (like Hadoop's size suffixes)."""
+    text = str(text).strip().lower()
+    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text)
+    except ValueError:
+        raise InputError(f"not a size: {text!r} (use bytes or a k/m/g suffix)") from None

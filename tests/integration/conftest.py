@@ -1,0 +1,63 @@
+"""The bundled cluster, brought up once per test session.
+
+DSBRA_TEST_CLUSTER controls it:
+  unset    reuse a cluster that is already up, else start one and tear it down at the end
+           (unless another test session still uses it)
+  reuse    reuse a cluster that is already up, else start one; leave it up afterwards
+  fresh    `down` whatever runs, start a new one, tear it down at the end
+The cluster's state dir is $DSBRA_STATE_DIR (default .dsbra/cluster).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pytest
+
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.cluster.spec import ClusterSpec
+
+WORKERS = int(os.environ.get("DSBRA_TEST_WORKERS", "4"))
+
+
+@pytest.fixture(scope="session")
+def cluster_layout() -> StateLayout:
+    return StateLayout(default_state_dir().resolve())
+
+
+@pytest.fixture(scope="session")
+def cluster(cluster_layout) -> dict:
+    """`dsbra cluster env --json` of a running cluster."""
+    if os.geteuid() != 0:
+        pytest.skip("the bundled cluster needs root (network namespaces)")
+    mode = os.environ.get("DSBRA_TEST_CLUSTER", "")
+    if mode not in ("", "reuse", "fresh"):
+        pytest.fail(f"DSBRA_TEST_CLUSTER must be unset, 'reuse' or 'fresh', got {mode!r}")
+    if mode == "fresh":
+        cl.down(cluster_layout)
+    # every test session holds a shared lock while it uses the cluster, so the session that
+    # started it tears it down only if no other session still uses it
+    cluster_layout.root.mkdir(parents=True, exist_ok=True)
+    users = open(cluster_layout.root / ".test-sessions", "a")
+    fcntl.flock(users, fcntl.LOCK_SH)
+    started = False
+    if cl.status(cluster_layout).state != "up":
+        _, started = cl.up(ClusterSpec(workers=WORKERS), cluster_layout, log=lambda *_: None)
+    yield cl.env(cluster_layout)
+    fcntl.flock(users, fcntl.LOCK_UN)
+    if started and mode != "reuse":
+        try:
+            fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # another test session still uses it: leave it up
+        else:
+            cl.down(cluster_layout)
+    users.close()
+
+
+@pytest.fixture(scope="session")
+def webhdfs(cluster):
+    from hdfs import InsecureClient
+
+    return InsecureClient(cluster["namenode"], user="root")

@@ -1,0 +1,158 @@
+"""`dsbra observe` and its collector against the bundled real cluster.
+
+Ground truth comes from inputs this test writes: three one-block files and one file of several
+blocks. Jobs are the MapReduce examples' grep, with the split files preserved
+(``mapreduce.task.files.preserve.filepattern``) where a test needs them after the job ended.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from dsbra.cluster.jobs import submit_job
+from dsbra.observe.collector import Collector, Endpoints
+from dsbra.observe.window import build_round
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(900)]
+
+PRESERVE = {"mapreduce.task.files.preserve.filepattern": "job_.*"}
+BLOCK = 8 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def endpoints(cluster) -> Endpoints:
+    return Endpoints.from_urls(cluster["rm"], cluster["webhdfs"], cluster["jhs"], user="root")
+
+
+@pytest.fixture(scope="module")
+def inputs(webhdfs) -> dict:
+    base = f"/test-observe/{uuid.uuid4().hex[:8]}"
+    webhdfs.makedirs(base + "/in")
+    line = b"k\t0000000001" + b"a" * 77 + b"XYZ\n"
+    paths = []
+    for i in range(3):
+        p = f"{base}/in/one-block-{i}"
+        webhdfs.write(p, line * 500, overwrite=True)
+        paths.append(p)
+    p = f"{base}/in/three-blocks"
+    webhdfs.write(p, line * (3 * BLOCK // len(line)), overwrite=True)  # 3 blocks, last ~full
+    paths.append(p)
+    yield {"base": base, "paths": paths}
+    webhdfs.delete(base, recursive=True)
+
+
+def truth(endpoints: Endpoints, paths: list[str]) -> dict:
+    out = {}
+    for p in paths:
+        for b in endpoints.hdfs.block_locations(p)["locatedBlocks"]:
+            out[(p, b["startOffset"])] = {"block_id": f"blk_{b['block']['blockId']}",
+                                         "hosts": sorted(x["hostName"] for x in b["locations"])}
+    return out
+
+
+def poll_until_done(collectors, run, job_ids_of=None, timeout=300):
+    deadline = time.monotonic() + timeout
+    while run.poll() is None and time.monotonic() < deadline:
+        for c in collectors:
+            c.poll()
+        time.sleep(1.0)
+    result = run.wait(timeout=60)
+    while time.monotonic() < deadline:
+        for c in collectors:
+            c.poll()
+        if all(all(j in c.done_jobs for j in result.job_ids) for c in collectors):
+            return result
+        time.sleep(1.0)
+    raise AssertionError("history files of the jobs never became readable")
+
+
+def test_live_collector_maps_every_task_to_its_block_and_survives_a_restart(
+        endpoints, inputs, tmp_path):
+    since = int(time.time() * 1000)
+    reference = Collector(endpoints, since_ms=since)
+    state = tmp_path / "collector.json"
+    restarted = Collector(endpoints, since_ms=since, state_path=state)
+    run = submit_job(["grep", inputs["base"] + "/in", inputs["base"] + "/out-live", "XYZ"],
+                     conf=PRESERVE)
+    # poll the restartable collector a few times while the job runs, then "crash" it
+    t_end = time.monotonic() + 20
+    while run.poll() is None and time.monotonic() < t_end:
+        reference.poll()
+        restarted.poll()
+        time.sleep(1.0)
+    first_half = restarted.take()
+    restarted = Collector(endpoints, since_ms=0, state_path=state)  # a new process, same state
+    result = poll_until_done([reference, restarted], run)
+    ref = reference.take()
+    both = first_half + restarted.take()
+    assert sorted(o.attempt_id for o in both) == sorted(o.attempt_id for o in ref)
+    assert len({o.attempt_id for o in ref}) == len(ref)
+
+    search = [o for o in ref if o.job_id == result.job_ids[0]]
+    t = truth(endpoints, inputs["paths"])
+    assert len(search) == len(t) == 6  # 3 one-block files + 3 blocks
+    assert {(o.path, o.start) for o in search} == set(t)
+    for o in search:
+        assert sorted(o.split_hosts) == t[(o.path, o.start)]["hosts"]
+        assert o.scheduled_ms <= o.launch_ms <= o.finish_ms
+        assert (o.locality == "NODE_LOCAL") == (o.node in o.split_hosts)
+
+    doc = build_round(reference, ref, window_start_ms=since, window_end_ms=int(time.time() * 1000))
+    rows = {b["block_id"]: b for b in doc["blocks"]}
+    for key, blk in t.items():
+        assert rows[blk["block_id"]]["tasks"] == 1
+        assert sorted(rows[blk["block_id"]]["nodes"]) == blk["hosts"]
+    assert doc["params"]["delay_threshold_s"] > 0
+    assert doc["observe"]["unmapped_tasks"] >= 1  # grep's sort job reads a deleted temp dir
+    assert doc["observe"]["tasks_judged_on_rm_samples"] >= 1
+
+
+def test_a_job_between_two_polls_is_counted_from_its_history_file(endpoints, inputs):
+    since = int(time.time() * 1000)
+    c = Collector(endpoints, since_ms=since)
+    c.poll()
+    result = submit_job(["grep", inputs["base"] + "/in", inputs["base"] + "/out-between", "XYZ"],
+                        conf=PRESERVE).wait(timeout=600)
+    deadline = time.monotonic() + 120
+    while not all(j in c.done_jobs for j in result.job_ids):
+        assert time.monotonic() < deadline, "history file never read"
+        c.poll()
+        time.sleep(1.0)
+    obs = c.take()
+    search = [o for o in obs if o.job_id == result.job_ids[0]]
+    assert len(search) == 6 and all(o.path for o in search)
+    assert {(o.path, o.start) for o in search} == set(truth(endpoints, inputs["paths"]))
+    requests_before = endpoints.stats.requests
+    c.poll()  # nothing new of ours: a poll costs the free-memory sample and the two app
+    # listings (plus whatever other users' running jobs need), never a re-read of history
+    assert not [o for o in c.take() if o.job_id in result.job_ids]
+    assert not set(result.job_ids) & set(c.jobs)  # done: never read again
+    # 3 requests + at most 8 per job of other users running now (conf, splits, history)
+    assert endpoints.stats.requests - requests_before <= 3 + 8 * len(c.jobs)
+
+
+def test_observe_pipes_into_plan(cluster):
+    cmd = (f"{sys.executable} -m dsbra observe --history --window-s 1800 --output - | "
+           f"{sys.executable} -m dsbra plan --input -")
+    proc = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    plan = json.loads(proc.stdout)
+    assert {"gavg", "rf", "replicate", "dereplicate"} <= set(plan)
+    table = subprocess.run([sys.executable, "-m", "dsbra", "observe", "--window-s", "1800", "--history",
+                            "--format", "table"], capture_output=True, text=True, timeout=300)
+    assert table.returncode == 0 and "D = " in table.stdout
+
+
+def test_unreachable_cluster_is_a_one_line_error():
+    proc = subprocess.run([sys.executable, "-m", "dsbra", "observe", "--rm", "http://127.0.0.1:9",
+                           "--webhdfs", "http://127.0.0.1:9", "--jhs", "http://127.0.0.1:9"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert proc.stderr.startswith("dsbra: error: cannot reach ResourceManager")
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,116 @@
+"""Config rendering from conf-templates/: every file parses and carries the values that make the
+cluster what it claims (distinct worker identities, racks, Fair Scheduler, heaps, classpaths)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from dsbra.cluster.config import CONFIG_FILES, HostPaths, render_host
+from dsbra.cluster.spec import ClusterSpec
+
+PATHS = HostPaths(conf="/state/conf/x", data="/state/data/x", tmp="/state/data/x/tmp", lib="/jars/lib")
+
+
+def props(xml_text: str) -> dict[str, str]:
+    root = ET.fromstring(xml_text)
+    assert root.tag == "configuration"
+    return {p.findtext("name"): p.findtext("value") for p in root.findall("property")}
+
+
+def render(spec=None, role="master", worker_index=None):
+    spec = spec or ClusterSpec()
+    worker = spec.worker_list[worker_index] if worker_index is not None else None
+    return render_host(spec, "worker" if worker else role, PATHS, "/usr/lib/jvm/java-17", worker)
+
+
+def test_all_files_render_and_xml_parses():
+    files = render()
+    assert set(files) == set(CONFIG_FILES)
+    for name, text in files.items():
+        if name.endswith(".xml"):
+            ET.fromstring(text)
+
+
+def test_worker_identity_is_its_address_for_hdfs_and_yarn():
+    spec = ClusterSpec()
+    files = render(spec, worker_index=2)
+    hdfs, yarn = props(files["hdfs-site.xml"]), props(files["yarn-site.xml"])
+    assert hdfs["dfs.datanode.hostname"] == yarn["yarn.nodemanager.hostname"] == "10.77.0.13"
+    assert hdfs["dfs.datanode.address"] == "10.77.0.13:9866"
+    assert yarn["yarn.nodemanager.address"] == "10.77.0.13:8041"
+    assert hdfs["dfs.datanode.data.dir"] == "/state/data/x/datanode"
+    assert yarn["yarn.nodemanager.local-dirs"] == "/state/data/x/nm-local"
+
+
+def test_master_conf_has_no_worker_identity():
+    files = render()
+    assert "dfs.datanode.hostname" not in props(files["hdfs-site.xml"])
+    assert "yarn.nodemanager.hostname" not in props(files["yarn-site.xml"])
+
+
+def test_topology_table_maps_each_worker_address_to_its_rack():
+    spec = ClusterSpec(workers=5, racks=2, replication=3)
+    table = render(spec)["topology.table"]
+    rows = dict(line.split() for line in table.splitlines())
+    assert rows == {w.host: w.rack for w in spec.worker_list}
+    core = props(render(spec)["core-site.xml"])
+    assert core["net.topology.node.switch.mapping.impl"] == "org.apache.hadoop.net.TableMapping"
+    assert core["net.topology.table.file.name"] == "/state/conf/x/topology.table"
+
+
+@pytest.mark.parametrize("node, rack", [(0.5, 0.25), (1.0, 1.0), (-1, -1)])
+def test_fair_scheduler_and_locality_delay(node, rack):
+    yarn = props(render(ClusterSpec(locality_delay_node=node, locality_delay_rack=rack))["yarn-site.xml"])
+    assert yarn["yarn.resourcemanager.scheduler.class"].endswith(".fair.FairScheduler")
+    assert float(yarn["yarn.scheduler.fair.locality.threshold.node"]) == node
+    assert float(yarn["yarn.scheduler.fair.locality.threshold.rack"]) == rack
+    assert yarn["yarn.scheduler.fair.allocation.file"] == "/state/conf/x/fair-scheduler.xml"
+
+
+def test_allocation_file_declares_the_queues():
+    root = ET.fromstring(render()["fair-scheduler.xml"])
+    assert [q.get("name") for q in root.findall("queue")] == ["default", "benchmark"]
+    assert [r.get("name") for r in root.find("queuePlacementPolicy")] == ["specified", "default"]
+
+
+def test_hdfs_sizes_and_fast_redundancy():
+    hdfs = props(render(ClusterSpec(replication=2, block_size=4 * 1024 * 1024))["hdfs-site.xml"])
+    assert hdfs["dfs.replication"] == "2"
+    assert hdfs["dfs.blocksize"] == str(4 * 1024 * 1024)
+    assert hdfs["dfs.namenode.safemode.extension"] == "0"
+    assert hdfs["dfs.namenode.redundancy.interval.seconds"] == "1"
+
+
+def test_containers_get_small_heaps_and_java17_flags():
+    mapred = props(render()["mapred-site.xml"])
+    assert mapred["mapreduce.map.memory.mb"] == "512"
+    assert mapred["mapreduce.map.java.opts"].startswith("-Xmx307m ")
+    for key in ("yarn.app.mapreduce.am.command-opts", "mapreduce.map.java.opts", "mapreduce.reduce.java.opts"):
+        assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in mapred[key]
+    assert mapred["mapreduce.application.classpath"] == "/jars/lib/*"
+    assert mapred["mapreduce.job.ubertask.enable"] == "false"
+    assert mapred["yarn.app.mapreduce.am.env"] == "JAVA_HOME=/usr/lib/jvm/java-17"
+
+
+def test_nodemanager_resources_and_vmem_check_off():
+    yarn = props(render(ClusterSpec(nm_memory_mb=3072))["yarn-site.xml"])
+    assert yarn["yarn.nodemanager.resource.memory-mb"] == "3072"
+    assert yarn["yarn.nodemanager.vmem-check-enabled"] == "false"
+    assert yarn["yarn.application.classpath"] == "/state/conf/x,/jars/lib/*"
+
+
+def test_port_offset_reaches_every_master_address():
+    spec = ClusterSpec(port_offset=100)
+    files = render(spec)
+    hdfs, yarn, mapred = (props(files[n]) for n in ("hdfs-site.xml", "yarn-site.xml", "mapred-site.xml"))
+    assert hdfs["dfs.namenode.rpc-address"] == "10.77.0.1:8120"
+    assert yarn["yarn.resourcemanager.webapp.address"] == "10.77.0.1:8188"
+    assert mapred["mapreduce.jobhistory.webapp.address"] == "10.77.0.1:19988"
+    assert props(files["core-site.xml"])["fs.defaultFS"] == "hdfs://10.77.0.1:8120"
+
+
+def test_daemon_logs_go_to_a_file_and_the_client_logs_to_stderr():
+    assert "log4j.rootLogger=INFO,file" in render()["log4j.properties"]
+    assert "log4j.rootLogger=INFO,console" in render(role="client")["log4j.properties"]

@@ -1,0 +1,34 @@
+"""The hadoop-docker entry point renders the same configs and command lines as the netns cluster."""
+
+from __future__ import annotations
+
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from dsbra.cluster import container
+
+pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="needs a JDK on PATH")
+
+
+def test_worker_dry_run_renders_its_identity_and_runs_datanode_and_nodemanager(tmp_path, capsys):
+    container.main(["worker", "2", "--state-dir", str(tmp_path), "--dry-run"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["datanode-w2", "nodemanager-w2"]
+    assert "org.apache.hadoop.hdfs.server.datanode.DataNode" in lines[0]
+    assert all("ip netns" not in line for line in lines)  # containers are hosts already
+    hdfs = ET.parse(tmp_path / "conf" / "w2" / "hdfs-site.xml").getroot()
+    values = {p.findtext("name"): p.findtext("value") for p in hdfs}
+    assert values["dfs.datanode.hostname"] == "10.77.0.12"
+
+
+def test_namenode_dry_run_formats_first(tmp_path, capsys):
+    container.main(["namenode", "--state-dir", str(tmp_path), "--dry-run"])
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == ["namenode-format", "namenode"]
+
+
+def test_worker_index_is_checked(tmp_path):
+    with pytest.raises(SystemExit):
+        container.main(["worker", "9", "--state-dir", str(tmp_path), "--dry-run"])
