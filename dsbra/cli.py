@@ -40,26 +40,12 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module_name, attr = target.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
-                return _unavailable(name)
-            raise
-        return getattr(module, attr)
+        return getattr(importlib.import_module(module_name), attr)
 
     def format_commands(self, ctx, formatter):
         rows = [(name, HELP.get(name, "")) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
-
-
-def _unavailable(name: str) -> click.Command:
-    @click.command(name, help=HELP.get(name, ""))
-    def command():
-        raise DsbraError(f"'dsbra {name}' is not available in this build")
-
-    return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -17,7 +17,7 @@ import numpy as np
 from dsbra.errors import InputError
 from dsbra.policy.api import RULE_NAMES, BlockState, FileTable, RoundInput
 from dsbra.policy.dsbra import DsbraPolicy
-from dsbra.policy.profiles import PARAM_NAMES, PROFILES, params_for
+from dsbra.policy.profiles import PARAM_NAMES, PROFILES, params_for, parse_assignments
 from dsbra.policy.rails import Rails, plan_files
 
 _BLOCK_REQUIRED = ("block_id", "nodes", "default_replicas", "tasks", "delayed_tasks", "delay_s")
@@ -49,7 +49,8 @@ def plan(input_path: str, output_path: str, profile: str, overrides: tuple[str, 
     live-node caps apply here; --with-rails adds the rails stage as 'file_plan'.
     """
     doc = _read_json(input_path)
-    result = plan_document(doc, profile=profile, overrides=_parse_sets(overrides),
+    result = plan_document(doc, profile=profile,
+                           overrides=parse_assignments(overrides, "--set", PARAM_NAMES),
                            with_rails=with_rails)
     text = json.dumps(result, indent=2, sort_keys=False) + "\n"
     if output_path == "-":
@@ -229,19 +230,3 @@ def _read_json(path: str):
     except json.JSONDecodeError as exc:
         raise InputError(f"--input {path} is not valid JSON: {exc.msg} at line {exc.lineno} "
                          f"column {exc.colno}") from None
-
-
-def _parse_sets(pairs: tuple[str, ...]) -> dict:
-    out = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise InputError(f"--set expects KEY=VALUE, got {pair!r}")
-        if key not in PARAM_NAMES:
-            raise InputError(f"--set: unknown parameter {key!r}; known: {', '.join(PARAM_NAMES)}")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out

@@ -11,6 +11,7 @@ The paper (Suresh & Gopalan 2015, eq. 1 and Algorithm-1) is self-contradictory i
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 
 from dsbra.errors import InputError
@@ -106,3 +107,21 @@ def params_for(profile: str = "calibrated", **overrides) -> DsbraParams:
 def _is_number(v) -> bool:
     return (isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
             and abs(v) != float("inf"))
+
+
+def parse_assignments(pairs: tuple[str, ...], option: str,
+                      known: tuple[str, ...] | None = None) -> dict:
+    """``KEY=VALUE`` command-line pairs -> dict; VALUE is JSON when it parses, else a string."""
+    out = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"{option} expects KEY=VALUE, got {pair!r}")
+        if known is not None and key not in known:
+            raise InputError(f"{option}: unknown parameter {key!r}; known: {', '.join(known)}")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out

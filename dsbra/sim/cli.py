@@ -3,7 +3,6 @@ summary.json."""
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from pathlib import Path
@@ -11,21 +10,9 @@ from pathlib import Path
 import click
 
 from dsbra.errors import InputError
+from dsbra.policy.profiles import parse_assignments
 
 log = logging.getLogger(__name__)
-
-
-def _parse_set(values: tuple[str, ...]) -> dict:
-    out = {}
-    for item in values:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"--policy-param expects KEY=VALUE, got {item!r}")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out
 
 
 @click.command("sim", context_settings={"help_option_names": ["-h", "--help"]})
@@ -125,7 +112,7 @@ def sim(**kw) -> None:
         assign_multiple=kw["assign_multiple"], task_overhead_s=kw["task_overhead_s"],
         cpu_s_per_mb=kw["cpu_s_per_mb"], read_mbps_local=local, read_mbps_rack=rack,
         read_mbps_remote=remote, copy_mbps=kw["copy_mbps"], policy=kw["policy"],
-        policy_params=_parse_set(kw["policy_param"]), interval_s=kw["interval_s"],
+        policy_params=parse_assignments(kw["policy_param"], "--policy-param"), interval_s=kw["interval_s"],
         delay_threshold_s=kw["delay_threshold_s"], signals=kw["signals"],
         observed_grace_s=kw["observed_grace_s"], observed_settle_s=kw["observed_settle_s"],
         seed=kw["seed"]).validated()
