@@ -48,18 +48,30 @@ def cluster() -> None:
                    "nodes whose scheduling opportunities an app skips waiting for a node-local slot (-1: off).")
 @click.option("--locality-delay-rack", type=float, default=1.0, show_default=True,
               help="Same for rack-local (yarn.scheduler.fair.locality.threshold.rack).")
+@click.option("--continuous-scheduling", is_flag=True,
+              help="Fair Scheduler continuous scheduling (deprecated in YARN): containers are also "
+                   "assigned on a 20 ms timer, and delay scheduling becomes time-based (the -ms options "
+                   "below; the thresholds are then not read).")
+@click.option("--locality-delay-node-ms", type=int, default=-1, show_default=True,
+              help="With --continuous-scheduling: how long an app waits for a node-local slot "
+                   "(yarn.scheduler.fair.locality-delay-node-ms; -1: delay scheduling off).")
+@click.option("--locality-delay-rack-ms", type=int, default=-1, show_default=True,
+              help="With --continuous-scheduling: then how long it waits for a rack-local slot.")
 @click.option("--nm-memory-mb", type=int, default=2560, show_default=True, help="Memory of each NodeManager.")
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
 @state_dir_option
 def up(workers, racks, subnet, prefix, port_offset, replication, block_size, locality_delay_node,
-       locality_delay_rack, nm_memory_mb, timeout, state_dir) -> None:
+       locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
+       nm_memory_mb, timeout, state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
     spec = ClusterSpec(
         workers=workers, racks=racks, subnet=subnet, prefix=prefix, port_offset=port_offset,
         replication=min(3, max(workers, 1)) if replication is None else replication,
         block_size=parse_size(block_size), locality_delay_node=locality_delay_node,
-        locality_delay_rack=locality_delay_rack, nm_memory_mb=nm_memory_mb,
+        locality_delay_rack=locality_delay_rack, continuous_scheduling=continuous_scheduling,
+        locality_delay_node_ms=locality_delay_node_ms,
+        locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
     )
     _require_root()
     layout = _layout(state_dir)

@@ -362,7 +362,9 @@ def env(layout: StateLayout) -> dict:
             for w in spec.worker_list
         ],
         "queues": ["root.default", "root.benchmark"],
-        "locality_delay": {"node": spec.locality_delay_node, "rack": spec.locality_delay_rack},
+        "locality_delay": {"node": spec.locality_delay_node, "rack": spec.locality_delay_rack,
+                           "continuous_scheduling": spec.continuous_scheduling,
+                           "node_ms": spec.locality_delay_node_ms, "rack_ms": spec.locality_delay_rack_ms},
         "replication": spec.replication,
         "block_size": spec.block_size,
         "hadoop_version": spec.hadoop_version,

@@ -66,6 +66,10 @@ class ClusterSpec:
     block_size: int = 8 * 1024 * 1024
     locality_delay_node: float = 1.0
     locality_delay_rack: float = 1.0
+    #: scheduling on a timer besides heartbeats; delay is then time-based (the *_ms below)
+    continuous_scheduling: bool = False
+    locality_delay_node_ms: int = -1
+    locality_delay_rack_ms: int = -1
     nm_memory_mb: int = 2560
     nm_vcores: int = 4
     map_memory_mb: int = 512
@@ -107,6 +111,13 @@ class ClusterSpec:
         for name, value in (("node", self.locality_delay_node), ("rack", self.locality_delay_rack)):
             if value != -1.0 and not 0.0 <= value <= 1.0:
                 raise InputError(f"--locality-delay-{name} must be -1 (off) or within 0..1, got {value}")
+        node_ms, rack_ms = self.locality_delay_node_ms, self.locality_delay_rack_ms
+        if (node_ms < 0) != (rack_ms < 0) or min(node_ms, rack_ms) < -1:
+            raise InputError("--locality-delay-node-ms and --locality-delay-rack-ms go together: both >= 0 "
+                             f"(time-based delay) or both -1 (off), got {node_ms} and {rack_ms}")
+        if node_ms >= 0 and not self.continuous_scheduling:
+            raise InputError("--locality-delay-node-ms/-rack-ms need --continuous-scheduling: the Fair "
+                             "Scheduler reads them only then")
         if self.nm_memory_mb < self.am_memory_mb + self.map_memory_mb:
             raise InputError(
                 f"--nm-memory-mb {self.nm_memory_mb} cannot hold an AM ({self.am_memory_mb} MB) and a map "

@@ -1,13 +1,15 @@
 """The scheduler's delay threshold D in seconds, and the allocation round trip, from configs.
 
-The Fair Scheduler (``FSAppAttempt.getAllowedLocalityLevel``) counts *scheduling
-opportunities* (a node heartbeat offering the app a container) and relaxes node-locality once
-they exceed ``nodes x yarn.scheduler.fair.locality.threshold.node``. In seconds: each node
-heartbeats every ``yarn.resourcemanager.nodemanagers.heartbeat-interval-ms``, so the wait is
-``threshold x heartbeat`` when every node offers room and ``nodes x threshold x heartbeat``
-when one node at a time does. D is that upper bound: the longest wait delay scheduling can
-impose. With continuous scheduling on, the time-based ``locality-delay-node-ms`` applies
-instead. A threshold < 0 means delay scheduling is off.
+Counted (default): ``FSAppAttempt.getAllowedLocalityLevel`` counts *scheduling opportunities*
+(node heartbeats reaching the app, full nodes included) and relaxes node locality once they
+exceed ``nodes x yarn.scheduler.fair.locality.threshold.node``. Each node heartbeats every
+``yarn.resourcemanager.nodemanagers.heartbeat-interval-ms``, so the app first in fair-share
+order relaxes after about ``threshold x heartbeat`` (the lower bound) and one offered a single
+heartbeat per interval after ``nodes x threshold x heartbeat``, which is reported as D. A
+threshold < 0 means delay scheduling is off.
+
+Timed: with continuous scheduling on, ``getAllowedLocalityLevelByTime`` relaxes after
+``locality-delay-node-ms`` of waiting, which is D exactly (-1: off); thresholds are not read.
 """
 
 from __future__ import annotations
@@ -59,8 +61,9 @@ def settings_from_conf(conf: dict[str, str], nodes: int) -> SchedulerSettings:
     inc = conf.get("yarn.resource-types.memory-mb.increment-allocation") \
         or conf.get("yarn.scheduler.increment-allocation-mb")
     increment = int(shapes.as_float(inc, 1024) or 1024) if is_fair else min_mb
-    if is_fair and continuous and delay_ms >= 0:
-        on, d, d_min = True, delay_ms / 1000, delay_ms / 1000
+    if is_fair and continuous:  # time-based (getAllowedLocalityLevelByTime); < 0 is off
+        on = delay_ms >= 0
+        d = d_min = max(delay_ms, 0) / 1000
     elif is_fair and threshold >= 0:
         on, d, d_min = True, max(nodes, 1) * threshold * heartbeat_s, threshold * heartbeat_s
     else:

@@ -167,10 +167,20 @@ def test_crashed_cluster_is_detected_cleaned_and_restarted(cluster, second_clust
         proc = dsbra("cluster", "status", *state)
         assert proc.returncode == 1 and "partial" in proc.stdout and "DEAD" in proc.stdout
 
-        proc = dsbra("cluster", "up", *state, *SECOND)  # cleans the crashed run, starts anew
+        # cleans the crashed run and starts anew, this time with time-based delay scheduling
+        timed = ["--continuous-scheduling", "--locality-delay-node-ms", "3000",
+                 "--locality-delay-rack-ms", "1000"]
+        proc = dsbra("cluster", "up", *state, *SECOND, *timed)
         assert proc.returncode == 0, proc.stderr
         assert "cleaning up a previous run" in proc.stderr
         assert dsbra("cluster", "status", *state).returncode == 0
+        env = json.loads(dsbra("cluster", "env", "--json", *state).stdout)
+        assert env["locality_delay"]["continuous_scheduling"] is True
+        from dsbra.observe.http import ResourceManager
+        from dsbra.observe.scheduler import settings_from_conf
+
+        settings = settings_from_conf(ResourceManager(env["rm"]).conf(), nodes=1)
+        assert settings.delay_scheduling and settings.delay_threshold_s == 3.0
     finally:
         proc = dsbra("cluster", "down", *state)
     assert proc.returncode == 0 and "cluster down" in proc.stdout

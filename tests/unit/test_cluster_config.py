@@ -69,6 +69,16 @@ def test_fair_scheduler_and_locality_delay(node, rack):
     assert yarn["yarn.scheduler.fair.allocation.file"] == "/state/conf/x/fair-scheduler.xml"
 
 
+def test_time_based_locality_delay_turns_on_continuous_scheduling():
+    count_based = props(render(ClusterSpec())["yarn-site.xml"])
+    assert "yarn.scheduler.fair.continuous-scheduling-enabled" not in count_based
+    yarn = props(render(ClusterSpec(continuous_scheduling=True, locality_delay_node_ms=8000,
+                                      locality_delay_rack_ms=2000))["yarn-site.xml"])
+    assert yarn["yarn.scheduler.fair.continuous-scheduling-enabled"] == "true"
+    assert yarn["yarn.scheduler.fair.locality-delay-node-ms"] == "8000"
+    assert yarn["yarn.scheduler.fair.locality-delay-rack-ms"] == "2000"
+
+
 def test_allocation_file_declares_the_queues():
     root = ET.fromstring(render()["fair-scheduler.xml"])
     assert [q.get("name") for q in root.findall("queue")] == ["default", "benchmark"]

@@ -60,6 +60,9 @@ def test_custom_subnet_and_prefix():
     ({"locality_delay_node": 1.5}, "--locality-delay-node"),
     ({"locality_delay_rack": -0.5}, "--locality-delay-rack"),
     ({"nm_memory_mb": 600}, "--nm-memory-mb"),
+    ({"continuous_scheduling": True, "locality_delay_node_ms": 5000}, "go together"),
+    ({"continuous_scheduling": True, "locality_delay_node_ms": -5, "locality_delay_rack_ms": -5}, "go together"),
+    ({"locality_delay_node_ms": 5000, "locality_delay_rack_ms": 0}, "need --continuous-scheduling"),
 ])
 def test_invalid_specs_are_input_errors(kwargs, message):
     with pytest.raises(InputError, match=message):

@@ -87,7 +87,11 @@ def test_rm_conf_gives_the_delay_threshold():
     assert not off.delay_scheduling and off.delay_threshold_s == 0
     cont = settings_from_conf({**conf, "yarn.scheduler.fair.continuous-scheduling-enabled": "true",
                                "yarn.scheduler.fair.locality-delay-node-ms": "3000"}, 4)
-    assert cont.delay_threshold_s == 3.0
+    assert cont.delay_scheduling and cont.delay_threshold_s == 3.0
+    # continuous scheduling makes delay time-based: -1 ms is off whatever the thresholds say
+    cont_off = settings_from_conf({**conf, "yarn.scheduler.fair.continuous-scheduling-enabled": "true",
+                                   "yarn.scheduler.fair.locality-delay-node-ms": "-1"}, 4)
+    assert not cont_off.delay_scheduling and cont_off.delay_threshold_s == 0
     assert s.container_mb(512) == 1024 and s.container_mb(1025) == 2048
 
 
