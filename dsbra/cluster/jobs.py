@@ -54,9 +54,13 @@ class JobRun:
     process: subprocess.Popen
     log_path: Path
     started: float = field(default_factory=time.monotonic)
+    finished: float | None = None  # when poll() or wait() first saw the client exit
 
     def poll(self) -> int | None:
-        return self.process.poll()
+        rc = self.process.poll()
+        if rc is not None and self.finished is None:
+            self.finished = time.monotonic()
+        return rc
 
     @property
     def job_ids(self) -> list[str]:
@@ -79,8 +83,11 @@ class JobRun:
             self.kill()
             raise HadoopError(f"job client {' '.join(self.args[:3])} did not finish in {timeout} s; "
                               f"see {self.log_path}") from None
+        if self.finished is None:
+            self.finished = time.monotonic()
         text = self._log()
-        result = JobResult(rc, JOB_ID.findall(text), APP_ID.findall(text), text, time.monotonic() - self.started)
+        result = JobResult(rc, JOB_ID.findall(text), APP_ID.findall(text), text,
+                           self.finished - self.started)
         if check and rc != 0:
             raise HadoopError(f"job {' '.join(self.args[:3])} failed (exit {rc}): {_last_error(text)}; "
                               f"see {self.log_path}")

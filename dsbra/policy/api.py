@@ -343,12 +343,15 @@ def make_policy(name: str, **params) -> Policy:
         return dsbra_mod.DsbraPolicy.from_profile(params.pop("profile", "calibrated"), **params)
     if name == "dsbra-literal":
         return dsbra_mod.DsbraPolicy.from_profile("paper-literal", **params)
-    if name == "static":
-        return baselines.StaticPolicy(**params)
-    if name == "scarlett":
-        return baselines.ScarlettPolicy(**params)
-    if name == "dare":
-        return baselines.DarePolicy(**params)
+    baseline = {"static": baselines.StaticPolicy, "scarlett": baselines.ScarlettPolicy,
+                "dare": baselines.DarePolicy}.get(name)
+    if baseline is not None:
+        known = {f.name for f in dataclasses.fields(baseline) if f.init and f.name != "name"}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise InputError(f"policy {name!r} has no parameter {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted(known)) or 'none'}")
+        return baseline(**params)
     raise InputError(f"unknown policy {name!r}; known: static, dsbra, dsbra-literal, scarlett, "
                      "dare")
 

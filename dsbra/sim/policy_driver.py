@@ -8,7 +8,6 @@ import logging
 
 import numpy as np
 
-from dsbra.errors import InputError
 from dsbra.policy.api import FileTable, RoundInput, make_policy
 
 MB = 1 << 20
@@ -34,10 +33,7 @@ class PolicyDriver:
     def __init__(self, name: str, params: dict, topology, dataset, replicas,
                  copy_mbps: float):
         self.name = name
-        try:
-            self.policy = make_policy(name, **dict(params))
-        except TypeError as exc:  # the baselines' constructors do not name bad parameters
-            raise InputError(f"bad parameter for policy {name!r}: {exc}") from None
+        self.policy = make_policy(name, **dict(params))
         self.state = None
         self.topo, self.dataset, self.replicas = topology, dataset, replicas
         self.copy_mbps = copy_mbps

@@ -194,7 +194,7 @@ def test_cli_writes_schema_and_summary(tmp_path):
     (["--workload", "bogus"], "unknown workload"),
     (["--hot-fraction", "2"], "hot fraction"),
     (["--policy-param", "noequals"], "KEY=VALUE"),
-    (["--policy", "scarlett", "--policy-param", "bogus=1"], "bad parameter for policy"),
+    (["--policy", "scarlett", "--policy-param", "bogus=1"], "has no parameter bogus"),
     (["--policy", "dsbra", "--policy-param", "gate=-1"], "gate must be"),
     (["--yarn-threshold-node", "0.5"], "need delay mode yarn"),
 ])
