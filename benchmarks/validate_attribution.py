@@ -1,41 +1,49 @@
 #!/usr/bin/env python3
 """Validate the delay attribution of ``dsbra observe`` on a real cluster.
 
-    .venv/bin/python benchmarks/validate_attribution.py --mode off
-    .venv/bin/python benchmarks/validate_attribution.py --mode on
-    .venv/bin/python benchmarks/validate_attribution.py --report   # table of both runs
+    .venv/bin/python benchmarks/validate_attribution.py --tag busy --mode off
+    .venv/bin/python benchmarks/validate_attribution.py --tag busy --mode on
+    .venv/bin/python benchmarks/validate_attribution.py --recompute  # re-attribute recorded runs
+    .venv/bin/python benchmarks/validate_attribution.py --report     # table of every run
 
-Each mode brings up its *own* bundled cluster (state dir ``.dsbra/validate``, bridge ``dsv0``,
-subnet 10.93.0.0/24, master ports +300; the main cluster is not touched) with the Fair
-Scheduler's node and rack locality thresholds at 1.0 (on) or -1 (off), and runs the same
-busy workload with hot blocks: 3 hot one-block files (replication 1) read by every job, 24
-cold one-block files (replication 2), ``--jobs`` grep jobs each reading the 3 hot files and
-3 cold ones drawn with a fixed seed, submitted ``--gap-s`` apart. A ``Collector`` polls while
-they run; then the window is attributed with the same D cap in both modes (the "on" value,
-nodes x 1.0 x heartbeat) so the two runs are measured by the same ruler. Expected: M and DT
-near zero with delay scheduling off; with it on they rise and concentrate on the hot blocks.
-Results: benchmarks/results/validate_attribution-<tag>-<mode>.json. Two workloads were run:
-
-    ... --tag busy  --mode off|on --jobs 8 --gap-s 8     # 3-5 jobs at once, slots always short
-    ... --tag light --mode off|on --jobs 6 --gap-s 25    # 1-2 jobs at once, room to decline
+Each run brings up its *own* bundled cluster (state dir ``.dsbra/validate``, bridge ``dsv0``,
+subnet 10.93.0.0/24, master ports +300; the main cluster is not touched). By default it uses
+continuous scheduling, whose delay is time-based: "on" sets the Fair Scheduler's node and rack
+delays to ``--delay-ms``, "off" to -1 (no delay scheduling); ``--scheduling heartbeat`` uses the
+counted thresholds (1.0 / -1) instead. Workload: 3 hot one-block files (replication 1) read by
+every job, 24 cold one-block files (replication 2), ``--jobs`` grep jobs each reading the 3
+hot files and 3 cold ones drawn with a fixed seed, submitted ``--gap-s`` apart. A
+``Collector`` polls while they run. Everything it gathered (map observations, every job's
+containers, the RM's free-memory samples, nodes, block locations) is written to
+``benchmarks/results/validate_attribution-<tag>-<mode>.raw.json.gz``; the summary
+(``...-<tag>-<mode>.json``) attributes that record with the current rule and the "on" D in
+both modes, so the two runs are measured with the same ruler, and ``--recompute`` redoes it
+without a cluster. Expected: M and DT near zero with delay scheduling off; with it on they
+rise and concentrate on the hot blocks.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import random
+import re
 import subprocess
 import sys
 import time
+from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dsbra.cluster.jobs import submit_job  # noqa: E402
-from dsbra.observe.collector import Collector, Endpoints  # noqa: E402
-from dsbra.observe.window import build_round  # noqa: E402
+from dsbra.errors import HadoopError  # noqa: E402
+from dsbra.observe.collector import Collector, Container, Endpoints, MapObservation  # noqa: E402
+from dsbra.observe.window import LAUNCH_ALLOWANCE_S, compute_blocks, file_blocks  # noqa: E402
+from dsbra.signals import AttributionParams  # noqa: E402
 
 STATE_DIR = ROOT / ".dsbra" / "validate"
 CLUSTER = ["--prefix", "dsv", "--subnet", "10.93.0.0/24", "--port-offset", "300"]
@@ -57,13 +65,63 @@ def cluster_down() -> None:
         sh(DSBRA + ["cluster", "down", "--state-dir", str(STATE_DIR)])
 
 
-def cluster_up(threshold: float) -> dict:
+def cluster_up(mode: str, scheduling: str, delay_ms: int, nm_memory_mb: int) -> dict:
+    """"on": delay scheduling with D = delay_ms (time-based, continuous scheduling) or threshold
+    1.0 (heartbeat-counted); "off": the same scheduling with delay scheduling off (-1)."""
     status = sh(DSBRA + ["cluster", "status", "--json", "--state-dir", str(STATE_DIR)], check=False)
     if status.returncode == 0 and '"down"' not in status.stdout:
         cluster_down()
-    sh(DSBRA + ["cluster", "up", "--state-dir", str(STATE_DIR), *CLUSTER,
-                "--locality-delay-node", str(threshold), "--locality-delay-rack", str(threshold)])
+    if scheduling == "continuous":
+        ms = str(delay_ms if mode == "on" else -1)
+        delay = ["--continuous-scheduling", "--locality-delay-node-ms", ms,
+                 "--locality-delay-rack-ms", ms, "--locality-delay-node", "-1",
+                 "--locality-delay-rack", "-1"]
+    else:
+        threshold = "1.0" if mode == "on" else "-1"
+        delay = ["--locality-delay-node", threshold, "--locality-delay-rack", threshold]
+    sh(DSBRA + ["cluster", "up", "--state-dir", str(STATE_DIR), *CLUSTER, *delay,
+                "--nm-memory-mb", str(nm_memory_mb)])
     return json.loads(sh(DSBRA + ["cluster", "env", "--json", "--state-dir", str(STATE_DIR)]).stdout)
+
+
+FS_APP = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FSAppAttempt"
+STAMP = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) "
+DECLINE = re.compile(STAMP + r"TRACE .*Can't assign container on (\S+) node, allowedLocality: "
+                     r"(\w+), priority: (\d+), app attempt id: appattempt_(\d+_\d+)_\d+")
+ALLOCATE = re.compile(STAMP + r"DEBUG .*allocate: applicationAttemptId=appattempt_(\d+_\d+)_\d+ "
+                      r"container=(\S+) host=(\S+) type=")
+COMPLETE = re.compile(STAMP + r"DEBUG .*Completed container: (\S+) in state")
+
+
+def trace_scheduler(rm_url: str) -> None:
+    """Turn on the Fair Scheduler's per-offer TRACE lines at run time (the RM's /logLevel)."""
+    import requests
+
+    resp = requests.get(f"{rm_url}/logLevel", params={"log": FS_APP, "level": "TRACE"}, timeout=10)
+    if "TRACE" not in resp.text:
+        sys.exit(f"could not set {FS_APP} to TRACE: {resp.status_code} {resp.text[:300]}")
+
+
+def _ms(stamp: str) -> int:
+    return int(datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000)
+
+
+def scheduler_log(rm_log: str, since_ms: int) -> dict:
+    """What the Fair Scheduler logged at TRACE/DEBUG: every offer an application declined
+    ([ms, node, allowed level, priority, job id]), every container it allocated ([ms,
+    container, host, job id]) and every one completed ([ms, container])."""
+    out: dict[str, list] = {"declines": [], "allocations": [], "completions": []}
+    with open(rm_log, errors="replace") as f:
+        for line in f:
+            if m := DECLINE.match(line):
+                out["declines"].append([_ms(m.group(1)), m.group(2), m.group(3),
+                                        int(m.group(4)), "job_" + m.group(5)])
+            elif m := ALLOCATE.match(line):
+                out["allocations"].append([_ms(m.group(1)), m.group(3), m.group(4),
+                                           "job_" + m.group(2)])
+            elif m := COMPLETE.match(line):
+                out["completions"].append([_ms(m.group(1)), m.group(2)])
+    return {k: [row for row in v if row[0] >= since_ms] for k, v in out.items()}
 
 
 def grep_lines(n: int, seed: int) -> bytes:
@@ -91,20 +149,24 @@ def make_data(nn_url: str, hot: int, cold: int, lines: int) -> tuple[list[str], 
     return hot_paths, cold_paths
 
 
-def run(mode: str, jobs: int, gap_s: float, lines: int, keep: bool, tag: str) -> dict:
-    threshold = 1.0 if mode == "on" else -1.0
-    env = cluster_up(threshold)
+def run(mode: str, scheduling: str, delay_ms: int, jobs: int, gap_s: float, lines: int,
+        keep: bool, tag: str, ground_truth: bool) -> dict:
+    # 2048 MB = exactly two 1024 MB containers, as 2560 MB gives in practice (the Fair
+    # Scheduler rounds asks to 1024 MB); then every node the scheduler tries has room
+    env = cluster_up(mode, scheduling, delay_ms, 2048 if ground_truth else 2560)
+    if ground_truth:
+        trace_scheduler(env["rm"])
     hot, cold = make_data(env["namenode"], 3, 24, lines)
     ep = Endpoints.from_urls(env["rm"], env["webhdfs"], env["jhs"], user="root")
     start_ms = int(time.time() * 1000)
     collector = Collector(ep, since_ms=start_ms)
     settings = collector.settings()
-    cap = settings.nodes * 1.0 * settings.heartbeat_s  # the "on" D, for both modes
+    # the "on" D for both modes, so that the two runs are measured with the same ruler
+    cap = delay_ms / 1000 if scheduling == "continuous" else settings.nodes * settings.heartbeat_s
     rnd = random.Random(7)
     runs, polls, next_submit, submitted = [], 0, time.monotonic(), 0
     # reduces start after all maps, so they cannot hold slots the maps need (no deadlock)
-    conf = {"mapreduce.task.files.preserve.filepattern": "job_.*",
-            "mapreduce.job.reduce.slowstart.completedmaps": "1.0"}
+    conf = {"mapreduce.job.reduce.slowstart.completedmaps": "1.0"}
     while submitted < jobs or any(r.poll() is None for r in runs):
         if submitted < jobs and time.monotonic() >= next_submit:
             inputs = ",".join(hot + rnd.sample(cold, 3))
@@ -125,71 +187,246 @@ def run(mode: str, jobs: int, gap_s: float, lines: int, keep: bool, tag: str) ->
         time.sleep(2.0)
     obs = collector.take()
     end_ms = int(time.time() * 1000)
-    doc = build_round(collector, obs, window_start_ms=start_ms, window_end_ms=end_ms,
-                      delay_threshold_s=cap, detail=True)
-    hot_set = set(hot)
-    summary = {"mode": mode, "locality_threshold": threshold, "jobs": jobs, "gap_s": gap_s,
-               "failed_jobs": sum(1 for r in results if not r.ok), "polls": polls,
-               "http_requests": ep.stats.requests, "D_cap_s": cap,
-               "grace_s": doc["observe"]["grace_s"], "settle_s": doc["observe"]["settle_s"],
-               "job_seconds": sorted(round(r.seconds, 1) for r in results)}
-    for name, sel in (("hot", lambda b: b["path"] in hot_set),
-                      ("cold", lambda b: b["path"] not in hot_set),
-                      ("all", lambda b: True)):
-        rows = [b for b in doc["blocks"] if sel(b)]
-        n = sum(b["tasks"] for b in rows)
-        m = sum(b["delayed_tasks"] for b in rows)
-        dt = sum(b["delay_s"] for b in rows)
-        nonlocal_ = sum(b["nonlocal_tasks"] for b in rows)
-        summary[name] = {"blocks": len(rows), "N": n, "M": m, "DT_s": round(dt, 2),
-                         "M_over_N": round(m / n, 3) if n else None,
-                         "DT_per_task_s": round(dt / n, 3) if n else None,
-                         "nonlocal": nonlocal_}
-    waits = sorted(o.launch_ms - o.scheduled_ms for o in obs)
-    summary["wait_ms_p50_p90_max"] = [waits[len(waits) // 2], waits[int(len(waits) * .9)],
-                                      waits[-1]] if waits else None
-    summary["unmapped_tasks"] = doc["observe"]["unmapped_tasks"]
+    settings = collector.settings(refresh=True)
+    files = {}
+    for path in sorted({o.path for o in obs if o.path}):
+        try:
+            files[path] = {"located": ep.hdfs.block_locations(path),
+                           "replication": ep.hdfs.file_status(path).get("replication")}
+        except HadoopError:
+            pass  # grep's temporary sort input, deleted when the job ended: unmapped
+    raw = {"tag": tag, "mode": mode, "scheduling": scheduling, "delay_ms": delay_ms, "jobs": jobs,
+           "gap_s": gap_s, "D_cap_s": cap, "hot": hot,
+           "round_trip_s": settings.heartbeat_s + collector.am_heartbeat_s + LAUNCH_ALLOWANCE_S,
+           "window_ms": [start_ms, end_ms], "polls": polls, "http_requests": ep.stats.requests,
+           "failed_jobs": sum(1 for r in results if not r.ok),
+           "settings": asdict(settings), "rm_nodes": collector.nodes(refresh=True),
+           "samples": collector.samples, "obs": [asdict(o) for o in obs],
+           "containers": {j: [asdict(c) for c in cs] for j, cs in collector.containers.items()},
+           "files": files}
+    if ground_truth:
+        raw |= scheduler_log(env["logs"]["resourcemanager"], start_ms)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    summary["tag"] = tag
-    out = RESULTS / f"validate_attribution-{tag}-{mode}.json"
-    out.write_text(json.dumps({"summary": summary, "round": doc}, indent=1) + "\n")
-    print(json.dumps(summary, indent=1))
+    raw_path = RESULTS / f"validate_attribution-{tag}-{mode}.raw.json.gz"
+    with gzip.open(raw_path, "wt") as f:
+        json.dump(raw, f, separators=(",", ":"))
     if not keep:
         cluster_down()
+    return summarize(raw_path)
+
+
+def summarize(raw_path: Path) -> dict:
+    """Attribute a recorded run with the current rule (no cluster needed); write its summary."""
+    summary, tasks = attribute_record(raw_path, with_tasks=True)
+    out = RESULTS / raw_path.name.replace(".raw.json.gz", ".json")
+    out.write_text(json.dumps({"summary": summary, "tasks": tasks}, indent=1) + "\n")
+    print(json.dumps(summary))
     return summary
 
 
+def attribute_record(raw_path: Path, with_tasks: bool = False):
+    """The summary of a recorded run under the current rule (and its per-task rows)."""
+    with gzip.open(raw_path, "rt") as f:
+        raw = json.load(f)
+    obs = [MapObservation(**o) for o in raw["obs"]]
+    containers = {j: [Container(**c) for c in cs] for j, cs in raw["containers"].items()}
+    blocks = {p: file_blocks(v["located"], int(v["replication"] or 0))
+              for p, v in raw["files"].items()}
+    rows: dict[str, int] = {}
+    row_path: list[str] = []
+    block_of = []
+    for o in obs:
+        fb = blocks.get(o.path) if o.path else None
+        i = fb.find(o.start or 0) if fb is not None else -1
+        if i < 0:
+            block_of.append(-1)
+            continue
+        block_of.append(rows.setdefault(fb.block_ids[i], len(rows)))
+        if len(row_path) < len(rows):
+            row_path.append(o.path)
+    grace = settle = raw["round_trip_s"]
+    params = AttributionParams(raw["D_cap_s"], grace, settle)
+    samples = [(int(t), {str(h): int(v) for h, v in free.items()}) for t, free in raw["samples"]]
+    per_task, m = compute_blocks(obs, containers, raw["rm_nodes"], block_of, len(rows), params,
+                                 raw["window_ms"][1], samples)
+    hot_set = set(raw["hot"])
+    summary = {k: raw[k] for k in ("tag", "mode", "scheduling", "delay_ms", "jobs", "gap_s",
+                                   "failed_jobs", "polls", "http_requests", "D_cap_s")}
+    # each MapReduce job's span, first container launch to last container end (grep runs two)
+    spans = sorted((max(c.end_ms or raw["window_ms"][1] for c in cs) - min(c.start_ms for c in cs))
+                   / 1000 for cs in containers.values() if cs)
+    summary["mr_job_span_s_p50_max"] = [spans[len(spans) // 2], spans[-1]] if spans else None
+    summary |= {"grace_s": grace, "settle_s": settle}
+    for name, sel in (("hot", lambda p: p in hot_set), ("cold", lambda p: p not in hot_set),
+                      ("all", lambda p: True)):
+        idx = [r for r, p in enumerate(row_path) if sel(p)]
+        n = int(m.tasks[idx].sum())
+        mm = int(m.delayed_tasks[idx].sum())
+        dt = float(m.delay_s[idx].sum())
+        summary[name] = {"blocks": len(idx), "N": n, "M": mm, "DT_s": round(dt, 2),
+                         "M_over_N": round(mm / n, 3) if n else None,
+                         "DT_per_task_s": round(dt / n, 3) if n else None,
+                         "DT_per_block_s": round(dt / len(idx), 3) if idx else None,
+                         "nonlocal": int(m.nonlocal_tasks[idx].sum())}
+    if "allocations" in raw:
+        summary["truth"] = score_against_scheduler(raw, obs, block_of, row_path, hot_set,
+                                                   per_task, params)
+    waits = sorted(o.launch_ms - o.scheduled_ms for o in obs)
+    summary["wait_ms_p50_p90_max"] = [waits[len(waits) // 2], waits[int(len(waits) * .9)],
+                                      waits[-1]] if waits else None
+    summary["unmapped_tasks"] = sum(1 for b in block_of if b < 0)
+    summary["tasks_judged_on_rm_samples"] = int(per_task["sampled"].sum())
+    tasks = [{"attempt_id": o.attempt_id, "path": o.path, "wait_s": round(float(w), 3),
+              "delay_s": round(float(d), 3), "delayed": bool(x), "local": bool(lo)}
+             for o, w, d, x, lo in zip(obs, per_task["wait_s"], per_task["delay_s"],
+                                       per_task["delayed"], per_task["local"])]
+    return (summary, tasks) if with_tasks else summary
+
+
+def _spread(values: list[float]) -> str:
+    values = sorted(values)
+    mid = values[len(values) // 2] if len(values) % 2 else \
+        (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+    return f"{mid:.3g} [{values[0]:.3g}, {values[-1]:.3g}]" if len(values) > 1 else f"{mid:.3g}"
+
+
+MAP_PRIORITY = 20  # MapReduce's RMContainerAllocator.PRIORITY_MAP
+
+
+def score_against_scheduler(raw: dict, obs: list, block_of: list[int], row_path: list[str],
+                            hot_set: set, per_task: dict, params: AttributionParams) -> dict:
+    """The rule against the scheduler's own log. A declined map offer is a usable slot when
+    the node had room then (by the RM's own allocations and completions; the heartbeat path
+    also offers full nodes). A task truly waited for locality when its application declined
+    such a slot on a node without the task's split during its wait; its true delay runs from
+    the first such decline to its launch, capped at D."""
+    host_of = {c: h for _, c, h, _ in raw["allocations"]}
+    events: dict[str, list[tuple[int, int]]] = {}
+    for ms, c, h, _ in raw["allocations"]:
+        events.setdefault(h, []).append((ms, 1))
+    for ms, c in raw["completions"]:
+        if c in host_of:
+            events.setdefault(host_of[c], []).append((ms, -1))
+    caps = {str(n.get("nodeHostName")): (n.get("totalResource") or {}).get("memory", 0) // 1024
+            for n in raw["rm_nodes"]}  # 1024 MB containers (the Fair Scheduler's increment)
+
+    def has_room(host: str, ms: int) -> bool:
+        # a container allocated at the same millisecond as the decline came after it
+        used = sum(d for t, d in events.get(host, ()) if t < ms or (t == ms and d < 0))
+        return used < caps.get(host, 0)
+
+    by_job: dict[str, list[tuple[int, str]]] = {}
+    usable = 0
+    for ms, node, _, priority, job in raw["declines"]:
+        if priority == MAP_PRIORITY and has_room(node, ms):
+            by_job.setdefault(job, []).append((ms, node))
+            usable += 1
+    true_delayed, true_delay = [], []
+    for o in obs:
+        hosts = set(o.split_hosts)
+        firsts = [ms for ms, node in by_job.get(o.job_id, ())
+                  if o.scheduled_ms <= ms < o.launch_ms and node not in hosts]
+        true_delayed.append(bool(firsts))
+        true_delay.append(min(o.launch_ms - min(firsts), params.delay_threshold_s * 1000) / 1000
+                          if firsts else 0.0)
+    mapped = [b >= 0 for b in block_of]
+    rule = [bool(x) for x in per_task["delayed"]]
+    over_grace = [w > params.grace_s for w in per_task["wait_s"]]
+    both = sum(1 for r, t, k in zip(rule, true_delayed, mapped) if r and t and k)
+    n_rule = sum(1 for r, k in zip(rule, mapped) if r and k)
+    n_true = sum(1 for t, k in zip(true_delayed, mapped) if t and k)
+    n_true_long = sum(1 for t, k, g in zip(true_delayed, mapped, over_grace) if t and k and g)
+    both_long = sum(1 for r, t, k, g in zip(rule, true_delayed, mapped, over_grace)
+                    if r and t and k and g)
+    out = {"declines": len(raw["declines"]),
+           "map_declines": sum(1 for d in raw["declines"] if d[3] == MAP_PRIORITY),
+           "usable_map_declines": usable,
+           "M_true": n_true, "M_rule": n_rule, "both": both,
+           "precision": round(both / n_rule, 3) if n_rule else None,
+           "recall": round(both / n_true, 3) if n_true else None,
+           "recall_waits_over_grace": round(both_long / n_true_long, 3) if n_true_long else None,
+           "DT_true_s": round(sum(d for d, k in zip(true_delay, mapped) if k), 2),
+           "DT_rule_s": round(sum(float(d) for d, k in zip(per_task["delay_s"], mapped) if k), 2)}
+    for name, sel in (("hot", lambda p: p in hot_set), ("cold", lambda p: p not in hot_set)):
+        keep = [b >= 0 and sel(row_path[b]) for b in block_of]
+        out[f"M_true_{name}"] = sum(1 for t, k in zip(true_delayed, keep) if t and k)
+        out[f"DT_true_{name}_s"] = round(sum(d for d, k in zip(true_delay, keep) if k), 2)
+    return out
+
+
 def report() -> None:
-    print("| workload | delay scheduling | jobs (gap s) | blocks | N | M | DT (s) | M/N | DT/N (s) "
-          "| non-local | wait p50/p90/max (ms) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for path in sorted(RESULTS.glob("validate_attribution-*-o*.json")):
-        s = json.loads(path.read_text())["summary"]
-        mode = s["mode"]
-        for part in ("hot", "cold", "all"):
-            r = s[part]
-            print(f"| {s.get('tag', '?')} | {mode} ({part}) | {s['jobs']} ({s['gap_s']:g}) | "
-                  f"{r['blocks']} | {r['N']} | {r['M']} | "
-                  f"{r['DT_s']} | {r['M_over_N']} | {r['DT_per_task_s']} | {r['nonlocal']} | "
-                  f"{'/'.join(map(str, s['wait_ms_p50_p90_max'] or [])) if part == 'all' else ''} |")
+    """Markdown: one row per run, then median [min, max] over the runs of each workload."""
+    runs = [json.loads(p.read_text())["summary"]
+            for p in sorted(RESULTS.glob("validate_attribution-*-o[nf]*.json"))]
+    print("| run | D (s) | delay scheduling | N | M hot / cold | M/N | DT (s) hot / cold "
+          "| DT per block (s) hot / cold | non-local hot / cold | MR job span p50 / max (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        h, c, a = r["hot"], r["cold"], r["all"]
+        print(f"| {r['tag']} | {r['D_cap_s']:g} | {r['mode']} | {a['N']} | {h['M']} / {c['M']} | "
+              f"{a['M_over_N']} | {h['DT_s']} / {c['DT_s']} | {h['DT_per_block_s']} / "
+              f"{c['DT_per_block_s']} | {h['nonlocal']} / {c['nonlocal']} | "
+              f"{' / '.join(f'{x:.0f}' for x in r['mr_job_span_s_p50_max'])} |")
+    print()
+    print("| workload | D (s) | delay scheduling | runs | M/N | M/N hot | M/N cold "
+          "| DT per hot block (s) | DT per cold block (s) | non-local maps |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    groups: dict[tuple, list[dict]] = {}
+    for r in runs:
+        workload = re.sub(r"-?\d+$", "", r["tag"])  # busy1, busy2 -> busy; busyD6-1 -> busyD6
+        groups.setdefault((workload, r["D_cap_s"], r["mode"]), []).append(r)
+    for (workload, d, mode), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
+                                                                          kv[0][2] != "off")):
+        print(f"| {workload} | {d:g} | {mode} | {len(rs)} | "
+              f"{_spread([r['all']['M_over_N'] for r in rs])} | "
+              f"{_spread([r['hot']['M_over_N'] for r in rs])} | "
+              f"{_spread([r['cold']['M_over_N'] for r in rs])} | "
+              f"{_spread([r['hot']['DT_per_block_s'] for r in rs])} | "
+              f"{_spread([r['cold']['DT_per_block_s'] for r in rs])} | "
+              f"{_spread([r['all']['nonlocal'] for r in rs])} |")
+    scored = [r for r in runs if "truth" in r]
+    if scored:
+        print()
+        print("| run | delay scheduling | usable map declines | M true (hot / cold) | M rule | both "
+              "| precision | recall | recall, waits > grace | DT true (s) | DT rule (s) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in scored:
+            t = r["truth"]
+            print(f"| {r['tag']} | {r['mode']} | {t['usable_map_declines']} | {t['M_true']} "
+                  f"({t['M_true_hot']} / {t['M_true_cold']}) | {t['M_rule']} | {t['both']} | "
+                  f"{t['precision']} | {t['recall']} | {t['recall_waits_over_grace']} | "
+                  f"{t['DT_true_s']} | {t['DT_rule_s']} |")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--mode", choices=["on", "off"])
+    ap.add_argument("--scheduling", choices=["continuous", "heartbeat"], default="continuous",
+                    help="time-based delay (continuous scheduling) or heartbeat-counted thresholds")
+    ap.add_argument("--delay-ms", type=int, default=6000,
+                    help="D with --scheduling continuous (node and rack delay), and the cap")
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--gap-s", type=float, default=8.0)
     ap.add_argument("--lines", type=int, default=4000, help="grep lines per input file")
     ap.add_argument("--keep", action="store_true", help="leave the validation cluster up")
     ap.add_argument("--tag", default="busy", help="names the result files")
+    ap.add_argument("--ground-truth", action="store_true",
+                    help="also record every offer the Fair Scheduler declined (RM TRACE log) and "
+                         "score the rule against it")
+    ap.add_argument("--recompute", action="store_true",
+                    help="re-attribute every recorded run (*.raw.json.gz) with the current rule")
     ap.add_argument("--report", action="store_true")
     args = ap.parse_args()
+    if args.recompute:
+        for path in sorted(RESULTS.glob("validate_attribution-*.raw.json.gz")):
+            summarize(path)
     if args.report:
         report()
     elif args.mode:
-        run(args.mode, args.jobs, args.gap_s, args.lines, args.keep, args.tag)
-    else:
-        ap.error("give --mode on|off or --report")
+        run(args.mode, args.scheduling, args.delay_ms, args.jobs, args.gap_s, args.lines,
+            args.keep, args.tag, args.ground_truth)
+    elif not args.recompute:
+        ap.error("give --mode on|off, --recompute or --report")
 
 
 if __name__ == "__main__":

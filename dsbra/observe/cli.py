@@ -96,7 +96,8 @@ def format_table(doc: dict, top: int) -> str:
 @click.option("--state", "state_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Collector state file: with it, repeated runs count each task once.")
 @click.option("--grace-s", type=click.FloatRange(min=0),
-              help="A task's own allocation round trip, never delay "
+              help="A task's own allocation round trip, never delay; also how far launches "
+                   "may trail allocations when ranking applications "
                    "(default: node heartbeat + AM heartbeat + 1 s launch).")
 @click.option("--settle-s", type=click.FloatRange(min=0),
               help="How long a node must sit idle with room to count as declined "

@@ -442,9 +442,6 @@ class Collector:
         self._save()
         return out
 
-    def container_list(self) -> list[Container]:
-        return [c for cont in self.containers.values() for c in cont]
-
     # ------------------------------------------------------------------ persistence
     def _save(self) -> None:
         if not self.state_path:

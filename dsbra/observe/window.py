@@ -71,12 +71,15 @@ def _node_capacity(node: dict) -> int:
         (shapes.as_int(node.get("usedMemoryMB"), 0) or 0)
 
 
-def compute_blocks(obs: list[MapObservation], containers: list[Container],
+def compute_blocks(obs: list[MapObservation], containers: dict[str, list[Container]],
                    rm_nodes: list[dict], block_of: list[int], n_blocks: int,
                    params: AttributionParams, now_ms: int,
                    samples: list[tuple[int, dict[str, int]]] = ()):
-    """Pure: per-task attribution and per-block counters. Returns (per-task dict, BlockMetrics)."""
+    """Pure: per-task attribution and per-block counters. Returns (per-task dict, BlockMetrics).
+    ``containers``: each job's containers (AM, maps, reduces), keyed by job id."""
     names: dict[str, int] = {}
+    jobs = {j: i for i, j in enumerate(sorted(set(containers) | {o.job_id for o in obs}))}
+    flat = [(jobs[j], c) for j, cs in containers.items() for c in cs]
 
     def nid(host: str) -> int:
         return names.setdefault(host, len(names))
@@ -100,13 +103,15 @@ def compute_blocks(obs: list[MapObservation], containers: list[Container],
         launch_ms=np.array([o.launch_ms for o in obs], np.int64),
         node=np.array([nid(o.node) for o in obs], np.int32),
         mem_mb=np.array([o.mem_mb for o in obs], np.int64),
-        split_indptr=indptr, split_nodes=np.array(split_nodes, np.int32))
+        split_indptr=indptr, split_nodes=np.array(split_nodes, np.int32),
+        app=np.array([jobs[o.job_id] for o in obs], np.int32))
     cont = Containers(
-        node=np.array([nid(c.node) for c in containers], np.int32),
-        start_ms=np.array([c.start_ms for c in containers], np.int64),
-        end_ms=np.array([c.end_ms if c.end_ms is not None else now_ms for c in containers],
+        node=np.array([nid(c.node) for _, c in flat], np.int32),
+        start_ms=np.array([c.start_ms for _, c in flat], np.int64),
+        end_ms=np.array([c.end_ms if c.end_ms is not None else now_ms for _, c in flat],
                         np.int64),
-        mem_mb=np.array([c.mem_mb for c in containers], np.int64))
+        mem_mb=np.array([c.mem_mb for _, c in flat], np.int64),
+        app=np.array([a for a, _ in flat], np.int32))
     n_nodes = len(names)
     capacity = np.array([cap.get(i, 0) for i in range(n_nodes)], np.int64)
     node_up = np.array([up.get(i, False) for i in range(n_nodes)], bool)
@@ -177,7 +182,7 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
         log.warning("%d of %d map tasks could not be mapped to a block (split files gone or "
                     "file deleted)", unmapped, len(obs))
     rm_nodes = collector.nodes(refresh=True)
-    per_task, m = compute_blocks(obs, collector.container_list(), rm_nodes, block_of,
+    per_task, m = compute_blocks(obs, collector.containers, rm_nodes, block_of,
                                  len(row_info), AttributionParams(d, grace, settle), window_end_ms,
                                  collector.samples)
     health = ep.jmx.namenode_health()

@@ -14,15 +14,26 @@ but not yet released, so it sees more room than the scheduler did. For a task, t
   started on it in that time. Without delay scheduling a node with room is handed a container
   within an allocation round trip (NodeManager heartbeat -> RM -> AM heartbeat -> launch), so
   a node that stays idle longer is one every waiting application declined.
-* The task is *delayed* (counts in M) iff some elsewhere node was idle at some moment of
-  [scheduled + grace_s, launched): it waited past its own allocation round trip while a
-  non-local node stood idle. That covers a task that launched node-local after such a wait
-  and one that gave up and launched non-local after about D.
-* Its delay (summed into DT) is the time within [scheduled, launched) during which some
-  elsewhere node had room, capped at D, as delay scheduling caps it.
+* A task of application A was *passed over* when, during its wait, a container of another
+  application B launched on an elsewhere node while B held more than A throughout the
+  allocation round trip around that launch (B's least over [t - grace_s, t) above A's most
+  over [t - grace_s, t + grace_s]). The Fair Scheduler offers a node to the application
+  furthest below its fair share first (equal weights: the one holding least), so without delay
+  scheduling A, which had a map waiting, would have taken that slot; B got it because A
+  declined it for locality. Under load this is how a declined slot shows: it goes at once to
+  the next application instead of standing idle. The span allows for launches (what the
+  history files record) trailing the scheduler's allocations.
+* The task is *delayed* (counts in M) iff, past its own allocation round trip
+  ([scheduled + grace_s, launched)), some elsewhere node stood idle or the task was passed over.
+  That covers a task that launched node-local after such a wait and one that gave up and
+  launched non-local after about D.
+* Its delay (summed into DT) runs from its first declined opportunity (the start of the room
+  on an idle elsewhere node, or the passed-over container's launch, never before it was
+  scheduled) to its launch, capped at D, as delay scheduling caps it.
 
-The wait that comes from the cluster being full (no room elsewhere), and the ramp-up of a
-job (containers handed out one per node heartbeat), are not delay scheduling and do not count.
+The wait that comes from the cluster being full and shared fairly (no room elsewhere, slots
+going to applications that hold less), and the ramp-up of a job (containers handed out one per
+node heartbeat), are not delay scheduling and do not count.
 """
 
 from __future__ import annotations
@@ -53,6 +64,7 @@ class MapTasks:
     mem_mb: np.ndarray  # int64: container size the task asked for
     split_indptr: np.ndarray  # int64, len n+1
     split_nodes: np.ndarray  # int32
+    app: np.ndarray | None = None  # int32: the task's application (None: not known)
 
     def __len__(self) -> int:
         return len(self.scheduled_ms)
@@ -74,6 +86,7 @@ class Containers:
     start_ms: np.ndarray  # int64
     end_ms: np.ndarray  # int64 (ongoing containers: the observation time)
     mem_mb: np.ndarray  # int64
+    app: np.ndarray | None = None  # int32: the container's application (None: not known)
 
 
 def free_memory_steps(containers: Containers, capacity_mb: np.ndarray):
@@ -141,78 +154,78 @@ class Samples:
         return len(self.times_ms) >= 2 and self.times_ms[0] <= t0 and self.times_ms[-1] >= t1
 
 
-@dataclass
-class NodeIntervals:
-    """Per node: room intervals and idle intervals for one container size (ms)."""
-
-    room: list[tuple[np.ndarray, np.ndarray]]
-    idle: list[tuple[np.ndarray, np.ndarray]]
+Intervals = list[tuple[np.ndarray, np.ndarray]]  # per node: idle [start, end) ms, sorted
 
 
-def node_intervals(containers: Containers, capacity_mb: np.ndarray, mem_mb: int, end_ms: int,
-                   settle_ms: int, node_up: np.ndarray) -> NodeIntervals:
+def _idle(room_a: np.ndarray, room_b: np.ndarray, starts: np.ndarray, settle_ms: int):
+    """Idle: within a room interval, ``settle_ms`` after its start and after any launch."""
+    ia, ib = room_a + settle_ms, room_b
+    keep = ib > ia
+    starts = np.sort(starts)
+    return _subtract(ia[keep], ib[keep], starts, starts + settle_ms)
+
+
+def idle_intervals(containers: Containers, capacity_mb: np.ndarray, mem_mb: int, end_ms: int,
+                   settle_ms: int, node_up: np.ndarray) -> Intervals:
+    """Idle spells per node for a container of ``mem_mb``, on the reconstructed occupancy."""
     breaks, free = free_memory_steps(containers, capacity_mb)
     lo = np.iinfo(np.int64).min // 4
     breaks = np.r_[lo, breaks]
     free = np.vstack([capacity_mb[None, :].astype(np.int64), free])
-    room, idle = [], []
+    idle = []
     for n in range(len(capacity_mb)):
         if not node_up[n]:
-            empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-            room.append(empty)
-            idle.append(empty)
+            idle.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
             continue
         a, b = _runs(free[:, n] >= mem_mb, breaks, end_ms)
-        room.append((a, b))
-        ia, ib = a + settle_ms, b
-        keep = ib > ia
-        starts = containers.start_ms[containers.node == n]
-        ia, ib = _subtract(ia[keep], ib[keep], np.sort(starts), np.sort(starts) + settle_ms)
-        idle.append((ia, ib))
-    return NodeIntervals(room, idle)
+        idle.append(_idle(a, b, containers.start_ms[containers.node == n], settle_ms))
+    return idle
 
 
-def sampled_intervals(samples: Samples, containers: Containers, mem_mb: int,
-                      settle_ms: int) -> NodeIntervals:
-    """Room where two consecutive samples both show it; idle as in :func:`node_intervals`."""
+def sampled_idle_intervals(samples: Samples, containers: Containers, mem_mb: int,
+                           settle_ms: int) -> Intervals:
+    """Idle spells per node on the RM's samples: room where two consecutive samples show it."""
     t = samples.times_ms
     ok = samples.free_mb >= mem_mb
     both = ok[:-1] & ok[1:]
-    room, idle = [], []
+    idle = []
     for n in range(samples.free_mb.shape[1]):
         a, b = _runs(both[:, n], t[:-1], int(t[-1]))
-        room.append((a, b))
-        ia, ib = a + settle_ms, b
-        keep = ib > ia
-        starts = np.sort(containers.start_ms[containers.node == n])
-        idle.append(_subtract(ia[keep], ib[keep], starts, starts + settle_ms))
-    return NodeIntervals(room, idle)
+        idle.append(_idle(a, b, containers.start_ms[containers.node == n], settle_ms))
+    return idle
 
 
-def _overlap(intervals: list[tuple[np.ndarray, np.ndarray]], nodes: np.ndarray, t0: int,
-             t1: int) -> float:
-    """Measure (ms) of the union over ``nodes`` of their intervals clipped to [t0, t1)."""
-    pieces = []
-    for n in nodes:
-        a, b = intervals[n]
-        if len(a) == 0:
-            continue
-        i = max(int(np.searchsorted(b, t0, side="right")), 0)
-        j = int(np.searchsorted(a, t1, side="left"))
-        if j > i:
-            pieces.append(np.stack([np.maximum(a[i:j], t0), np.minimum(b[i:j], t1)], 1))
-    if not pieces:
-        return 0.0
-    p = np.concatenate(pieces)
-    p = p[np.argsort(p[:, 0], kind="stable")]
-    total, cur_s, cur_e = 0, int(p[0, 0]), int(p[0, 1])
-    for s, e in p[1:].tolist():
-        if s > cur_e:
-            total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    return float(total + cur_e - cur_s)
+@dataclass
+class Holdings:
+    """Around each container's launch t: ``most[c, app]``, the most every application held
+    during [t - lag, t + lag], and ``owner_least[c]``, the least its own application held during
+    [t - lag, t) (MB). Launch times trail the scheduler's allocations by up to ``lag``, so an
+    application ranked behind another only if it was behind over that whole span."""
+
+    most: np.ndarray  # int64 [C, apps]
+    owner_least: np.ndarray  # int64 [C]
+
+
+def holdings_around_launch(containers: Containers, lag_ms: int) -> Holdings | None:
+    """None when the containers carry no application."""
+    if containers.app is None or len(containers.app) == 0:
+        return None
+    apps = containers.app.astype(np.int64)
+    n_apps = int(apps.max()) + 1
+    times = np.concatenate([containers.start_ms, containers.end_ms])
+    delta = np.concatenate([containers.mem_mb, -containers.mem_mb]).astype(np.int64)
+    breaks, inverse = np.unique(times, return_inverse=True)
+    step = np.zeros((len(breaks) + 1, n_apps), np.int64)  # row 0: before the first break
+    np.add.at(step, (inverse + 1, np.concatenate([apps, apps])), delta)
+    usage = np.cumsum(step, axis=0)  # row k + 1 holds on [breaks[k], breaks[k+1])
+    start = containers.start_ms
+    lo = np.searchsorted(breaks, start - lag_ms, side="right")  # row in force at t - lag
+    own = np.searchsorted(breaks, start, side="left")  # last row before t
+    hi = np.searchsorted(breaks, start + lag_ms, side="right")  # row in force at t + lag
+    most = np.stack([usage[lo[c]:hi[c] + 1].max(axis=0) for c in range(len(start))])
+    owner_least = np.array([usage[lo[c]:max(own[c], lo[c]) + 1, apps[c]].min()
+                            for c in range(len(start))], np.int64)
+    return Holdings(most, owner_least)
 
 
 def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
@@ -232,10 +245,12 @@ def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
     horizon = int(max(tasks.launch_ms.max(), containers.end_ms.max(initial=0))
                   if end_ms is None else end_ms)
     grace_ms, settle_ms = int(params.grace_s * 1000), int(params.settle_s * 1000)
-    by_mem = {int(m): node_intervals(containers, capacity_mb, int(m), horizon, settle_ms, up)
+    cap_ms = params.delay_threshold_s * 1000
+    by_mem = {int(m): idle_intervals(containers, capacity_mb, int(m), horizon, settle_ms, up)
               for m in np.unique(tasks.mem_mb)}
-    by_mem_sampled = {int(m): sampled_intervals(samples, containers, int(m), settle_ms)
+    by_mem_sampled = {int(m): sampled_idle_intervals(samples, containers, int(m), settle_ms)
                       for m in np.unique(tasks.mem_mb)} if samples is not None else {}
+    holdings = holdings_around_launch(containers, grace_ms) if tasks.app is not None else None
     for j in range(n):
         t0, t1 = int(tasks.scheduled_ms[j]), int(tasks.launch_ms[j])
         use_samples = samples is not None and samples.covers(t0, t1)
@@ -248,12 +263,43 @@ def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
         nodes = np.flatnonzero(eligible)
         if len(nodes) == 0:
             continue
-        if use_samples:
-            iv = by_mem_sampled[int(tasks.mem_mb[j])]
-        else:
-            iv = by_mem[int(tasks.mem_mb[j])]
-        if _overlap(iv.idle, nodes, t0 + grace_ms, t1) > 0:
+        idle = (by_mem_sampled if use_samples else by_mem)[int(tasks.mem_mb[j])]
+        first = _first_idle(idle, nodes, t0 + grace_ms, t1)
+        if first is not None:
+            first = max(first - settle_ms, t0)  # the idle spell's room began settle_s earlier
+        if holdings is not None:
+            passed = _first_passed_over(containers, holdings, int(tasks.app[j]), eligible,
+                                        t0 + grace_ms, t1)
+            if passed is not None:
+                first = passed if first is None else min(first, passed)
+        if first is not None:
             delayed[j] = True
-            delay_s[j] = min(_overlap(iv.room, nodes, t0, t1) / 1000.0,
-                             params.delay_threshold_s)
+            delay_s[j] = min(t1 - first, cap_ms) / 1000.0
     return delay_s, delayed, tasks.local(), wait_s, sampled
+
+
+def _first_idle(intervals: Intervals, nodes: np.ndarray, t0: int, t1: int) -> int | None:
+    """Earliest start of an idle interval of ``nodes`` that overlaps [t0, t1), or None."""
+    first = None
+    for n in nodes:
+        a, b = intervals[n]
+        i = int(np.searchsorted(b, t0, side="right"))
+        if i < len(a) and a[i] < t1:
+            first = int(a[i]) if first is None else min(first, int(a[i]))
+    return first
+
+
+def _first_passed_over(containers: Containers, holdings: Holdings, app: int,
+                       elsewhere: np.ndarray, t0: int, t1: int) -> int | None:
+    """Earliest launch in [t0, t1), on an elsewhere node, of a container of another application
+    that held more than ``app`` throughout the allocation round trip before it."""
+    start, node, owner = containers.start_ms, containers.node, containers.app
+    ok = (start >= t0) & (start < t1) & (owner != app) & (node >= 0) & (node < len(elsewhere))
+    idx = np.flatnonzero(ok)
+    if len(idx) == 0:
+        return None
+    idx = idx[elsewhere[node[idx]]]
+    if len(idx) == 0 or app >= holdings.most.shape[1]:
+        return None
+    ahead = holdings.most[idx, app] < holdings.owner_least[idx]
+    return int(start[idx[ahead]].min()) if ahead.any() else None

@@ -4,7 +4,9 @@ The daemon cannot see the scheduler's skips; it infers them from task times and 
 occupancy with :func:`dsbra.signals.attribution.attribute`. Under ``--signals observed`` the
 simulator feeds that same function the simulated maps (scheduled = job submission, launch,
 node, split hosts as of submission) and containers (every map: one slot = one memory unit),
-exactly as observed at the round's time (running containers end "now"), so the policy sees
+exactly as observed at the round's time (running containers end "now"), each labelled with its
+job when the scheduler shares fairly (the rule's "passed over" test assumes fair-share order;
+under FIFO only idle nodes count), so the policy sees
 what it would see on a real cluster — and the run also measures how close that rule comes to
 the scheduler's own accounting.
 """
@@ -27,6 +29,7 @@ class Observer:
         self.params = AttributionParams(delay_threshold_s=cfg.effective_delay_threshold_s,
                                         grace_s=cfg.observed_grace_s,
                                         settle_s=cfg.observed_settle_s)
+        self.fair = cfg.scheduler == "fair"
         self.launch = np.frombuffer(t_launch, np.float64)
         self.finish = np.frombuffer(t_finish, np.float64)
         self.node = np.frombuffer(t_node, np.int32)
@@ -49,7 +52,8 @@ class Observer:
         live = seen[(fin == 0.0) | (fin > t_lo)]
         end = np.where(self.finish[live] == 0.0, now, self.finish[live])
         containers = Containers(node=self.node[live], start_ms=_ms(self.launch[live]),
-                                end_ms=_ms(end), mem_mb=np.ones(len(live), np.int64))
+                                end_ms=_ms(end), mem_mb=np.ones(len(live), np.int64),
+                                app=self.task_job[live].astype(np.int32) if self.fair else None)
         rows = []
         for t in ids.tolist():
             j = int(self.task_job[t])
@@ -61,7 +65,8 @@ class Observer:
         tasks = MapTasks(scheduled_ms=_ms(self.scheduled[ids]), launch_ms=_ms(self.launch[ids]),
                          node=self.node[ids].astype(np.int32),
                          mem_mb=np.ones(len(ids), np.int64), split_indptr=indptr,
-                         split_nodes=np.concatenate(rows).astype(np.int32))
+                         split_nodes=np.concatenate(rows).astype(np.int32),
+                         app=self.task_job[ids].astype(np.int32) if self.fair else None)
         delay_s, delayed, *_ = attribute(tasks, containers, self.capacity, self.params,
                                          end_ms=int(_ms(now)))
         self.delayed[ids] = delayed

@@ -13,22 +13,24 @@ CAP = np.array([2048, 2048, 2048])  # three nodes, two 1024 MB containers each
 P = AttributionParams(delay_threshold_s=4.0, grace_s=2.0, settle_s=2.0)
 
 
-def tasks(rows):
-    """rows: (scheduled_ms, launch_ms, node, split_nodes)."""
+def tasks(rows, apps=None):
+    """rows: (scheduled_ms, launch_ms, node, split_nodes); apps: each task's application."""
     indptr = np.r_[0, np.cumsum([len(r[3]) for r in rows])]
     return MapTasks(np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64),
                     np.array([r[2] for r in rows], np.int32), np.full(len(rows), 1024, np.int64),
                     indptr.astype(np.int64),
-                    np.array([n for r in rows for n in r[3]], np.int32))
+                    np.array([n for r in rows for n in r[3]], np.int32),
+                    None if apps is None else np.array(apps, np.int32))
 
 
-def containers(rows):
-    """rows: (node, start_ms, end_ms)."""
+def containers(rows, apps=None):
+    """rows: (node, start_ms, end_ms); apps: each container's application."""
+    app = None if apps is None else np.array(apps, np.int32)
     if not rows:
         z = np.zeros(0, np.int64)
-        return Containers(z.astype(np.int32), z, z, z)
+        return Containers(z.astype(np.int32), z, z, z, app)
     a = np.array(rows, np.int64)
-    return Containers(a[:, 0].astype(np.int32), a[:, 1], a[:, 2], np.full(len(rows), 1024, np.int64))
+    return Containers(a[:, 0].astype(np.int32), a[:, 1], a[:, 2], np.full(len(rows), 1024, np.int64), app)
 
 
 def test_waiting_for_a_busy_local_node_while_another_is_idle_is_delay():
@@ -71,6 +73,74 @@ def test_non_local_launch_after_about_d_counts():
     assert delayed[0] and not local[0] and delay[0] == 4.0
 
 
+# Passed over: a slot the waiting task's application declined goes at once to another one.
+# Nodes 0-2 hold two 1024 MB containers each: app 0 holds one (node 0), app 1 three (node 0
+# until 11.5 s, node 1), app 2 two (node 2, one of them until 4 s).
+FULL = [(0, -10_000, 30_000), (0, -10_000, 11_500), (1, -10_000, 30_000), (1, -10_000, 30_000),
+        (2, -10_000, 30_000), (2, -10_000, 4000)]
+FULL_APPS = [0, 1, 1, 1, 2, 2]
+
+
+def test_a_slot_going_to_an_application_that_holds_more_is_a_declined_slot():
+    # node 2's slot frees at 4 s and goes to app 1 (holding 3, two more than app 0) at 5 s: app 0
+    # declined it (node 2 was never idle: the slot was taken within the settle time)
+    t = tasks([(0, 12_000, 0, [0])], apps=[0])
+    c = containers(FULL + [(2, 5000, 30_000)], apps=FULL_APPS + [1])
+    delay, delayed, local, _, _ = attribute(t, c, CAP, P, end_ms=30_000)
+    assert delayed[0] and local[0]
+    assert delay[0] == 4.0  # 7 s from the declined slot to the launch, capped at D
+
+
+def test_a_slot_going_to_an_application_that_holds_less_is_fair_sharing_not_delay():
+    # the freed slot on node 2 goes to app 3, which holds nothing: it ranked before app 0
+    t = tasks([(0, 12_000, 0, [0])], apps=[0])
+    c = containers(FULL + [(2, 5000, 30_000)], apps=FULL_APPS + [3])
+    delay, delayed, _, _, _ = attribute(t, c, CAP, P, end_ms=30_000)
+    assert not delayed[0] and delay[0] == 0
+
+
+def test_ranking_allows_for_launches_trailing_allocations():
+    # app 1 holds 3, app 0 holds 1, but app 0's next container launches 1 s after app 1's, within
+    # the allocation round trip (grace 2 s): app 0 may have been served first, so no evidence
+    t = tasks([(0, 12_000, 0, [0])], apps=[0])
+    more_for_0 = [(0, 6000, 30_000), (0, 6000, 30_000)]  # two more for app 0 (over-full node 0)
+    c = containers(FULL + [(2, 5000, 30_000)] + more_for_0, apps=FULL_APPS + [1, 0, 0])
+    _, delayed, _, _, _ = attribute(t, c, CAP, P, end_ms=30_000)
+    assert not delayed[0]
+    # ... nor when app 1 held no more than app 0 at some point of the round trip before its
+    # launch (its two containers on node 1 ended at 3.5 s; app 3 took those slots at 4 s)
+    shrinking = list(FULL)
+    shrinking[2] = shrinking[3] = (1, -10_000, 3500)
+    c = containers(shrinking + [(1, 4000, 30_000), (1, 4000, 30_000), (2, 5000, 30_000)],
+                   apps=FULL_APPS + [3, 3, 1])
+    _, delayed, _, _, _ = attribute(t, c, CAP, P, end_ms=30_000)
+    assert not delayed[0]
+
+
+def test_a_slot_going_to_the_same_application_or_a_replica_node_is_not_a_declined_slot():
+    same_app = containers(FULL + [(2, 5000, 30_000)], apps=FULL_APPS + [0])
+    on_replica = containers(FULL + [(2, 5000, 30_000), (0, 11_600, 30_000)], apps=FULL_APPS + [3, 1])
+    for c in (same_app, on_replica):
+        _, delayed, _, _, _ = attribute(tasks([(0, 12_000, 0, [0])], apps=[0]), c, CAP, P,
+                                        end_ms=30_000)
+        assert not delayed[0]
+
+
+def test_without_applications_only_idle_nodes_count():
+    t = tasks([(0, 12_000, 0, [0])])
+    c = containers(FULL + [(2, 5000, 30_000)])
+    _, delayed, _, _, _ = attribute(t, c, CAP, P, end_ms=30_000)
+    assert not delayed[0]
+
+
+def test_a_slot_taken_before_the_round_trip_is_not_a_declined_slot():
+    t = tasks([(0, 12_000, 0, [0])], apps=[0])
+    early = [(2, -10_000, 1000) if row == (2, -10_000, 4000) else row for row in FULL]
+    c = containers(early + [(2, 1500, 30_000)], apps=FULL_APPS + [1])
+    _, delayed, _, _, _ = attribute(t, c, CAP, P, end_ms=30_000)
+    assert not delayed[0]
+
+
 def test_down_nodes_are_not_room():
     t = tasks([(0, 6500, 0, [0])])
     c = containers([(0, -10_000, 6000), (0, -10_000, 6000)])
@@ -83,12 +153,14 @@ def test_down_nodes_are_not_room():
 @given(st.lists(st.tuples(st.integers(0, 20_000), st.integers(0, 20_000), st.integers(0, 2),
                           st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True)),
                 min_size=1, max_size=12),
-       st.lists(st.tuples(st.integers(0, 2), st.integers(-5000, 20_000), st.integers(1, 9000)),
-                max_size=12))
-def test_invariants(trows, crows):
+       st.lists(st.tuples(st.integers(0, 2), st.integers(-5000, 20_000), st.integers(1, 9000),
+                          st.integers(0, 3)),
+                max_size=12),
+       st.integers(0, 3))
+def test_invariants(trows, crows, app_seed):
     rows = [(min(a, b), max(a, b), n, s) for a, b, n, s in trows]
-    t = tasks(rows)
-    c = containers([(n, s, s + d) for n, s, d in crows])
+    t = tasks(rows, apps=[(i + app_seed) % 4 for i in range(len(rows))])
+    c = containers([(n, s, s + d) for n, s, d, _ in crows], apps=[a for *_, a in crows])
     delay, delayed, local, wait, _ = attribute(t, c, CAP, P, end_ms=40_000)
     assert np.all(delay >= 0) and np.all(delay <= P.delay_threshold_s + 1e-9)
     assert np.all(delay <= wait + 1e-9)
