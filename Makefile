@@ -18,9 +18,11 @@ system-deps:
 	  || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 	      openjdk-17-jdk-headless maven iproute2 python3-venv)
 
-# the Hadoop jars from Maven Central (hadoop/pom.xml) into .dsbra/hadoop/<version>; idempotent
+# the Hadoop jars from Maven Central (hadoop/pom.xml) into .dsbra/hadoop/<version>; idempotent.
+# 3.5.0 (Jersey 2 REST) is for the integration test that runs the collector on it.
 hadoop: $(VENV)/.installed
 	@$(DSBRA) cluster install
+	@$(DSBRA) cluster install --version 3.5.0
 
 $(VENV)/.installed: pyproject.toml | system-deps
 	python3 -m venv $(VENV)

@@ -2,6 +2,8 @@
 """Capture real Hadoop REST exchanges from the bundled cluster as unit-test fixtures.
 
     .venv/bin/python tools/capture_fixtures.py [--out tests/fixtures/captured/hadoop-3.4.2]
+    # Hadoop 3.5.0 (Jersey 2): dsbra cluster up --hadoop-version 3.5.0, then
+    .venv/bin/python tools/capture_fixtures.py --out tests/fixtures/captured/hadoop-3.5.0
 
 Scenarios (each a directory of ``manifest.json`` + bodies, see ``dsbra.observe.replay``):
 

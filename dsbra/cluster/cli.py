@@ -13,7 +13,7 @@ import click
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.install import ensure_hadoop
 from dsbra.cluster.paths import StateLayout, default_state_dir
-from dsbra.cluster.spec import HADOOP_VERSION, ClusterSpec, parse_size
+from dsbra.cluster.spec import HADOOP_VERSION, HADOOP_VERSIONS, ClusterSpec, parse_size
 from dsbra.errors import ClusterError, InputError
 
 state_dir_option = click.option(
@@ -58,11 +58,14 @@ def cluster() -> None:
 @click.option("--locality-delay-rack-ms", type=int, default=-1, show_default=True,
               help="With --continuous-scheduling: then how long it waits for a rack-local slot.")
 @click.option("--nm-memory-mb", type=int, default=2560, show_default=True, help="Memory of each NodeManager.")
+@click.option("--hadoop-version", type=click.Choice(HADOOP_VERSIONS), default=HADOOP_VERSION, show_default=True,
+              help="Hadoop release of the daemons (3.5.0 answers REST in Jersey 2's JSON shapes; its grep "
+                   "job comes from the 3.4.2 examples jar, the last on Maven Central).")
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
 @state_dir_option
 def up(workers, racks, subnet, prefix, port_offset, replication, block_size, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
-       nm_memory_mb, timeout, state_dir) -> None:
+       nm_memory_mb, hadoop_version, timeout, state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
     spec = ClusterSpec(
@@ -72,6 +75,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, loc
         locality_delay_rack=locality_delay_rack, continuous_scheduling=continuous_scheduling,
         locality_delay_node_ms=locality_delay_node_ms,
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
+        hadoop_version=hadoop_version,
     )
     _require_root()
     layout = _layout(state_dir)
@@ -175,7 +179,8 @@ def logs(daemon, lines, follow, out, state_dir) -> None:
 
 
 @cluster.command()
-@click.option("--version", "version", default=HADOOP_VERSION, show_default=True, help="Hadoop version.")
+@click.option("--version", "version", type=click.Choice(HADOOP_VERSIONS), default=HADOOP_VERSION,
+              show_default=True, help="Hadoop version.")
 def install(version) -> None:
     """Fetch the Hadoop jars from Maven Central (via hadoop/pom.xml). Idempotent."""
     home = ensure_hadoop(version)

@@ -16,6 +16,9 @@ from dsbra.cluster.paths import hadoop_home, project_root
 from dsbra.errors import ClusterError
 
 MARKER = ".complete"
+#: Maven Central has no hadoop-mapreduce-examples for these; the grep job of the nearest release
+#: (plain MapReduce API) runs on them unchanged
+EXAMPLES_VERSION = {"3.5.0": "3.4.2"}
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 
 
@@ -69,6 +72,7 @@ def ensure_hadoop(version: str, quiet: bool = False) -> HadoopInstall:
     cmd = [
         mvn, "-B", "-q", "-f", str(pom),
         f"-Dhadoop.version={version}",
+        f"-Dexamples.version={EXAMPLES_VERSION.get(version, version)}",
         f"-Ddsbra.lib.dir={install.lib}",
         f"-Ddsbra.extra.dir={install.home / 'extra'}",
         f"{DEPENDENCY_PLUGIN}:copy-dependencies", f"{DEPENDENCY_PLUGIN}:copy",

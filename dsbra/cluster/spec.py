@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from dsbra.errors import InputError
 
 HADOOP_VERSION = "3.4.2"
+#: versions the bundled cluster runs: 3.4.x answers REST in Jersey 1's JSON shapes, 3.5.x in Jersey 2's
+HADOOP_VERSIONS = ("3.4.2", "3.5.0")
 MAX_WORKERS = 32
 
 # master ports (before --port-offset); all bound to the master's address
@@ -86,6 +88,9 @@ class ClusterSpec:
     hadoop_version: str = HADOOP_VERSION
 
     def __post_init__(self):
+        if self.hadoop_version not in HADOOP_VERSIONS:
+            raise InputError(f"--hadoop-version must be one of {', '.join(HADOOP_VERSIONS)}, "
+                             f"got {self.hadoop_version!r}")
         if not 1 <= self.workers <= MAX_WORKERS:
             raise InputError(f"--workers must be between 1 and {MAX_WORKERS}, got {self.workers}")
         if self.racks < 1:

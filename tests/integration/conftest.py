@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+from pathlib import Path
+
 import pytest
 
 from dsbra.cluster import cluster as cl
@@ -19,6 +21,22 @@ from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
 
 WORKERS = int(os.environ.get("DSBRA_TEST_WORKERS", "4"))
+SECOND_LOCK = Path("/tmp/dsbra-test-second-cluster.lock")
+SECOND_LAST = Path("/tmp/dsbra-test-second-cluster.state-dir")
+
+
+@pytest.fixture
+def second_cluster_slot(tmp_path):
+    """A state dir for a second, one-worker cluster (prefix dsbrat, 10.78.0.0/24, ports +1000).
+    Its names are fixed, so test sessions running at the same time take turns; a session
+    killed half-way left its state dir in LAST, which we bring down first."""
+    with open(SECOND_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if SECOND_LAST.exists():
+            cl.down(StateLayout(Path(SECOND_LAST.read_text().strip())))
+        SECOND_LAST.write_text(str(tmp_path))
+        yield tmp_path
+        SECOND_LAST.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")

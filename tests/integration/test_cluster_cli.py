@@ -6,7 +6,6 @@ dir, name prefix, subnet and ports, so the session's cluster keeps running.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import random
@@ -25,8 +24,6 @@ pytestmark = pytest.mark.cluster
 
 # the second cluster: distinct names, addresses and ports from the session's cluster
 SECOND = ["--workers", "1", "--prefix", "dsbrat", "--subnet", "10.78.0.0/24", "--port-offset", "1000"]
-SECOND_LOCK = Path("/tmp/dsbra-test-second-cluster.lock")
-SECOND_LAST = Path("/tmp/dsbra-test-second-cluster.state-dir")
 
 
 def dsbra(*args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -137,19 +134,6 @@ def test_maven_central_unreachable_is_a_clear_error(tmp_path):
 def test_unreadable_state_is_a_clear_error(tmp_path):
     (tmp_path / "state.json").write_text("{not json")
     assert "cannot read cluster state" in _one_line_error(dsbra("cluster", "status", "--state-dir", str(tmp_path)))
-
-
-@pytest.fixture
-def second_cluster_slot(tmp_path):
-    """The second cluster's names are fixed, so test sessions running at the same time take
-    turns; a session killed half-way left its state dir in LAST, which we bring down first."""
-    with open(SECOND_LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if SECOND_LAST.exists():
-            dsbra("cluster", "down", "--state-dir", SECOND_LAST.read_text().strip())
-        SECOND_LAST.write_text(str(tmp_path))
-        yield tmp_path
-        SECOND_LAST.unlink(missing_ok=True)
 
 
 def test_crashed_cluster_is_detected_cleaned_and_restarted(cluster, second_cluster_slot):

@@ -15,6 +15,7 @@ import time
 import uuid
 
 import pytest
+from hdfs import InsecureClient
 
 from dsbra.cluster.jobs import submit_job
 from dsbra.observe.collector import Collector, Endpoints
@@ -158,3 +159,32 @@ def test_unreachable_cluster_is_a_one_line_error():
     assert proc.returncode != 0
     assert proc.stderr.startswith("dsbra: error: cannot reach ResourceManager")
     assert "Traceback" not in proc.stderr
+
+
+def test_collector_on_a_hadoop_3_5_cluster(cluster, second_cluster_slot):
+    """Hadoop 3.5.0 answers REST through Jersey 2: a one-worker 3.5.0 cluster, a grep job over
+    a file the test wrote, and the live collector maps its map task to the file's block."""
+    from dsbra.cluster import cluster as cl
+    from dsbra.cluster.paths import StateLayout
+    from dsbra.cluster.spec import ClusterSpec
+
+    layout = StateLayout(second_cluster_slot.resolve())
+    spec = ClusterSpec(workers=1, replication=1, prefix="dsbrat", subnet="10.78.0.0/24",
+                       port_offset=1000, hadoop_version="3.5.0")
+    try:
+        cl.up(spec, layout, timeout=240, log=lambda *_: None)
+        env = cl.env(layout)
+        ep = Endpoints.from_urls(env["rm"], env["webhdfs"], env["jhs"], user="root")
+        assert ep.rm.cluster_info()["hadoopVersion"] == "3.5.0"
+        line = b"k\t0000000001" + b"a" * 77 + b"XYZ\n"
+        InsecureClient(env["namenode"], user="root").write("/t35/in/one", line * 500,
+                                                           overwrite=True)
+        collector = Collector(ep, since_ms=int(time.time() * 1000))
+        run = submit_job(["grep", "/t35/in", "/t35/out", "XYZ"], state_dir=layout.root)
+        result = poll_until_done([collector], run)
+        search = [o for o in collector.take() if o.job_id == result.job_ids[0]]
+        assert len(search) == 1 and search[0].path == "/t35/in/one" and search[0].start == 0
+        assert search[0].split_hosts == [spec.worker_list[0].host]
+        assert collector.settings().delay_scheduling
+    finally:
+        cl.down(layout)

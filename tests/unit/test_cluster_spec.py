@@ -63,6 +63,7 @@ def test_custom_subnet_and_prefix():
     ({"continuous_scheduling": True, "locality_delay_node_ms": 5000}, "go together"),
     ({"continuous_scheduling": True, "locality_delay_node_ms": -5, "locality_delay_rack_ms": -5}, "go together"),
     ({"locality_delay_node_ms": 5000, "locality_delay_rack_ms": 0}, "need --continuous-scheduling"),
+    ({"hadoop_version": "3.3.6"}, "--hadoop-version"),
 ])
 def test_invalid_specs_are_input_errors(kwargs, message):
     with pytest.raises(InputError, match=message):

@@ -1,8 +1,10 @@
-"""Replay of HTTP exchanges captured from the bundled real cluster (Hadoop 3.4.2).
+"""Replay of HTTP exchanges captured from the bundled real cluster.
 
-The fixtures under tests/fixtures/captured/hadoop-3.4.2 were recorded by
-``.venv/bin/python tools/capture_fixtures.py`` against a live cluster; nothing in them is
-hand-written. See that script's docstring for the scenarios.
+The fixtures under tests/fixtures/captured/hadoop-<version> were recorded by
+``.venv/bin/python tools/capture_fixtures.py`` against a live cluster of that release (3.4.2
+answers in Jersey 1's JSON shapes, 3.5.0 in Jersey 2's); nothing in them is hand-written. See
+that script's docstring for the scenarios. A scenario is named ``hadoop-<version>/<name>``;
+a bare name means the 3.4.2 capture.
 """
 
 from __future__ import annotations
@@ -13,18 +15,25 @@ from pathlib import Path
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.replay import Replayer, session_for
 
-CAPTURED = Path(__file__).resolve().parents[2] / "fixtures" / "captured" / "hadoop-3.4.2"
+CAPTURED_ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "captured"
+DEFAULT_VERSION = "hadoop-3.4.2"
+VERSIONS = sorted(d.name for d in CAPTURED_ROOT.iterdir() if d.is_dir())
 RM, NN, JHS = "http://10.77.0.1:8088", "http://10.77.0.1:9870", "http://10.77.0.1:19888"
-SCENARIOS = ["collector-binary", "collector-json"]
+SCENARIOS = [f"{v}/{name}" for v in VERSIONS for name in ("collector-binary", "collector-json")]
+
+
+def captured(scenario: str) -> Path:
+    """The directory of a scenario (``hadoop-<version>/<name>``, or a bare 3.4.2 name)."""
+    return CAPTURED_ROOT / (scenario if "/" in scenario else f"{DEFAULT_VERSION}/{scenario}")
 
 
 def replay_endpoints(scenario: str) -> tuple[Endpoints, Replayer]:
-    replayer = Replayer(CAPTURED / scenario)
+    replayer = Replayer(captured(scenario))
     return Endpoints.from_urls(RM, NN, JHS, user="root", session=session_for(replayer)), replayer
 
 
 def expected(scenario: str) -> dict:
-    return json.loads((CAPTURED / scenario / "expected.json").read_text())
+    return json.loads((captured(scenario) / "expected.json").read_text())
 
 
 class ReplayClock:
@@ -59,7 +68,7 @@ def replay_collector(scenario: str, state_path=None, polls: int | None = None):
 
 def bodies(scenario: str, predicate) -> list[tuple[dict, bytes]]:
     """(exchange, body) of the recorded exchanges whose URL satisfies ``predicate``."""
-    manifest = json.loads((CAPTURED / scenario / "manifest.json").read_text())
-    return [(ex, (CAPTURED / scenario / ex["body"]).read_bytes())
+    manifest = json.loads((captured(scenario) / "manifest.json").read_text())
+    return [(ex, (captured(scenario) / ex["body"]).read_bytes())
             for ex in manifest["exchanges"] if predicate(ex["url"])]
 

@@ -16,7 +16,7 @@ from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.replay import Replayer, session_for
 from dsbra.observe.window import build_round
 
-from observe_captured import CAPTURED, JHS, NN, RM, ReplayClock, expected
+from observe_captured import JHS, NN, RM, ReplayClock, captured, expected
 
 JUNK = st.one_of(st.none(), st.integers(-5, 10**13), st.text(max_size=6), st.just([]),
                  st.just({}), st.booleans(), st.floats(allow_nan=True, allow_infinity=True))
@@ -69,7 +69,7 @@ class MutatingReplayer(Replayer):
        st.integers(0, 10**9), JUNK, st.booleans())
 def test_mutated_replies_never_crash_the_collector(scenario, target, choice, replacement, drop):
     exp = expected(scenario)
-    replayer = MutatingReplayer(CAPTURED / scenario, target, choice, replacement, drop)
+    replayer = MutatingReplayer(captured(scenario), target, choice, replacement, drop)
     ep = Endpoints.from_urls(RM, NN, JHS, user="root", session=session_for(replayer))
     c = Collector(ep, since_ms=exp["since_ms"], clock=ReplayClock(exp["clock"]))
     try:
@@ -83,7 +83,7 @@ def test_mutated_replies_never_crash_the_collector(scenario, target, choice, rep
 
 
 def history_events():
-    raw = [b for b in (CAPTURED / "collector-binary").glob("*.body")
+    raw = [b for b in captured("collector-binary").glob("*.body")
            if b.read_bytes().startswith(b"Avro-Binary")]
     return jhist.read_events(max(raw, key=lambda p: p.stat().st_size).read_bytes()).events
 
