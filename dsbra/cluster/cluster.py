@@ -216,9 +216,16 @@ def wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: floa
     checks = 6  # namenode, datanodes, safemode, resourcemanager, nodemanagers, historyserver
     with tqdm(total=checks, desc="cluster up", unit="check", file=sys.stderr, leave=False,
               disable=not sys.stderr.isatty()) as bar:
+        gone: set[str] = set()  # daemons not found at the previous check
         while True:
             for name, d in data["daemons"].items():
-                if not dmn.is_ours(d["pid"], name, layout.root):
+                if dmn.is_ours(d["pid"], name, layout.root):
+                    gone.discard(name)
+                elif name not in gone:
+                    # a JVM a few milliseconds old can read as another process in /proc (seen
+                    # once in CI): it counts as exited only if still missing half a second later
+                    gone.add(name)
+                else:
                     log_path, out_path = Path(d["log"]), Path(d["out"])
                     raise ClusterError(f"{name} exited during start-up; see its log "
                                        f"{_log_to_read(log_path, out_path)}{_last_error(log_path, out_path)}")
