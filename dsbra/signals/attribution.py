@@ -89,20 +89,26 @@ class Containers:
     app: np.ndarray | None = None  # int32: the container's application (None: not known)
 
 
+def _held_steps(start_ms: np.ndarray, end_ms: np.ndarray, mem_mb: np.ndarray, key: np.ndarray,
+                n_keys: int):
+    """(breakpoints, held[k, key]): memory held per key (node or application) on
+    [t_k, t_{k+1}), from containers held over [start, end)."""
+    times = np.concatenate([start_ms, end_ms])
+    delta = np.concatenate([mem_mb, -mem_mb]).astype(np.int64)
+    breaks, inverse = np.unique(times, return_inverse=True)
+    step = np.zeros((len(breaks), n_keys), dtype=np.int64)
+    np.add.at(step, (inverse, np.concatenate([key, key]).astype(np.int64)), delta)
+    return breaks, np.cumsum(step, axis=0)
+
+
 def free_memory_steps(containers: Containers, capacity_mb: np.ndarray):
     """(breakpoints, free[k, node]): free memory per node on [t_k, t_{k+1}); before t_0 all free."""
     n_nodes = len(capacity_mb)
     ok = (containers.node >= 0) & (containers.node < n_nodes) & \
          (containers.end_ms > containers.start_ms)
-    node = containers.node[ok]
-    times = np.concatenate([containers.start_ms[ok], containers.end_ms[ok]])
-    delta = np.concatenate([containers.mem_mb[ok], -containers.mem_mb[ok]]).astype(np.int64)
-    nodes = np.concatenate([node, node])
-    breaks, inverse = np.unique(times, return_inverse=True)
-    step = np.zeros((len(breaks), n_nodes), dtype=np.int64)
-    np.add.at(step, (inverse, nodes), delta)
-    free = capacity_mb[None, :].astype(np.int64) - np.cumsum(step, axis=0)
-    return breaks, free
+    breaks, held = _held_steps(containers.start_ms[ok], containers.end_ms[ok],
+                               containers.mem_mb[ok], containers.node[ok], n_nodes)
+    return breaks, capacity_mb[None, :].astype(np.int64) - held
 
 
 def _runs(mask: np.ndarray, breaks: np.ndarray, end: int):
@@ -211,13 +217,9 @@ def holdings_around_launch(containers: Containers, lag_ms: int) -> Holdings | No
     if containers.app is None or len(containers.app) == 0:
         return None
     apps = containers.app.astype(np.int64)
-    n_apps = int(apps.max()) + 1
-    times = np.concatenate([containers.start_ms, containers.end_ms])
-    delta = np.concatenate([containers.mem_mb, -containers.mem_mb]).astype(np.int64)
-    breaks, inverse = np.unique(times, return_inverse=True)
-    step = np.zeros((len(breaks) + 1, n_apps), np.int64)  # row 0: before the first break
-    np.add.at(step, (inverse + 1, np.concatenate([apps, apps])), delta)
-    usage = np.cumsum(step, axis=0)  # row k + 1 holds on [breaks[k], breaks[k+1])
+    breaks, held = _held_steps(containers.start_ms, containers.end_ms, containers.mem_mb, apps,
+                               int(apps.max()) + 1)
+    usage = np.vstack([np.zeros((1, held.shape[1]), np.int64), held])  # row 0: before any break
     start = containers.start_ms
     lo = np.searchsorted(breaks, start - lag_ms, side="right")  # row in force at t - lag
     own = np.searchsorted(breaks, start, side="left")  # last row before t
