@@ -40,9 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dsbra.cluster.jobs import submit_job  # noqa: E402
-from dsbra.errors import HadoopError  # noqa: E402
 from dsbra.observe.collector import Collector, Container, Endpoints, MapObservation  # noqa: E402
-from dsbra.observe.window import LAUNCH_ALLOWANCE_S, compute_blocks, file_blocks  # noqa: E402
+from dsbra.observe.window import (LAUNCH_ALLOWANCE_S, compute_blocks, map_to_blocks,  # noqa: E402
+                                  read_files)
 from dsbra.signals import AttributionParams  # noqa: E402
 
 STATE_DIR = ROOT / ".dsbra" / "validate"
@@ -188,13 +188,7 @@ def run(mode: str, scheduling: str, delay_ms: int, jobs: int, gap_s: float, line
     obs = collector.take()
     end_ms = int(time.time() * 1000)
     settings = collector.settings(refresh=True)
-    files = {}
-    for path in sorted({o.path for o in obs if o.path}):
-        try:
-            files[path] = {"located": ep.hdfs.block_locations(path),
-                           "replication": ep.hdfs.file_status(path).get("replication")}
-        except HadoopError:
-            pass  # grep's temporary sort input, deleted when the job ended: unmapped
+    files = read_files(ep, [o.path for o in obs if o.path])
     raw = {"tag": tag, "mode": mode, "scheduling": scheduling, "delay_ms": delay_ms, "jobs": jobs,
            "gap_s": gap_s, "D_cap_s": cap, "hot": hot,
            "round_trip_s": settings.heartbeat_s + collector.am_heartbeat_s + LAUNCH_ALLOWANCE_S,
@@ -230,24 +224,12 @@ def attribute_record(raw_path: Path, with_tasks: bool = False):
         raw = json.load(f)
     obs = [MapObservation(**o) for o in raw["obs"]]
     containers = {j: [Container(**c) for c in cs] for j, cs in raw["containers"].items()}
-    blocks = {p: file_blocks(v["located"], int(v["replication"] or 0))
-              for p, v in raw["files"].items()}
-    rows: dict[str, int] = {}
-    row_path: list[str] = []
-    block_of = []
-    for o in obs:
-        fb = blocks.get(o.path) if o.path else None
-        i = fb.find(o.start or 0) if fb is not None else -1
-        if i < 0:
-            block_of.append(-1)
-            continue
-        block_of.append(rows.setdefault(fb.block_ids[i], len(rows)))
-        if len(row_path) < len(rows):
-            row_path.append(o.path)
+    blocks = map_to_blocks(obs, raw["files"])
+    block_of, row_path = blocks.block_of, [path for *_, path in blocks.rows]
     grace = settle = raw["round_trip_s"]
     params = AttributionParams(raw["D_cap_s"], grace, settle)
     samples = [(int(t), {str(h): int(v) for h, v in free.items()}) for t, free in raw["samples"]]
-    per_task, m = compute_blocks(obs, containers, raw["rm_nodes"], block_of, len(rows), params,
+    per_task, m = compute_blocks(obs, containers, raw["rm_nodes"], block_of, len(row_path), params,
                                  raw["window_ms"][1], samples)
     hot_set = set(raw["hot"])
     summary = {k: raw[k] for k in ("tag", "mode", "scheduling", "delay_ms", "jobs", "gap_s",
@@ -274,7 +256,7 @@ def attribute_record(raw_path: Path, with_tasks: bool = False):
     waits = sorted(o.launch_ms - o.scheduled_ms for o in obs)
     summary["wait_ms_p50_p90_max"] = [waits[len(waits) // 2], waits[int(len(waits) * .9)],
                                       waits[-1]] if waits else None
-    summary["unmapped_tasks"] = sum(1 for b in block_of if b < 0)
+    summary["unmapped_tasks"] = blocks.unmapped
     summary["tasks_judged_on_rm_samples"] = int(per_task["sampled"].sum())
     tasks = [{"attempt_id": o.attempt_id, "path": o.path, "wait_s": round(float(w), 3),
               "delay_s": round(float(d), 3), "delayed": bool(x), "local": bool(lo)}

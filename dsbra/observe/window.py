@@ -132,6 +132,53 @@ def compute_blocks(obs: list[MapObservation], containers: dict[str, list[Contain
             "sampled": sampled}, metrics
 
 
+def read_files(ep, paths) -> dict[str, dict | None]:
+    """Per distinct file: its GET_BLOCK_LOCATIONS reply and replication (GETFILESTATUS), or
+    None when it is gone (grep's temporary sort input, say)."""
+    out: dict[str, dict | None] = {}
+    for path in sorted(set(paths)):
+        try:
+            status = ep.hdfs.file_status(path)
+            out[path] = {"located": ep.hdfs.block_locations(path),
+                         "replication": shapes.as_int(status.get("replication"), 0) or 0}
+        except HadoopError as exc:
+            log.warning("file %s: %s; its tasks are not mapped to blocks", path, exc)
+            out[path] = None
+    return out
+
+
+@dataclass
+class BlockRows:
+    block_of: list[int]  #: per task, its block's row (-1: not mapped)
+    rows: list[tuple[str, list[str], int, str]]  #: (block id, hosts, replication, path)
+    unmapped: int
+
+
+def map_to_blocks(obs: list[MapObservation], files: dict[str, dict | None]) -> BlockRows:
+    """Each task to the block its split starts in, with :func:`read_files`' replies; rows in
+    order of first reader."""
+    blocks = {p: file_blocks(v["located"], int(v["replication"] or 0))
+              for p, v in files.items() if v is not None}
+    rows: dict[str, int] = {}
+    out = BlockRows([], [], 0)
+    for o in obs:
+        fb = blocks.get(o.path) if o.path else None
+        i = fb.find(o.start or 0) if fb is not None else -1
+        if i < 0:
+            out.unmapped += 1
+            out.block_of.append(-1)
+            continue
+        bid = fb.block_ids[i]
+        if bid not in rows:
+            rows[bid] = len(out.rows)
+            out.rows.append((bid, fb.hosts[i], fb.replication or len(fb.hosts[i]), o.path))
+        out.block_of.append(rows[bid])
+    if out.unmapped:
+        log.warning("%d of %d map tasks could not be mapped to a block (split files gone or "
+                    "file deleted)", out.unmapped, len(obs))
+    return out
+
+
 def build_round(collector: Collector, obs: list[MapObservation], *, window_start_ms: int,
                 window_end_ms: int, grace_s: float | None = None, settle_s: float | None = None,
                 delay_threshold_s: float | None = None, detail: bool = False) -> dict:
@@ -152,35 +199,9 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
     round_trip = settings.heartbeat_s + collector.am_heartbeat_s + LAUNCH_ALLOWANCE_S
     grace = grace_s if grace_s is not None else round_trip
     settle = settle_s if settle_s is not None else round_trip
-    # blocks of the files read in the window
-    files: dict[str, FileBlocks | None] = {}
-    for path in sorted({o.path for o in obs if o.path}):
-        try:
-            status = ep.hdfs.file_status(path)
-            files[path] = file_blocks(ep.hdfs.block_locations(path),
-                                      shapes.as_int(status.get("replication"), 0) or 0)
-        except HadoopError as exc:
-            log.warning("file %s: %s; its tasks are not mapped to blocks", path, exc)
-            files[path] = None
-    rows: dict[str, int] = {}
-    row_info: list[tuple[str, list[str], int, str]] = []
-    block_of: list[int] = []
-    unmapped = 0
-    for o in obs:
-        fb = files.get(o.path) if o.path else None
-        i = fb.find(o.start or 0) if fb is not None else -1
-        if i < 0:
-            unmapped += 1
-            block_of.append(-1)
-            continue
-        bid = fb.block_ids[i]
-        if bid not in rows:
-            rows[bid] = len(row_info)
-            row_info.append((bid, fb.hosts[i], fb.replication or len(fb.hosts[i]), o.path))
-        block_of.append(rows[bid])
-    if unmapped:
-        log.warning("%d of %d map tasks could not be mapped to a block (split files gone or "
-                    "file deleted)", unmapped, len(obs))
+    blocks = map_to_blocks(obs, read_files(ep, [o.path for o in obs if o.path]))
+    block_of, row_info = blocks.block_of, blocks.rows
+    unmapped = blocks.unmapped
     rm_nodes = collector.nodes(refresh=True)
     per_task, m = compute_blocks(obs, collector.containers, rm_nodes, block_of,
                                  len(row_info), AttributionParams(d, grace, settle), window_end_ms,
