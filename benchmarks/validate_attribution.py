@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dsbra.cluster.jobs import submit_job  # noqa: E402
+from dsbra.cluster.jobs import submit_spaced  # noqa: E402
 from dsbra.observe.collector import Collector, Container, Endpoints, MapObservation  # noqa: E402
 from dsbra.observe.window import (LAUNCH_ALLOWANCE_S, compute_blocks, map_to_blocks,  # noqa: E402
                                   read_files)
@@ -164,27 +164,20 @@ def run(mode: str, scheduling: str, delay_ms: int, jobs: int, gap_s: float, line
     # the "on" D for both modes, so that the two runs are measured with the same ruler
     cap = delay_ms / 1000 if scheduling == "continuous" else settings.nodes * settings.heartbeat_s
     rnd = random.Random(7)
-    runs, polls, next_submit, submitted = [], 0, time.monotonic(), 0
+    args = [["grep", ",".join(hot + rnd.sample(cold, 3)), f"/validate/out-{i}", "XYZ"]
+            for i in range(jobs)]
+    polls = 0
+
+    def tick(_runs) -> None:
+        nonlocal polls
+        collector.poll()
+        polls += 1
+
     # reduces start after all maps, so they cannot hold slots the maps need (no deadlock)
-    conf = {"mapreduce.job.reduce.slowstart.completedmaps": "1.0"}
-    while submitted < jobs or any(r.poll() is None for r in runs):
-        if submitted < jobs and time.monotonic() >= next_submit:
-            inputs = ",".join(hot + rnd.sample(cold, 3))
-            runs.append(submit_job(["grep", inputs, f"/validate/out-{submitted}", "XYZ"],
-                                   conf=conf, state_dir=STATE_DIR))
-            submitted += 1
-            next_submit += gap_s
-        collector.poll()
-        polls += 1
-        time.sleep(2.0)
+    runs = submit_spaced(args, gap_s, tick, state_dir=STATE_DIR,
+                         conf={"mapreduce.job.reduce.slowstart.completedmaps": "1.0"})
     results = [r.wait(timeout=60, check=False) for r in runs]
-    job_ids = [j for r in results for j in r.job_ids]
-    for _ in range(60):
-        collector.poll()
-        polls += 1
-        if all(j in collector.done_jobs for j in job_ids):
-            break
-        time.sleep(2.0)
+    polls += collector.poll_until_read([j for r in results for j in r.job_ids], timeout_s=120)
     obs = collector.take()
     end_ms = int(time.time() * 1000)
     settings = collector.settings(refresh=True)

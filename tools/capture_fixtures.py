@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dsbra.cluster.jobs import submit_job  # noqa: E402
+from dsbra.cluster.jobs import submit_spaced  # noqa: E402
 from dsbra.errors import HadoopError  # noqa: E402
 from dsbra.observe.cli import resolve_urls  # noqa: E402
 from dsbra.observe.collector import Collector, Endpoints  # noqa: E402
@@ -100,20 +100,18 @@ def run_collector_scenario(urls, out: Path, name: str, base: str, extra_conf: di
     collector = Collector(ep, since_ms=start - 1000, clock=clock)
     collector.settings()
     conf = {"mapreduce.task.files.preserve.filepattern": "job_.*", **extra_conf}
-    run = submit_job(["grep", base + "/in", base + "/out", "XYZ"], conf=conf)
     polls = 0
-    while run.poll() is None:
+
+    def tick(_runs) -> None:
+        nonlocal polls
         collector.poll()
         polls += 1
-        time.sleep(1.0)
+
+    [run] = submit_spaced([["grep", base + "/in", base + "/out", "XYZ"]], 0, tick,
+                          interval_s=1.0, conf=conf)
     result = run.wait(timeout=60)
-    deadline = time.time() + 60
-    while time.time() < deadline:  # until both jobs' final history files are read
-        collector.poll()
-        polls += 1
-        if all(j in collector.done_jobs for j in result.job_ids):
-            break
-        time.sleep(1.0)
+    # until both jobs' final history files are read
+    polls += collector.poll_until_read(result.job_ids, timeout_s=60, interval_s=1.0)
     obs = collector.take()
     end = int(time.time() * 1000)
     doc = build_round(collector, obs, window_start_ms=start - 1000, window_end_ms=end)

@@ -21,7 +21,7 @@ from hdfs import InsecureClient
 from tqdm import tqdm
 
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.jobs import submit_job
+from dsbra.cluster.jobs import submit_spaced
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import DsbraError, HadoopError
@@ -63,27 +63,20 @@ def demo() -> None:
 
     since = int(time.time() * 1000)
     collector = Collector(ep, since_ms=since)
-    runs = []
+    jobs = [["grep", ",".join([hot, cold[i % 6], cold[(i + 3) % 6]]), f"{DEMO_DIR}/out-{i}", "dsbra"]
+            for i in range(JOBS)]
     with tqdm(total=JOBS, desc="grep jobs finished", unit="job") as bar:
-        next_submit = time.monotonic()
-        while len(runs) < JOBS or any(r.poll() is None for r in runs):
-            if len(runs) < JOBS and time.monotonic() >= next_submit:
-                inputs = ",".join([hot, cold[len(runs) % 6], cold[(len(runs) + 3) % 6]])
-                runs.append(submit_job(["grep", inputs, f"{DEMO_DIR}/out-{len(runs)}", "dsbra"]))
-                next_submit += GAP_S
+        def tick(runs) -> None:
             collector.poll()
             bar.n = sum(1 for r in runs if r.poll() is not None)
             bar.refresh()
-            time.sleep(2.0)
+
+        runs = submit_spaced(jobs, GAP_S, tick)
     results = [r.wait(timeout=60, check=False) for r in runs]
     failed = [r for r in results if not r.ok]
     if failed:
         raise HadoopError(f"{len(failed)} of {JOBS} demo jobs failed; see `dsbra cluster logs`")
-    job_ids = [j for r in results for j in r.job_ids]
-    deadline = time.monotonic() + 120
-    while not all(j in collector.done_jobs for j in job_ids) and time.monotonic() < deadline:
-        time.sleep(2.0)
-        collector.poll()
+    collector.poll_until_read([j for r in results for j in r.job_ids], timeout_s=120)
     doc = build_round(collector, collector.take(), window_start_ms=since,
                       window_end_ms=int(time.time() * 1000))
     doc["blocks"] = [b for b in doc["blocks"] if b["path"].startswith(DEMO_DIR)]

@@ -153,6 +153,22 @@ def submit_job(
     return JobRun(list(args), process, log_path)
 
 
+def submit_spaced(job_args: list[list[str]], gap_s: float, tick, *, interval_s: float = 2.0,
+                  **submit) -> list[JobRun]:
+    """Submit one job client per argument list, ``gap_s`` apart, and call ``tick(runs)`` every
+    ``interval_s`` (a collector polls there) until every client has exited. ``submit``: the
+    keyword arguments of :func:`submit_job`."""
+    runs: list[JobRun] = []
+    next_submit = time.monotonic()
+    while len(runs) < len(job_args) or any(r.poll() is None for r in runs):
+        if len(runs) < len(job_args) and time.monotonic() >= next_submit:
+            runs.append(submit_job(job_args[len(runs)], **submit))
+            next_submit += gap_s
+        tick(runs)
+        time.sleep(interval_s)
+    return runs
+
+
 def run_grep(input_path: str, output_path: str, regex: str, *, queue: str | None = None,
              conf: dict[str, str] | None = None, timeout: float = 600, state_dir: Path | None = None
              ) -> JobResult:

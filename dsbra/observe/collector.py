@@ -435,6 +435,18 @@ class Collector:
                                             for c in cont):
                 del self.containers[jid]
 
+    def poll_until_read(self, job_ids, timeout_s: float, interval_s: float = 2.0) -> int:
+        """Poll until the final history file of every job in ``job_ids`` has been read, or
+        ``timeout_s`` passed; returns the number of polls made."""
+        deadline = time.monotonic() + timeout_s
+        polls = 0
+        while True:
+            self.poll()
+            polls += 1
+            if all(j in self.done_jobs for j in job_ids) or time.monotonic() >= deadline:
+                return polls
+            time.sleep(interval_s)
+
     # ------------------------------------------------------------------ hand-out
     def take(self) -> list[MapObservation]:
         """The observations counted since the previous take (each attempt is handed out once)."""

@@ -122,11 +122,8 @@ def test_a_job_between_two_polls_is_counted_from_its_history_file(endpoints, inp
     # no per-job conf: the bundled cluster's own mapred-site keeps the split files
     result = submit_job(["grep", inputs["base"] + "/in", inputs["base"] + "/out-between", "XYZ"]
                         ).wait(timeout=600)
-    deadline = time.monotonic() + 120
-    while not all(j in c.done_jobs for j in result.job_ids):
-        assert time.monotonic() < deadline, "history file never read"
-        c.poll()
-        time.sleep(1.0)
+    c.poll_until_read(result.job_ids, timeout_s=120, interval_s=1.0)
+    assert all(j in c.done_jobs for j in result.job_ids), "history file never read"
     obs = c.take()
     search = [o for o in obs if o.job_id == result.job_ids[0]]
     assert len(search) == 6 and all(o.path for o in search)
