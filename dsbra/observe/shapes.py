@@ -8,6 +8,8 @@ keys. These helpers accept all of them so callers see plain lists of dicts.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from dsbra.errors import HadoopError
@@ -57,7 +59,7 @@ def as_int(value: Any, default: int | None = None) -> int | None:
         return default
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value == value:
+    if isinstance(value, float) and math.isfinite(value):
         return int(value)
     if isinstance(value, str):
         try:
@@ -65,7 +67,7 @@ def as_int(value: Any, default: int | None = None) -> int | None:
         except ValueError:
             try:
                 return int(float(value))
-            except ValueError:
+            except (ValueError, OverflowError):  # "nan", "inf"
                 return default
     return default
 
