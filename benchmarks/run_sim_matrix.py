@@ -58,25 +58,21 @@ VARIANTS = {
 }
 SMALL_SETUPS = ("paper", "paper-long-tasks", "hotspot-stress", "bundled")
 
+# the paper's testbed (20 nodes x 2 slots), its slower-task variant, and a Facebook-size cluster
+PAPER_CLUSTER = dict(nodes=20, slots_per_node=2, racks=2, replication=2, block_size_mb=64)
+LONG_TASKS = dict(task_overhead_s=4.0, read_mbps_local=10.0, read_mbps_rack=5.0,
+                  read_mbps_remote=2.5)
+FB_CLUSTER = dict(nodes=600, slots_per_node=8, racks=20, replication=3, block_size_mb=128)
+PAPER_WORKLOAD = dict(source="fb2009-bins", jobs=100, inter_arrival_s=14.0, hot_fraction=0.1,
+                      dataset_gb=100.0)
+
 SETUPS = {
-    "paper": {
-        "cluster": dict(nodes=20, slots_per_node=2, racks=2, replication=2, block_size_mb=64),
-        "workload": dict(source="fb2009-bins", jobs=100, inter_arrival_s=14.0,
-                         hot_fraction=0.1, dataset_gb=100.0),
-        "seeds": 5, "keep_tasks": True,
-    },
-    "paper-long-tasks": {
-        "cluster": dict(nodes=20, slots_per_node=2, racks=2, replication=2, block_size_mb=64,
-                        task_overhead_s=4.0, read_mbps_local=10.0, read_mbps_rack=5.0,
-                        read_mbps_remote=2.5),
-        "workload": dict(source="fb2009-bins", jobs=100, inter_arrival_s=14.0,
-                         hot_fraction=0.1, dataset_gb=100.0),
-        "seeds": 5, "keep_tasks": False,
-    },
+    "paper": {"cluster": PAPER_CLUSTER, "workload": PAPER_WORKLOAD,
+              "seeds": 5, "keep_tasks": True},
+    "paper-long-tasks": {"cluster": {**PAPER_CLUSTER, **LONG_TASKS}, "workload": PAPER_WORKLOAD,
+                         "seeds": 5, "keep_tasks": False},
     "hotspot-stress": {
-        "cluster": dict(nodes=20, slots_per_node=2, racks=2, replication=2, block_size_mb=64,
-                        task_overhead_s=4.0, read_mbps_local=10.0, read_mbps_rack=5.0,
-                        read_mbps_remote=2.5),
+        "cluster": {**PAPER_CLUSTER, **LONG_TASKS},
         "workload": dict(source="fb2009-bins", jobs=300, inter_arrival_s=3.0,
                          hot_fraction=0.003, hot_share=0.8, dataset_gb=100.0, bin_scale=0.03),
         "seeds": 5, "keep_tasks": False,
@@ -85,20 +81,17 @@ SETUPS = {
         "cluster": dict(nodes=4, slots_per_node=2, racks=2, replication=2, block_size_mb=8,
                         task_overhead_s=3.0, read_mbps_local=50.0, read_mbps_rack=50.0,
                         read_mbps_remote=50.0, copy_mbps=50.0),
-        "workload": dict(source="fb2009-bins", jobs=100, inter_arrival_s=14.0,
-                         hot_fraction=0.1, dataset_gb=1.6),
+        "workload": {**PAPER_WORKLOAD, "dataset_gb": 1.6},
         "seeds": 5, "keep_tasks": True,
     },
     "fb2009-day": {
-        "cluster": dict(nodes=600, slots_per_node=8, racks=20, replication=3,
-                        block_size_mb=128),
+        "cluster": FB_CLUSTER,
         "workload": dict(source=f"swim:{TRACES / 'FB-2009_samples_24_times_1hr_0.tsv'}",
                          hot_fraction=0.1, dataset_gb=100.0),
         "seeds": 1, "keep_tasks": False,
     },
     "fb2010": {
-        "cluster": dict(nodes=600, slots_per_node=8, racks=20, replication=3,
-                        block_size_mb=128),
+        "cluster": FB_CLUSTER,
         "workload": dict(source=f"swim:{TRACES / 'FB-2010_withInputPaths_hours00-11.tsv'}"),
         "seeds": 1, "keep_tasks": False,
     },

@@ -10,6 +10,8 @@ from pathlib import Path
 import click
 
 from dsbra.errors import InputError
+from dsbra.sim.config import DELAY_MODES, SCHEDULERS, SIGNALS
+from dsbra.sim.workload import ARRIVALS
 from dsbra.policy.profiles import parse_assignments
 
 log = logging.getLogger(__name__)
@@ -32,7 +34,7 @@ log = logging.getLogger(__name__)
 @click.option("--inter-arrival-s", type=float, default=None,
               help="Mean gap between jobs (fb2009-bins: default 14; swim: rescale the trace's "
                    "submit times to this mean gap).")
-@click.option("--arrivals", type=click.Choice(["exp", "fixed"]), default="exp",
+@click.option("--arrivals", type=click.Choice(ARRIVALS), default="exp",
               show_default=True, help="fb2009-bins gaps: exponential or fixed.")
 @click.option("--hot-fraction", type=float, default=0.1, show_default=True,
               help="Fraction of the data set's blocks made hot at a time (traces without paths).")
@@ -46,9 +48,9 @@ log = logging.getLogger(__name__)
               help="swim: cap on maps per job (default: nodes x slots).")
 @click.option("--bin-scale", type=float, default=None,
               help="fb2009-bins: factor for bins 3-9 (default min(1, slots/400)).")
-@click.option("--scheduler", type=click.Choice(["fair", "fifo"]), default="fair",
+@click.option("--scheduler", type=click.Choice(SCHEDULERS), default="fair",
               show_default=True)
-@click.option("--delay-mode", type=click.Choice(["hfs", "yarn"]), default="hfs",
+@click.option("--delay-mode", type=click.Choice(DELAY_MODES), default="hfs",
               show_default=True,
               help="hfs: waits W1/W2 in seconds (the paper's HFS); yarn: FairScheduler "
                    "opportunity counts (--yarn-threshold-node/rack).")
@@ -78,7 +80,7 @@ log = logging.getLogger(__name__)
               help="Policy period.")
 @click.option("--delay-threshold-s", type=float, default=None,
               help="D (cap on a task's delay wait; DSBRA's normaliser). Default: W1.")
-@click.option("--signals", type=click.Choice(["scheduler", "observed"]), default="scheduler",
+@click.option("--signals", type=click.Choice(SIGNALS), default="scheduler",
               show_default=True,
               help="Window signals M/DT from the scheduler's own accounting, or from the rule "
                    "the daemon applies on a real cluster (dsbra.signals.attribution).")

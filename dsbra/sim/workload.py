@@ -32,6 +32,7 @@ BIN_MAPS = np.array([1, 2, 10, 50, 100, 200, 400, 800, 4800])
 BIN_JOBS = np.array([38, 16, 14, 8, 6, 6, 4, 4, 4])
 # The cluster the benchmark's map counts were sized for (our reference for scaling down).
 REFERENCE_SLOTS = 100 * 4
+ARRIVALS = ("exp", "fixed")  # exponential or fixed inter-arrival times
 
 
 @dataclass(frozen=True)
@@ -156,8 +157,8 @@ def fb2009_bins(*, total_slots: int, block_size_mb: float, jobs: int = 100,
         raise InputError(f"--jobs must be >= 1, got {jobs}")
     if not inter_arrival_s > 0:
         raise InputError(f"--inter-arrival-s must be > 0, got {inter_arrival_s}")
-    if arrivals not in ("exp", "fixed"):
-        raise InputError(f"arrivals must be exp or fixed, got {arrivals!r}")
+    if arrivals not in ARRIVALS:
+        raise InputError(f"arrivals must be {' or '.join(ARRIVALS)}, got {arrivals!r}")
     _check_hot(hot_fraction, hot_share, hot_period_s)
     rng = np.random.default_rng([seed, 2009])
     bin_maps, scale = scaled_bin_maps(total_slots, bin_scale)
