@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dsbra.cluster.jobs import submit_spaced  # noqa: E402
+from dsbra.cluster.jobs import grep_lines, submit_spaced  # noqa: E402
 from dsbra.observe.collector import Collector, Container, Endpoints, MapObservation  # noqa: E402
 from dsbra.observe.window import (LAUNCH_ALLOWANCE_S, compute_blocks, map_to_blocks,  # noqa: E402
                                   read_files)
@@ -49,7 +49,6 @@ STATE_DIR = ROOT / ".dsbra" / "validate"
 CLUSTER = ["--prefix", "dsv", "--subnet", "10.93.0.0/24", "--port-offset", "300"]
 RESULTS = ROOT / "benchmarks" / "results"
 DSBRA = [sys.executable, "-m", "dsbra"]
-PRINTABLE = "".join(chr(c) for c in range(33, 127) if chr(c) not in "\t\\")
 
 
 def sh(args: list[str], check: bool = True) -> subprocess.CompletedProcess:
@@ -124,16 +123,6 @@ def scheduler_log(rm_log: str, since_ms: int) -> dict:
     return {k: [row for row in v if row[0] >= since_ms] for k, v in out.items()}
 
 
-def grep_lines(n: int, seed: int) -> bytes:
-    rnd = random.Random(seed)
-    lines = []
-    for i in range(n):
-        value = "".join(rnd.choices(PRINTABLE, k=80))
-        key = "".join(rnd.choices(PRINTABLE, k=10))
-        lines.append(f"{key}\t{i:010d}{value}\n")
-    return "".join(lines).encode()
-
-
 def make_data(nn_url: str, hot: int, cold: int, lines: int) -> tuple[list[str], list[str]]:
     from hdfs import InsecureClient
 
@@ -143,9 +132,9 @@ def make_data(nn_url: str, hot: int, cold: int, lines: int) -> tuple[list[str], 
     hot_paths = [f"/validate/hot-{i}" for i in range(hot)]
     cold_paths = [f"/validate/cold-{i}" for i in range(cold)]
     for i, p in enumerate(hot_paths):
-        client.write(p, grep_lines(lines, i), replication=1)
+        client.write(p, grep_lines(lines, i, match_rate=0.0), replication=1)
     for i, p in enumerate(cold_paths):
-        client.write(p, grep_lines(lines, 100 + i), replication=2)
+        client.write(p, grep_lines(lines, 100 + i, match_rate=0.0), replication=2)
     return hot_paths, cold_paths
 
 

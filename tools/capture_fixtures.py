@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -29,29 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dsbra.cluster.jobs import submit_spaced  # noqa: E402
+from dsbra.cluster.jobs import grep_lines, submit_spaced  # noqa: E402
 from dsbra.errors import HadoopError  # noqa: E402
 from dsbra.observe.cli import resolve_urls  # noqa: E402
 from dsbra.observe.collector import Collector, Endpoints  # noqa: E402
 from dsbra.observe.replay import Recorder, session_for  # noqa: E402
 from dsbra.observe.window import build_round  # noqa: E402
-
-PRINTABLE = "".join(chr(c) for c in range(33, 127) if chr(c) not in "\t\\")
-
-
-def grep_lines(n: int, seed: int) -> bytes:
-    """Lines of the Hive grep benchmark: 10-char key, tab, 10-digit row id + 80 chars."""
-    rnd = random.Random(seed)
-    out = []
-    for i in range(n):
-        value = "".join(rnd.choice(PRINTABLE) for _ in range(80))
-        if rnd.random() < 0.01:
-            k = rnd.randrange(0, 77)
-            value = value[:k] + "XYZ" + value[k + 3:]
-        key = "".join(rnd.choice(PRINTABLE) for _ in range(10))
-        out.append(f"{key}\t{i:010d}{value}\n")
-    return "".join(out).encode()
-
 
 def make_inputs(client, base: str, block_size: int) -> list[str]:
     """Three one-block files and one file of three blocks (split offsets 0, B, 2B)."""

@@ -15,6 +15,7 @@ and application ids are parsed from the client's log as it runs.
 from __future__ import annotations
 
 import os
+import random
 import re
 import subprocess
 import tempfile
@@ -167,6 +168,26 @@ def submit_spaced(job_args: list[list[str]], gap_s: float, tick, *, interval_s: 
         tick(runs)
         time.sleep(interval_s)
     return runs
+
+
+#: what the grep benchmark's lines are made of (no tab, no backslash)
+PRINTABLE = "".join(chr(c) for c in range(33, 127) if chr(c) not in "\t\\")
+
+
+def grep_lines(n: int, seed: int, match_rate: float = 0.01, match: str = "XYZ") -> bytes:
+    """Input for the examples' grep in the Hive grep benchmark's format: a 10-character key, a
+    tab, a 10-digit row id and 80 printable characters; about ``match_rate`` of the lines
+    contain ``match``."""
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        value = "".join(rnd.choice(PRINTABLE) for _ in range(80))
+        if rnd.random() < match_rate:
+            k = rnd.randrange(0, 80 - len(match))
+            value = value[:k] + match + value[k + len(match):]
+        key = "".join(rnd.choice(PRINTABLE) for _ in range(10))
+        out.append(f"{key}\t{i:010d}{value}\n")
+    return "".join(out).encode()
 
 
 def run_grep(input_path: str, output_path: str, regex: str, *, queue: str | None = None,
