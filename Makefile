@@ -7,16 +7,17 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 DSBRA   := $(VENV)/bin/dsbra
 
-.PHONY: setup demo test unit clean system-deps hadoop
+.PHONY: setup demo test unit clean system-deps hadoop docker-deps
 
 setup: $(VENV)/.installed hadoop
 
-# Debian packages the cluster needs (Java 17, Maven, iproute2, venv), installed only if missing
+# Debian packages the cluster needs (Java 17, Maven, iproute2, venv) and the Kerberos headers
+# the gssapi extra builds against, installed only if missing
 system-deps:
 	@command -v java >/dev/null && command -v mvn >/dev/null && command -v ip >/dev/null \
-	  && python3 -c 'import ensurepip' 2>/dev/null \
+	  && python3 -c 'import ensurepip' 2>/dev/null && command -v krb5-config >/dev/null \
 	  || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-	      openjdk-17-jdk-headless maven iproute2 python3-venv)
+	      openjdk-17-jdk-headless maven iproute2 python3-venv libkrb5-dev gcc)
 
 # the Hadoop jars from Maven Central (hadoop/pom.xml) into .dsbra/hadoop/<version>; idempotent.
 # 3.5.0 (Jersey 2 REST) is for the integration test that runs the collector on it.
@@ -30,15 +31,20 @@ $(VENV)/.installed: pyproject.toml | system-deps
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
+# Docker engine, debootstrap and the Compose v2 plugin for hadoop-docker/ and its tests
+# (pytest -m docker); installed/started/built only if missing, see the script
+docker-deps:
+	@bash hadoop-docker/setup-engine.sh
+
 unit: setup
 	$(PY) -m pytest tests/unit
 
-test: setup
+test: setup docker-deps
 	$(PY) -m pytest
 
-# until the full demo exists: cluster up, a few files, a grep job, URLs and block locations
+# the whole loop: hot-file jobs, the daemon raises the file, later jobs local, lowered back
 demo: setup
-	$(PY) -m dsbra.cluster.demo
+	$(PY) -m dsbra.demo
 
 clean:
 	rm -rf $(VENV) build *.egg-info

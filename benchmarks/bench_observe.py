@@ -111,13 +111,18 @@ class ScaledReplay(BaseAdapter):
         pass
 
 
-def one_run(n_jobs: int) -> dict:
+def replay_collector(n_jobs: int) -> tuple[ScaledReplay, Collector]:
+    """The real Collector over the scaled replay, on the replay's own clock."""
     adapter = ScaledReplay(n_jobs)
     ep = Endpoints.from_urls("http://10.77.0.1:8088", "http://10.77.0.1:9870",
                              "http://10.77.0.1:19888", user="root", session=session_for(adapter))
     readings = iter(adapter.clock)
-    c = Collector(ep, since_ms=adapter.since_ms,
-                  clock=lambda: next(readings, adapter.end_ms / 1000))
+    return adapter, Collector(ep, since_ms=adapter.since_ms,
+                              clock=lambda: next(readings, adapter.end_ms / 1000))
+
+
+def one_run(n_jobs: int) -> dict:
+    adapter, c = replay_collector(n_jobs)
     c.settings()
     polls = []
     for _ in range(adapter.polls_running):

@@ -17,16 +17,32 @@ from dsbra.errors import DsbraError
 
 # command name -> "module:attribute" of a click command or group
 COMMANDS: dict[str, str] = {
+    "bench": "dsbra.bench.cli:bench",
     "cluster": "dsbra.cluster.cli:cluster",
+    "conf": "dsbra.conf.cli:conf",
+    "docker": "dsbra.cluster.docker_cli:docker",
     "plan": "dsbra.policy.cli:plan",
+    "report": "dsbra.report:report_command",
     "observe": "dsbra.observe.cli:observe",
+    "pause": "dsbra.daemon.cli:pause",
+    "resume": "dsbra.daemon.cli:resume",
+    "run": "dsbra.daemon.cli:run",
+    "status": "dsbra.daemon.cli:status",
     "sim": "dsbra.sim.cli:sim",
 }
 
 HELP = {
+    "bench": "The reproduction benchmark on the bundled cluster: grep data, job schedules, replay.",
     "cluster": "Run the bundled real Hadoop cluster (up, down, status, env, logs).",
+    "conf": "Size delay scheduling, render Hadoop configs from values, check a live cluster.",
+    "docker": "The bundled cluster in Docker: build its image (no registry), render its compose file.",
     "plan": "Compute one DSBRA round offline: per-block metrics in, decisions out.",
+    "report": "The paper's plots and claims from result sets (bench replay or sim runs).",
     "observe": "Derive per-block delay-scheduling metrics from a live cluster.",
+    "pause": "Let a running daemon observe but not act.",
+    "resume": "Let a paused daemon act again.",
+    "run": "Run the sidecar daemon: observe, decide, act through WebHDFS, safely.",
+    "status": "The daemon's last round: decisions, refusals, hot files.",
     "sim": "Simulate a cluster at scale with the same policy code.",
 }
 

@@ -61,22 +61,40 @@ def cluster() -> None:
 @click.option("--hadoop-version", type=click.Choice(HADOOP_VERSIONS), default=HADOOP_VERSION, show_default=True,
               help="Hadoop release of the daemons (3.5.0 answers REST in Jersey 2's JSON shapes; its grep "
                    "job comes from the 3.4.2 examples jar, the last on Maven Central).")
+@click.option("--net-mbit", type=float, default=0.0, show_default=True,
+              help="Shape what each worker sends to the other workers to this rate (Mbit/s, tc HTB on "
+                   "its veth), so non-local reads are slower than node-local ones, as on a real "
+                   "cluster; traffic to the master is not shaped (0: no shaping; docs/benchmark.md).")
+@click.option("--net-rack-mbit", type=float, default=0.0, show_default=True,
+              help="With --net-mbit: the rate between two workers of the same rack (0: --net-mbit).")
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
+@click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A `dsbra conf` values file (queues, placement, scheduler and HDFS settings); "
+                   "options given on the command line win over it.")
 @state_dir_option
 def up(workers, racks, subnet, prefix, port_offset, replication, block_size, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
-       nm_memory_mb, hadoop_version, timeout, state_dir) -> None:
+       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, timeout, values_file, state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
-    spec = ClusterSpec(
+    fields = dict(
         workers=workers, racks=racks, subnet=subnet, prefix=prefix, port_offset=port_offset,
-        replication=min(3, max(workers, 1)) if replication is None else replication,
-        block_size=parse_size(block_size), locality_delay_node=locality_delay_node,
+        replication=replication, block_size=parse_size(block_size), locality_delay_node=locality_delay_node,
         locality_delay_rack=locality_delay_rack, continuous_scheduling=continuous_scheduling,
         locality_delay_node_ms=locality_delay_node_ms,
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
-        hadoop_version=hadoop_version,
+        hadoop_version=hadoop_version, net_mbit=net_mbit, net_rack_mbit=net_rack_mbit,
     )
+    if values_file is not None:
+        from dsbra.conf.values import load_values
+
+        ctx = click.get_current_context()
+        given = {k: v for k, v in fields.items()
+                 if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
+        fields = {**fields, **load_values(values_file).spec_fields, **given}
+    if fields["replication"] is None:
+        fields["replication"] = min(3, max(fields["workers"], 1))
+    spec = ClusterSpec(**fields)
     _require_root()
     layout = _layout(state_dir)
     started = time.monotonic()
@@ -86,7 +104,10 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, loc
         return
     running = ClusterSpec.from_dict(data["spec"])
     click.echo(f"cluster up in {time.monotonic() - started:.0f} s: Hadoop {running.hadoop_version}, "
-               f"{running.workers} workers on {min(running.racks, running.workers)} racks")
+               f"{running.workers} workers on {min(running.racks, running.workers)} racks"
+               + (f", worker links shaped to {running.net_mbit:g} Mbit/s"
+                  + (f" ({running.net_rack_mbit:g} within a rack)" if running.net_rack_mbit else "")
+                  if running.net_mbit else ""))
     _print_urls(cl.env(layout))
 
 

@@ -25,7 +25,7 @@ from tqdm import tqdm
 from dsbra.cluster import daemons as dmn
 from dsbra.cluster import netns
 from dsbra.cluster import state as st
-from dsbra.cluster.config import write_configs
+from dsbra.cluster.config import DEFAULT_QUEUES, write_configs
 from dsbra.cluster.install import HadoopInstall, ensure_hadoop, find_java
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import MASTER_PORTS, ClusterSpec
@@ -68,7 +68,7 @@ def _exclusive(layout: StateLayout):
 def up(spec: ClusterSpec, layout: StateLayout, timeout: float = 240.0, log=print) -> tuple[dict, bool]:
     """Start the cluster; returns (state, started). Already up: (state, False)."""
     java_home = find_java()
-    netns.check_tools()
+    netns.check_tools(spec)
     with _exclusive(layout):
         return _up(spec, layout, timeout, log, java_home)
 
@@ -123,14 +123,17 @@ def _build_network(spec: ClusterSpec, layout: StateLayout, data: dict) -> None:
     # device or namespace another cluster owns
     netns.check_free(spec)
     net = data["network"]
+    net["netns"].append(spec.switch_netns)
     net["bridge"] = spec.bridge
     st.save(layout.state_file, data)
+    netns.create_switch(spec)
     netns.create_bridge(spec)
     for w in spec.worker_list:
         net["netns"].append(w.netns)
         net["veths"].append(w.veth)
         st.save(layout.state_file, data)
         netns.create_worker(spec, w)
+        netns.shape_worker(spec, w)
 
 
 def _start_daemons(spec, layout, install: HadoopInstall, java_home: Path, data: dict) -> None:
@@ -348,6 +351,41 @@ def _down(layout: StateLayout, purge: bool = False) -> bool:
     return True
 
 
+def stop_daemon(layout: StateLayout, name: str, *, kill: bool = False) -> None:
+    """Stop one daemon of a running cluster (SIGTERM, or SIGKILL with ``kill``): a fault to
+    inject. The cluster reads as 'partial' until :func:`start_daemon` brings it back."""
+    with _exclusive(layout):
+        data = st.load(layout.state_file)
+        name = resolve_daemon(layout, name)
+        if data is None or name not in data["daemons"]:
+            raise ClusterError(f"the cluster in {layout.root} is not up; start it with: dsbra cluster up")
+        pid = data["daemons"][name]["pid"]
+        if dmn.is_ours(pid, name, layout.root):
+            if kill:
+                dmn.kill([pid])
+            else:
+                dmn.terminate([pid])
+
+
+def start_daemon(layout: StateLayout, name: str, timeout: float = 120.0) -> None:
+    """Start again one daemon :func:`stop_daemon` stopped, and wait until the cluster is ready."""
+    with _exclusive(layout):
+        data = st.load(layout.state_file)
+        name = resolve_daemon(layout, name)
+        if data is None or name not in data["daemons"]:
+            raise ClusterError(f"the cluster in {layout.root} is not up; start it with: dsbra cluster up")
+        spec = ClusterSpec.from_dict(data["spec"])
+        java_home = Path(data["java_home"])
+        d = data["daemons"][name]
+        if not dmn.is_ours(d["pid"], name, layout.root):
+            daemon = next(x for x in dmn.cluster_daemons(spec) if x.name == name)
+            cmd = dmn.java_command(spec, layout, HadoopInstall(Path(data["hadoop_home"])),
+                                   java_home, daemon)
+            d["pid"] = dmn.spawn(cmd, layout.out(name), dmn.daemon_env(java_home), layout.root).pid
+            st.save(layout.state_file, data)
+        wait_ready(spec, layout, data, timeout)
+
+
 def env(layout: StateLayout) -> dict:
     """Where the running cluster answers; raises if it is not up."""
     current = status(layout)
@@ -368,12 +406,13 @@ def env(layout: StateLayout) -> dict:
              "nodemanager": f"http://{w.host}:{spec.port('nodemanager_http')}"}
             for w in spec.worker_list
         ],
-        "queues": ["root.default", "root.benchmark"],
+        "queues": [f"root.{q['name']}" for q in spec.queues or DEFAULT_QUEUES],
         "locality_delay": {"node": spec.locality_delay_node, "rack": spec.locality_delay_rack,
                            "continuous_scheduling": spec.continuous_scheduling,
                            "node_ms": spec.locality_delay_node_ms, "rack_ms": spec.locality_delay_rack_ms},
         "replication": spec.replication,
         "block_size": spec.block_size,
+        "network": {"net_mbit": spec.net_mbit, "net_rack_mbit": spec.net_rack_mbit or spec.net_mbit},
         "hadoop_version": spec.hadoop_version,
         "conf_dir": str(layout.conf("client")),
         "state_dir": str(layout.root),

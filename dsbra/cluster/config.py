@@ -54,6 +54,7 @@ DEFAULT_QUEUES = [
     {"name": "default", "weight": 1.0, "policy": "fair", "max_am_share": 0.5},
     {"name": "benchmark", "weight": 1.0, "policy": "fair", "max_am_share": 0.5},
 ]
+DEFAULT_PLACEMENT = [{"name": "specified", "create": "false"}, {"name": "default", "queue": "default"}]
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,9 @@ def render_host(
     paths: HostPaths,
     java_home: str,
     worker: Worker | None = None,
-    queues: list[dict] | None = None,
 ) -> dict[str, str]:
-    """All config files of one host. role: 'master', 'client' or 'worker'."""
+    """All config files of one host. role: 'master', 'client' or 'worker'. Also what
+    `dsbra conf render` writes (role 'master')."""
     env = _environment()
     context = {
         "spec": spec,
@@ -98,7 +99,8 @@ def render_host(
         "user": getpass.getuser(),
         "java_home": java_home,
         "container_jvm_opts": " ".join(jvm_opts()),
-        "queues": queues or DEFAULT_QUEUES,
+        "queues": spec.queues or DEFAULT_QUEUES,
+        "placement": spec.placement or DEFAULT_PLACEMENT,
     }
     if role == "client":
         context["role"] = "client"

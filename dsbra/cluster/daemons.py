@@ -154,6 +154,15 @@ def terminate(pids: list[int], timeout: float = 15.0) -> list[int]:
     return alive
 
 
+def kill(pids: list[int], timeout: float = 10.0) -> None:
+    """SIGKILL each process group (kill -9: no shutdown hook runs) and wait until they are gone."""
+    for pid in pids:
+        _signal(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+
+
 def _signal(pid: int, sig: int) -> None:
     try:
         os.killpg(pid, sig)

@@ -159,14 +159,26 @@ def submit_spaced(job_args: list[list[str]], gap_s: float, tick, *, interval_s: 
     """Submit one job client per argument list, ``gap_s`` apart, and call ``tick(runs)`` every
     ``interval_s`` (a collector polls there) until every client has exited. ``submit``: the
     keyword arguments of :func:`submit_job`."""
+    return submit_at(job_args, [i * gap_s for i in range(len(job_args))], tick,
+                     interval_s=interval_s, **submit)
+
+
+def submit_at(job_args: list[list[str]], offsets_s: list[float], tick, *, interval_s: float = 2.0,
+              t0: float | None = None, job_names: list[str] | None = None, **submit) -> list[JobRun]:
+    """Like :func:`submit_spaced`, each job ``offsets_s[i]`` seconds after ``t0`` (a
+    time.monotonic() value; default now), in order; a job that is late is submitted at once.
+    ``job_names``: each job's mapreduce.job.name."""
     runs: list[JobRun] = []
-    next_submit = time.monotonic()
+    start = time.monotonic() if t0 is None else t0
     while len(runs) < len(job_args) or any(r.poll() is None for r in runs):
-        if len(runs) < len(job_args) and time.monotonic() >= next_submit:
-            runs.append(submit_job(job_args[len(runs)], **submit))
-            next_submit += gap_s
+        while len(runs) < len(job_args) and time.monotonic() >= start + offsets_s[len(runs)]:
+            name = job_names[len(runs)] if job_names else submit.get("name")
+            runs.append(submit_job(job_args[len(runs)], **{**submit, "name": name}))
         tick(runs)
-        time.sleep(interval_s)
+        wait = interval_s
+        if len(runs) < len(job_args):
+            wait = min(wait, max(0.0, start + offsets_s[len(runs)] - time.monotonic()))
+        time.sleep(wait)
     return runs
 
 

@@ -72,6 +72,12 @@ class ClusterSpec:
     continuous_scheduling: bool = False
     locality_delay_node_ms: int = -1
     locality_delay_rack_ms: int = -1
+    heartbeat_ms: int = 1000
+    preemption: bool = False
+    #: Fair Scheduler queues and placement rules (None: config.DEFAULT_QUEUES / DEFAULT_PLACEMENT);
+    #: `dsbra conf` validates them (dsbra.conf.values)
+    queues: list | None = None
+    placement: list | None = None
     nm_memory_mb: int = 2560
     nm_vcores: int = 4
     map_memory_mb: int = 512
@@ -86,6 +92,11 @@ class ClusterSpec:
         }
     )
     hadoop_version: str = HADOOP_VERSION
+    #: shaped bandwidth between worker hosts in Mbit/s (0: not shaped), so a non-local read is
+    #: slower than a node-local one (which never leaves its namespace); netns.shaping_commands
+    net_mbit: float = 0.0
+    #: between two workers of the same rack (0: net_mbit)
+    net_rack_mbit: float = 0.0
 
     def __post_init__(self):
         if self.hadoop_version not in HADOOP_VERSIONS:
@@ -123,6 +134,13 @@ class ClusterSpec:
         if node_ms >= 0 and not self.continuous_scheduling:
             raise InputError("--locality-delay-node-ms/-rack-ms need --continuous-scheduling: the Fair "
                              "Scheduler reads them only then")
+        if self.heartbeat_ms < 1:
+            raise InputError(f"heartbeat_ms must be at least 1, got {self.heartbeat_ms}")
+        for name, value in (("--net-mbit", self.net_mbit), ("--net-rack-mbit", self.net_rack_mbit)):
+            if not 0 <= value <= 100_000:
+                raise InputError(f"{name} must be within 0..100000 Mbit/s (0: not shaped), got {value}")
+        if self.net_rack_mbit and not self.net_mbit:
+            raise InputError("--net-rack-mbit needs --net-mbit (the rate between racks)")
         if self.nm_memory_mb < self.am_memory_mb + self.map_memory_mb:
             raise InputError(
                 f"--nm-memory-mb {self.nm_memory_mb} cannot hold an AM ({self.am_memory_mb} MB) and a map "
@@ -145,7 +163,12 @@ class ClusterSpec:
 
     @property
     def bridge(self) -> str:
+        """The master's link into the cluster network (a veth; the bridge is in switch_netns)."""
         return f"{self.prefix}0"
+
+    @property
+    def switch_netns(self) -> str:
+        return f"{self.prefix}-sw"
 
     @property
     def worker_list(self) -> list[Worker]:
@@ -162,6 +185,12 @@ class ClusterSpec:
             )
             for i in range(1, self.workers + 1)
         ]
+
+    def link_mbit(self, a: Worker, b: Worker) -> float:
+        """Shaped rate from worker a to worker b (0: not shaped)."""
+        if a.rack == b.rack and self.net_rack_mbit:
+            return self.net_rack_mbit
+        return self.net_mbit
 
     def port(self, name: str) -> int:
         if name in MASTER_PORTS:

@@ -295,7 +295,7 @@ class Jmx(Endpoint):
         return beans[0]
 
     def namenode_health(self) -> dict:
-        """Safe mode, live/dead DataNodes, missing and under-replicated block counts."""
+        """Safe mode, live/dead DataNodes, missing and under-replicated block counts, bytes stored."""
         info = self.bean("Hadoop:service=NameNode,name=NameNodeInfo")
         state = self.bean("Hadoop:service=NameNode,name=FSNamesystemState")
         fsn = self.bean("Hadoop:service=NameNode,name=FSNamesystem")
@@ -314,4 +314,5 @@ class Jmx(Endpoint):
             "missing_blocks": shapes.as_int(fsn.get("MissingBlocks"), 0),
             "under_replicated_blocks": shapes.as_int(
                 fsn.get("UnderReplicatedBlocks", fsn.get("LowRedundancyBlocks")), 0),
+            "capacity_used_bytes": shapes.as_int(state.get("CapacityUsed"), 0),
         }

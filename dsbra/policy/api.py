@@ -113,6 +113,10 @@ class RoundInput:
                          policy may have changed the current replication since.
     Per node: ``node_names`` the live DataNodes (node id = index), unique strings.
     Per file: ``files`` (optional; without it each block counts as a one-block file).
+    ``storage_base_bytes``: the bytes a policy's storage budget is a fraction of. None = the
+    round's own blocks at base replication, right when the round covers the whole file system
+    (the simulator); the daemon, whose round holds only the window's blocks, passes the
+    cluster's stored bytes.
     """
 
     block_ids: np.ndarray
@@ -127,6 +131,7 @@ class RoundInput:
     base_replication: np.ndarray
     node_names: np.ndarray
     files: FileTable | None = None
+    storage_base_bytes: float | None = None
 
     def __post_init__(self):
         for name, dt in (("file_index", np.int32), ("tasks", np.int32),
@@ -147,6 +152,11 @@ class RoundInput:
     @property
     def n_nodes(self) -> int:
         return len(self.node_names)
+
+    def budget_base_bytes(self, own: float) -> float:
+        """What a storage budget is a fraction of: ``storage_base_bytes`` when the caller gave
+        it, else ``own`` (the round's blocks at base replication, as the policy counts them)."""
+        return own if self.storage_base_bytes is None else float(self.storage_base_bytes)
 
     def replica_count(self) -> np.ndarray:
         """RC_i: live replicas per block (int32)."""
@@ -193,6 +203,9 @@ class RoundInput:
             raise InputError(f"round input: replica node id out of range [0, {self.n_nodes})")
         if len(np.unique(self.node_names)) != self.n_nodes:
             raise InputError("round input: node_names are not unique")
+        sb = self.storage_base_bytes
+        if sb is not None and not (np.isfinite(sb) and sb >= 0):
+            raise InputError(f"round input: storage_base_bytes must be >= 0, got {sb!r}")
         if self.files is not None:
             if n and (self.file_index.min() < 0 or self.file_index.max() >= len(self.files)):
                 raise InputError("round input: file_index out of range of the file table")
@@ -335,12 +348,15 @@ class Policy(Protocol):
 
 
 def make_policy(name: str, **params) -> Policy:
-    """Policy by name: "static", "dsbra" (calibrated profile), "dsbra-literal"
-    (paper-literal profile), "scarlett", "dare". Keyword arguments override parameters."""
+    """Policy by name: "static", "dsbra" (the default profile; ``profile=`` picks another),
+    "dsbra-literal" (paper-literal profile), "scarlett", "dare". Keyword arguments override
+    parameters."""
     from dsbra.policy import baselines, dsbra as dsbra_mod
+    from dsbra.policy.profiles import DEFAULT_PROFILE
 
     if name == "dsbra":
-        return dsbra_mod.DsbraPolicy.from_profile(params.pop("profile", "calibrated"), **params)
+        return dsbra_mod.DsbraPolicy.from_profile(params.pop("profile", DEFAULT_PROFILE),
+                                                  **params)
     if name == "dsbra-literal":
         return dsbra_mod.DsbraPolicy.from_profile("paper-literal", **params)
     baseline = {"static": baselines.StaticPolicy, "scarlett": baselines.ScarlettPolicy,

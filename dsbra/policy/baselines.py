@@ -47,21 +47,24 @@ def _storage_heat(ri: RoundInput) -> np.ndarray:
     return np.bincount(ri.replica_nodes, minlength=ri.n_nodes).astype(np.float64)
 
 
-def _per_file_max(values: np.ndarray, fidx: np.ndarray, n_files: int) -> np.ndarray:
-    """Max of ``values`` over each file's blocks (0 for a file without blocks), int64."""
-    values = values.astype(np.int64)
-    out = np.zeros(n_files, np.int64)
+def _per_file_max(values_list: tuple[np.ndarray, ...], fidx: np.ndarray,
+                  n_files: int) -> list[np.ndarray]:
+    """Max of each of ``values_list`` over each file's blocks (0 for a file without blocks),
+    int64; the file grouping is found once for all of them (a pass over every block each)."""
+    outs = [np.zeros(n_files, np.int64) for _ in values_list]
     if len(fidx) == 0:
-        return out
+        return outs
     if np.all(fidx[1:] >= fidx[:-1]):  # blocks grouped by file: one reduceat pass
         starts = np.flatnonzero(np.concatenate(([True], fidx[1:] != fidx[:-1])))
-        if len(starts) == len(fidx):  # one block per file
-            out[fidx] = values
-        else:
-            out[fidx[starts]] = np.maximum.reduceat(values, starts)
+        for out, values in zip(outs, values_list):
+            if len(starts) == len(fidx):  # one block per file
+                out[fidx] = values
+            else:
+                out[fidx[starts]] = np.maximum.reduceat(values, starts)
     else:
-        np.maximum.at(out, fidx, values)
-    return out
+        for out, values in zip(outs, values_list):
+            np.maximum.at(out, fidx, values.astype(np.int64))
+    return outs
 
 
 @dataclass
@@ -80,7 +83,8 @@ class StaticPolicy:
 class ScarlettPolicy:
     """Replicas in proportion to a file's peak concurrent readers, within a storage budget.
 
-    ``budget_fraction``: extra bytes allowed over the base bytes of the files in the round.
+    ``budget_fraction``: extra bytes allowed over the base bytes of the files in the round
+    (or over ``ri.storage_base_bytes`` when the round sees only part of the data).
     ``cushion``: replicas beyond the peak reader count (Scarlett's delta). ``block_bytes``: the
     size of a block when the round input carries no file table (each block is then a file).
     ``rf`` of the decision carries each block's file peak readers.
@@ -109,15 +113,14 @@ class ScarlettPolicy:
                   else np.bincount(fidx, minlength=n_files).astype(np.int64) * self.block_bytes)
         rc = ri.replica_count().astype(np.int64)
         # per file: base, current (max over its blocks' live replicas), peak readers
-        base = _per_file_max(st.base_replication, fidx, n_files)
-        cur = _per_file_max(rc, fidx, n_files)
-        peak = _per_file_max(ri.peak_readers, fidx, n_files)
+        base, cur, peak = _per_file_max((st.base_replication, rc, ri.peak_readers), fidx,
+                                        n_files)
         ceiling = min(self.max_replication, ri.n_nodes)
         desired = np.clip(peak + self.cushion, base, max(ceiling, 1))
         desired = np.maximum(desired, base)
         # round-robin grant within the budget: increment k of file f costs length_f
         used = int(np.sum(np.maximum(cur - base, 0) * length))
-        budget = int(self.budget_fraction * float(np.sum(base * length)))
+        budget = int(self.budget_fraction * ri.budget_base_bytes(float(np.sum(base * length))))
         want = np.maximum(desired - cur, 0)
         f_up = np.flatnonzero(want > 0)
         prio = np.lexsort((f_up, -peak[f_up]))  # most-read first, then file index

@@ -17,7 +17,8 @@ import numpy as np
 from dsbra.errors import InputError
 from dsbra.policy.api import RULE_NAMES, BlockState, FileTable, RoundInput
 from dsbra.policy.dsbra import DsbraPolicy
-from dsbra.policy.profiles import PARAM_NAMES, PROFILES, params_for, parse_assignments
+from dsbra.policy.profiles import (DEFAULT_PROFILE, PARAM_NAMES, PROFILES, params_for,
+                                   parse_assignments)
 from dsbra.policy.rails import Rails, plan_files
 
 _BLOCK_REQUIRED = ("block_id", "nodes", "default_replicas", "tasks", "delayed_tasks", "delay_s")
@@ -31,7 +32,7 @@ _RAIL_NAMES = ("cluster_min_replication", "storage_budget_bytes", "max_files_per
               help="Round JSON (params, live_nodes, blocks); '-' reads stdin.")
 @click.option("--output", "output_path", default="-", show_default=True, metavar="PATH",
               help="Where the plan JSON goes; '-' writes stdout.")
-@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="calibrated",
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default=DEFAULT_PROFILE,
               show_default=True, help="Parameter profile filling what 'params' leaves out.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a parameter (repeatable), e.g. --set rf_divisor=2.")
@@ -63,7 +64,7 @@ def plan(input_path: str, output_path: str, profile: str, overrides: tuple[str, 
             raise InputError(f"cannot write --output {output_path}: {exc.strerror}") from None
 
 
-def plan_document(doc, profile: str = "calibrated", overrides: dict | None = None,
+def plan_document(doc, profile: str = DEFAULT_PROFILE, overrides: dict | None = None,
                   with_rails: bool = False) -> dict:
     """The plan for one parsed input document (pure; raises InputError on bad input)."""
     if not isinstance(doc, dict):

@@ -21,9 +21,9 @@ import logging
 import numpy as np
 
 from dsbra.policy import placement
-from dsbra.policy.api import (RULE_COLD, RULE_COOL, RULE_HOT, RULE_HOT_AT_CAP, BlockState,
-                              Decision, RoundInput)
-from dsbra.policy.profiles import DsbraParams, params_for
+from dsbra.policy.api import (RULE_BUDGET, RULE_COLD, RULE_COOL, RULE_HOT, RULE_HOT_AT_CAP,
+                              BlockState, Decision, RoundInput)
+from dsbra.policy.profiles import DEFAULT_PROFILE, DsbraParams, params_for
 
 # floor((RF - GAvg) / step) is taken after adding this much, so that a difference that is a
 # whole number of steps in decimal (0.4 / 0.2) is not lost to binary rounding (1.9999999...).
@@ -40,8 +40,8 @@ class DsbraPolicy:
         self.name = name
 
     @classmethod
-    def from_profile(cls, profile: str = "calibrated", **overrides) -> DsbraPolicy:
-        name = "dsbra" if profile == "calibrated" else f"dsbra-{profile}"
+    def from_profile(cls, profile: str = DEFAULT_PROFILE, **overrides) -> DsbraPolicy:
+        name = "dsbra" if profile == DEFAULT_PROFILE else f"dsbra-{profile}"
         if profile == "paper-literal":
             name = "dsbra-literal"
         return cls(params_for(profile, **overrides), name=name)
@@ -58,6 +58,98 @@ class DsbraPolicy:
                  decision.gavg, decision.gavg > self.params.gate, len(decision.replicate_block),
                  len(decision.replicate_nodes), len(decision.dereplicate_block))
         return decision, out["state"]
+
+
+def fixed_actions(st: BlockState, p: DsbraParams, rf: np.ndarray, gavg: float,
+                  rc: np.ndarray, ceiling: int):
+    """Steps 6-7 with the paper's absolute thresholds: (rule, rows losing one replica, hot rows
+    growing, replicas each gains)."""
+    rule = np.zeros(len(rf), np.int8)
+    extra = rc > st.base_replication
+    # 6./7. dereplication: one replica per block per round
+    if gavg <= p.gate:
+        cold = extra & (rf <= p.cold_low)
+        rule[cold] = RULE_COLD
+        hot = np.zeros(0, np.int64)
+    else:
+        hot_mask = rf > gavg + p.hot_margin
+        cold = extra & (rf <= p.cold_high) & ~hot_mask  # overlap only with odd thresholds
+        rule[cold] = RULE_COOL
+        hot = np.flatnonzero(hot_mask)
+    # 7. replication: r replicas at once, on the coolest non-holders, within the cap
+    r = np.maximum(1, np.floor((rf[hot] - gavg) / p.step + _FLOOR_EPS)).astype(np.int64)
+    room = np.maximum(ceiling - rc[hot].astype(np.int64), 0)
+    r = np.minimum(r, room)
+    rule[hot] = np.where(r > 0, RULE_HOT, RULE_HOT_AT_CAP)
+    grow = r > 0
+    return rule, np.flatnonzero(cold), hot[grow], r[grow]
+
+
+def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndarray,
+                     rc: np.ndarray, ceiling: int):
+    """Steps 6-7 with thresholds taken from this window instead of fixed 0.2s.
+
+    The paper advises tuning its thresholds to the cluster load, the delay threshold and data
+    popularity; this does it every round from the signals themselves:
+    - pressure_i = N_i RF_i: the delayed-map equivalents the block accounts for (RF is a per-map
+      average, so a once-read block whose one map waited scores as high as a block whose fifty
+      maps all waited; N restores the volume);
+    - hot: pressure_i > hot_factor x the mean pressure of the blocks read in the window, and
+      >= min_pressure (so a window without delay replicates nothing);
+    - replicas sized by the demand on the holders: with m = the window's maps per live node,
+      a block read N_i times needs ceil(N_i / (holder_share m)) holders for its maps to take at
+      most holder_share of their slots; a hot block grows to that (at least one more);
+    - an extra replica goes, one per round, when the block is not hot and its demand no longer
+      needs it (an unread block needs none);
+    - a storage budget: extra bytes at most budget_fraction of the base bytes (the round's
+      blocks', or ``ri.storage_base_bytes`` when the round sees only part of the data), one
+      replica per hot block per pass, hottest first (as Scarlett grants).
+    """
+    n_blocks = len(rf)
+    tasks = ri.tasks
+    pressure = tasks * rf
+    read = tasks > 0
+    n_read = int(np.count_nonzero(read))
+    mean_pressure = float(pressure.sum() / n_read) if n_read else 0.0
+    hot_mask = pressure > max(p.min_pressure, p.hot_factor * mean_pressure)
+    maps_per_node = float(tasks.sum()) / max(ri.n_nodes, 1)
+    need = np.ceil(tasks / max(p.holder_share * maps_per_node, 1e-12)).astype(np.int64)
+    rule = np.zeros(n_blocks, np.int8)
+    cold = (rc > st.base_replication) & ~hot_mask & (need < rc)
+    rule[cold] = RULE_COOL
+    hot = np.flatnonzero(hot_mask)
+    hot = hot[np.argsort(-pressure[hot], kind="stable")]  # hottest first, for the budget
+    rc_hot = rc[hot].astype(np.int64)
+    r = np.minimum(np.maximum(need[hot], rc_hot + 1), ceiling) - rc_hot
+    r = np.maximum(r, 0)
+    rule[hot] = np.where(r > 0, RULE_HOT, RULE_HOT_AT_CAP)
+    if p.budget_fraction is not None and len(hot):
+        size = _block_bytes(ri)
+        base = st.base_replication.astype(np.int64)
+        after_drops = rc.astype(np.int64) - cold
+        extra_now = float(np.sum(np.maximum(after_drops - base, 0) * size))
+        left = p.budget_fraction * ri.budget_base_bytes(float(np.sum(base * size))) - extra_now
+        # round-robin as Scarlett grants: every hot block one more replica, hottest first,
+        # before any gets a second; the budget takes a prefix of that order
+        which = np.repeat(np.arange(len(hot)), r)
+        nth = np.arange(len(which)) - np.repeat(np.cumsum(r) - r, r)
+        order = np.lexsort((which, nth))
+        fits = np.cumsum(size[hot][which[order]]) <= left
+        wanted = r
+        r = np.bincount(which[order][fits], minlength=len(hot)).astype(np.int64)
+        rule[hot[(r == 0) & (wanted > 0)]] = RULE_BUDGET
+    grow = r > 0
+    return rule, np.flatnonzero(cold), hot[grow], r[grow]
+
+
+def _block_bytes(ri: RoundInput) -> np.ndarray:
+    """Each block's size: its file's length over its blocks (1 per block without a file
+    table, so the budget then counts replicas)."""
+    if ri.files is None:
+        return np.ones(len(ri), np.float64)
+    f = ri.files
+    per_file = f.length_bytes / np.maximum(f.block_count, 1)
+    return per_file[ri.file_index].astype(np.float64)
 
 
 def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
@@ -100,29 +192,13 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
     dn_avg = np.divide(nsum, held, out=np.zeros(ri.n_nodes), where=held > 0)
     order, rank = placement.node_order(dn_avg, ri.node_names)
 
-    rule = np.zeros(n_blocks, np.int8)
-    extra = rc > st.base_replication
-    # 6./7. dereplication: one replica per block per round
-    if gavg <= p.gate:
-        cold = extra & (rf <= p.cold_low)
-        rule[cold] = RULE_COLD
-        hot = np.zeros(0, np.int64)
+    ceiling = min(p.max_replication, ri.n_nodes)
+    if p.thresholds == "adaptive":
+        rule, cold_rows, hot_rows, r = adaptive_actions(ri, st, p, rf, rc, ceiling)
     else:
-        hot_mask = rf > gavg + p.hot_margin
-        cold = extra & (rf <= p.cold_high) & ~hot_mask  # overlap only with odd thresholds
-        rule[cold] = RULE_COOL
-        hot = np.flatnonzero(hot_mask)
-    cold_rows = np.flatnonzero(cold)
+        rule, cold_rows, hot_rows, r = fixed_actions(st, p, rf, gavg, rc, ceiling)
     drop_node = placement.hottest_holder(ri.replica_indptr, ri.replica_nodes, cold_rows,
                                          rank, order)
-    # 7. replication: r replicas at once, on the coolest non-holders, within the cap
-    ceiling = min(p.max_replication, ri.n_nodes)
-    r = np.maximum(1, np.floor((rf[hot] - gavg) / p.step + _FLOOR_EPS)).astype(np.int64)
-    room = np.maximum(ceiling - rc[hot].astype(np.int64), 0)
-    r = np.minimum(r, room)
-    rule[hot] = np.where(r > 0, RULE_HOT, RULE_HOT_AT_CAP)
-    grow = r > 0
-    hot_rows, r = hot[grow], r[grow]
     if p.placement_order == "ascending":
         p_order, p_rank = order, rank
     else:

@@ -1,9 +1,14 @@
-"""DSBRA's parameters and its two named profiles.
+"""DSBRA's parameters and its named profiles.
 
 The paper (Suresh & Gopalan 2015, eq. 1 and Algorithm-1) is self-contradictory in two places
-(see docs/algorithm.md); each reading is a parameter, and the two profiles fix them:
+(see docs/algorithm.md); each reading is a parameter, and the profiles fix them:
 
-- ``calibrated`` (default): RF divisor k = 1, GAvg over the active blocks.
+- ``adaptive`` (default): k = 1, GAvg over the active blocks, thresholds taken from each window
+  (delay pressure N x RF against the window's mean, replicas sized by demand, a storage budget),
+  as the paper advises tuning them to load, delay threshold and popularity; measured against
+  the simulator's oracle in docs/algorithm.md.
+- ``calibrated``: k = 1, GAvg over the active blocks, the paper's fixed thresholds. Measured:
+  it hardly ever replicates (most active blocks are barely delayed, GAvg stays under the gate).
 - ``paper-literal``: k = 2 (eq. 1 as printed), GAvg over all blocks. Provably never replicates
   when waits are capped at D (RF <= 1/3 < GAvg + 0.2 whenever GAvg > 0.2).
 """
@@ -18,6 +23,7 @@ from dsbra.errors import InputError
 
 GAVG_SCOPES = ("all", "active")
 PLACEMENT_ORDERS = ("ascending", "descending")
+THRESHOLDS = ("fixed", "adaptive")
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,17 @@ class DsbraParams:
     RF_i - GAvg. ``max_replication``: never place past min(this, live nodes).
     ``placement_order``: "ascending" DNAvg (least heated first; the text) or "descending"
     (Algorithm-1 as printed).
+
+    ``thresholds``: "fixed" = steps 6-7 with the paper's absolute thresholds above; "adaptive" =
+    thresholds relative to this window (see :func:`dsbra.policy.dsbra.adaptive_actions`), which
+    use these instead of gate / cold / hot_margin / step:
+    ``hot_factor``: a block is hot when its delay pressure N_i RF_i exceeds this many times the
+    mean pressure of the blocks read in the window, ``min_pressure``: and at least this much
+    (delayed-map equivalents). ``holder_share``: a hot block gets enough replicas that its maps
+    would take at most this share of its holders' slots (sized from the window's maps per
+    node); an extra replica goes when the block's demand no longer needs it.
+    ``budget_fraction``: extra replicas' bytes at most this fraction of the base bytes
+    (hottest first; None = no budget).
     """
 
     delay_threshold_s: float | None = None
@@ -48,6 +65,11 @@ class DsbraParams:
     step: float = 0.2
     max_replication: int = 10
     placement_order: str = "ascending"
+    thresholds: str = "fixed"
+    hot_factor: float = 3.0
+    min_pressure: float = 1.0
+    holder_share: float = 0.5
+    budget_fraction: float | None = None
 
     def validated(self) -> DsbraParams:
         """Self, after checking every value; raises InputError naming the bad one."""
@@ -63,7 +85,8 @@ class DsbraParams:
             v = getattr(self, name)
             if not _is_number(v) or not v > 0:
                 raise InputError(f"{name} must be > 0, got {v!r}")
-        for name in ("gate", "cold_low", "cold_high", "hot_margin"):
+        for name in ("gate", "cold_low", "cold_high", "hot_margin", "hot_factor",
+                     "min_pressure"):
             v = getattr(self, name)
             if not _is_number(v) or v < 0:
                 raise InputError(f"{name} must be a number >= 0, got {v!r}")
@@ -74,6 +97,15 @@ class DsbraParams:
         if self.gavg_scope not in GAVG_SCOPES:
             raise InputError(f"gavg_scope must be one of {', '.join(GAVG_SCOPES)}, got "
                              f"{self.gavg_scope!r}")
+        if not _is_number(self.holder_share) or not 0 < self.holder_share <= 1:
+            raise InputError(f"holder_share must be in (0, 1], got {self.holder_share!r}")
+        if self.budget_fraction is not None and (not _is_number(self.budget_fraction)
+                                                 or self.budget_fraction < 0):
+            raise InputError(f"budget_fraction must be a number >= 0 or null, got "
+                             f"{self.budget_fraction!r}")
+        if self.thresholds not in THRESHOLDS:
+            raise InputError(f"thresholds must be one of {', '.join(THRESHOLDS)}, got "
+                             f"{self.thresholds!r}")
         if self.placement_order not in PLACEMENT_ORDERS:
             raise InputError(f"placement_order must be one of {', '.join(PLACEMENT_ORDERS)}, "
                              f"got {self.placement_order!r}")
@@ -84,14 +116,19 @@ class DsbraParams:
 
 
 PROFILES: dict[str, dict] = {
+    "adaptive": {"rf_divisor": 1.0, "gavg_scope": "active", "thresholds": "adaptive",
+                 "hot_factor": 2.0, "min_pressure": 1.0, "holder_share": 0.05,
+                 "budget_fraction": 0.2},
     "calibrated": {"rf_divisor": 1.0, "gavg_scope": "active"},
     "paper-literal": {"rf_divisor": 2.0, "gavg_scope": "all"},
 }
+DEFAULT_PROFILE = "adaptive"
+"""The profile of ``dsbra plan``, the simulator's ``--policy dsbra`` and the daemon."""
 
 PARAM_NAMES = tuple(f.name for f in dataclasses.fields(DsbraParams))
 
 
-def params_for(profile: str = "calibrated", **overrides) -> DsbraParams:
+def params_for(profile: str = DEFAULT_PROFILE, **overrides) -> DsbraParams:
     """The profile's parameters with ``overrides`` on top, validated."""
     if profile not in PROFILES:
         raise InputError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")

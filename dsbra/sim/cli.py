@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from dsbra.errors import InputError
-from dsbra.sim.config import DELAY_MODES, SCHEDULERS, SIGNALS
+from dsbra.sim.config import DELAY_MODES, ORACLE, SCHEDULERS, SIGNALS
 from dsbra.sim.workload import ARRIVALS
 from dsbra.policy.profiles import parse_assignments
 
@@ -73,7 +73,8 @@ log = logging.getLogger(__name__)
 @click.option("--copy-mbps", type=float, default=40.0, show_default=True,
               help="Re-replication copy bandwidth per block (MB/s).")
 @click.option("--policy", default="static", show_default=True,
-              help="static, dsbra, dsbra-literal, scarlett or dare.")
+              help="static, dsbra, dsbra-literal, scarlett, dare, or oracle (every block on "
+                   "every node from the start: the limit of what replication can do).")
 @click.option("--policy-param", "policy_param", multiple=True, metavar="KEY=VALUE",
               help="Policy parameter override (JSON value), repeatable.")
 @click.option("--interval-s", type=float, default=60.0, show_default=True,
@@ -91,6 +92,9 @@ log = logging.getLogger(__name__)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               required=True, help="Output directory (jobs/tasks/rounds Parquet, summary.json).")
+@click.option("--setup", "setup_name", default=None,
+              help="Start from a named setup of dsbra.sim.setups (paper, paper-h1, fb2010, "
+                   "fb2010-calibrated, ...); flags given on the command line override it.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar (default: when stderr is a terminal).")
 def sim(**kw) -> None:
@@ -101,8 +105,11 @@ def sim(**kw) -> None:
     from dsbra.sim.config import SimConfig
     from dsbra.sim.run import WorkloadSpec, simulate
 
-    if kw["policy"] not in POLICY_NAMES:
-        raise InputError(f"unknown policy {kw['policy']!r}; known: {', '.join(POLICY_NAMES)}")
+    known = (*POLICY_NAMES, ORACLE)
+    if kw["policy"] not in known:
+        raise InputError(f"unknown policy {kw['policy']!r}; known: {', '.join(known)}")
+    if kw["setup_name"]:
+        _apply_setup(kw, kw["setup_name"])
     local, rack, remote = kw["read_mbps"]
     cfg = SimConfig(
         nodes=kw["nodes"], slots_per_node=kw["slots_per_node"], racks=kw["racks"],
@@ -131,3 +138,23 @@ def sim(**kw) -> None:
                f"extra storage mean {100 * s['extra_storage_mean']:.1f}% "
                f"max {100 * s['extra_storage_max']:.1f}%; {s['events']} events in "
                f"{s['wall_s']:.1f} s -> {kw['out_dir']}")
+
+
+def _apply_setup(kw: dict, name: str) -> None:
+    """Fill ``kw`` from the named setup wherever the user left a flag at its default."""
+    from dsbra.sim.setups import setup
+
+    ctx = click.get_current_context()
+    given = {k for k in kw if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT}
+    s = setup(name)
+    values = {**s["cluster"], **s["workload"]}
+    if "source" in values:
+        values["workload"] = values.pop("source")
+    read = [values.pop(f"read_mbps_{k}", None) for k in ("local", "rack", "remote")]
+    if any(r is not None for r in read) and "read_mbps" not in given:
+        kw["read_mbps"] = tuple(r if r is not None else d for r, d in zip(read, kw["read_mbps"]))
+    for key, value in values.items():
+        if key not in kw:
+            raise InputError(f"setup {name!r}: {key} has no dsbra sim flag")
+        if key not in given:
+            kw[key] = value

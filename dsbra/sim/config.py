@@ -10,6 +10,9 @@ from dsbra.errors import ConfigError
 SCHEDULERS = ("fair", "fifo")
 DELAY_MODES = ("hfs", "yarn")
 SIGNALS = ("scheduler", "observed")
+ORACLE = "oracle"
+"""Not a replication policy but its limit: every block readable node-locally on every node from
+the start, at a storage cost of nodes / replication - 1 (the simulator's ``--policy oracle``)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,9 @@ class SimConfig:
             v = getattr(self, name)
             if not _finite(v) or v < 0:
                 raise ConfigError(f"{name.replace('_', '-')} must be >= 0, got {v!r}")
+        if self.policy == ORACLE and self.signals != "scheduler":
+            raise ConfigError("policy oracle never delays a map for locality: use --signals "
+                              "scheduler")
         if self.delay_mode == "hfs" and (self.yarn_threshold_node >= 0
                                          or self.yarn_threshold_rack >= 0):
             raise ConfigError("yarn-threshold-node/rack need delay mode yarn (--delay-mode yarn)")
@@ -138,6 +144,11 @@ class SimConfig:
             # threshold x nodes opportunities arrive at about nodes per heartbeat interval
             return max(self.yarn_threshold_node * self.heartbeat_s, self.heartbeat_s)
         return self.heartbeat_s
+
+    @property
+    def oracle_extra_storage(self) -> float:
+        """The oracle's storage above base replication, as a fraction of the base bytes."""
+        return self.nodes / self.replication - 1.0
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)

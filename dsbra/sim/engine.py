@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dsbra.sim.config import SimConfig
+from dsbra.sim.config import ORACLE, SimConfig
 from dsbra.sim.hdfs import Replicas, Topology, hdfs_default_placement
 from dsbra.sim.metrics import Window
 from dsbra.sim.observed import Observer
@@ -50,6 +50,17 @@ class RawResult:
     sim_end_s: float
 
 
+class _EveryNode(dict):
+    """The oracle's split hosts: one list of a job's pending maps, local on every node."""
+
+    def __init__(self, pending: list[int]):
+        super().__init__()
+        self.pending = pending
+
+    def get(self, node, default=None):
+        return self.pending
+
+
 class Simulation:
     """One run of a workload on a cluster under a scheduler and a replication policy."""
 
@@ -66,6 +77,9 @@ class Simulation:
             cfg.heartbeat_s / cfg.nodes)
         self.policy_driver = policy_driver
         self.D = cfg.effective_delay_threshold_s
+        # the oracle: every block readable node-locally on every node (the limit of what
+        # replication can do for locality), without materialising nodes x blocks replicas
+        self.everywhere = cfg.policy == ORACLE
 
     # ------------------------------------------------------------------------------------
     def run(self, progress: bool = False) -> RawResult:
@@ -119,6 +133,7 @@ class Simulation:
         mbps = (cfg.read_mbps_local, cfg.read_mbps_rack, cfg.read_mbps_remote)
         overhead, cpu = cfg.task_overhead_s, cfg.cpu_s_per_mb
         assign_multiple = cfg.assign_multiple
+        everywhere = self.everywhere
 
         heap: list = []
         seq = 0
@@ -204,9 +219,9 @@ class Simulation:
                     blk = task_block[task]
                     # read cost from where the data is now (replicas may have moved since
                     # submission); locality as the AM counted it
-                    c = rep_count[blk]
+                    c = 0 if everywhere else rep_count[blk]
                     row = rep_nodes[blk]
-                    actual = OFF_SWITCH
+                    actual = NODE_LOCAL if everywhere else OFF_SWITCH
                     rk = rack_of[node]
                     for i in range(c):
                         h = int(row[i])
@@ -264,6 +279,13 @@ class Simulation:
                 j = a
                 lo, hi = indptr[j], indptr[j + 1]
                 tasks = list(range(lo, hi))
+                if everywhere:
+                    job = Job(j, now, tasks, _EveryNode(tasks[::-1]), {})
+                    jobs[j] = job
+                    sched.add(job)
+                    if not cur_live:
+                        cur_live = start_cursor(now)
+                    continue
                 blocks = wl.task_block[lo:hi]
                 holders_np, counts_np = rep_nodes[blocks], rep_count[blocks]
                 holders, counts = holders_np.tolist(), counts_np.tolist()

@@ -42,14 +42,21 @@ class PolicyDriver:
         self.block_bytes = dataset.block_bytes.astype(np.int64)
         self.base_bytes = float((replicas.base.astype(np.int64) * self.block_bytes).sum())
         self.file_length = np.add.reduceat(self.block_bytes, dataset.file_first_block)
+        self.file_base = np.maximum.reduceat(replicas.base, dataset.file_first_block)
+        self._files = (-1, None)
 
     def files(self) -> FileTable:
-        ds, reps = self.dataset, self.replicas
-        current = np.maximum.reduceat(reps.count, ds.file_first_block)
-        base = np.maximum.reduceat(reps.base, ds.file_first_block)
-        return FileTable(paths=ds.file_paths, base_replication=base,
-                         current_replication=current, length_bytes=self.file_length,
-                         block_count=ds.file_blocks)
+        """The per-file table, rebuilt only when a replica changed since the last round (a
+        reduceat over every block is most of a quiet round on a large data set)."""
+        reps = self.replicas
+        if self._files[0] != reps.version:
+            ds = self.dataset
+            current = np.maximum.reduceat(reps.count, ds.file_first_block)
+            self._files = (reps.version, FileTable(
+                paths=ds.file_paths, base_replication=self.file_base,
+                current_replication=current, length_bytes=self.file_length,
+                block_count=ds.file_blocks))
+        return self._files[1]
 
     def round_input(self, signals: dict) -> RoundInput:
         indptr, nodes = self.replicas.csr()

@@ -151,8 +151,9 @@ def _check_hot(hot_fraction: float, hot_share: float, hot_period_s: float) -> No
 def fb2009_bins(*, total_slots: int, block_size_mb: float, jobs: int = 100,
                 inter_arrival_s: float = 14.0, arrivals: str = "exp", hot_fraction: float = 0.1,
                 hot_share: float = 0.5, hot_period_s: float = 300.0, dataset_gb: float = 100.0,
-                bin_scale: float | None = None, seed: int = 0) -> Workload:
-    """The Table 3 macrobenchmark schedule (see the module docstring)."""
+                bin_scale: float | None = None, max_maps: int | None = None, seed: int = 0) -> Workload:
+    """The Table 3 macrobenchmark schedule (see the module docstring). ``max_maps`` caps the
+    scaled map counts (a small data set: no job reads more than its share of it)."""
     if jobs < 1:
         raise InputError(f"--jobs must be >= 1, got {jobs}")
     if not inter_arrival_s > 0:
@@ -162,6 +163,10 @@ def fb2009_bins(*, total_slots: int, block_size_mb: float, jobs: int = 100,
     _check_hot(hot_fraction, hot_share, hot_period_s)
     rng = np.random.default_rng([seed, 2009])
     bin_maps, scale = scaled_bin_maps(total_slots, bin_scale)
+    if max_maps is not None:
+        if max_maps < 1:
+            raise InputError(f"--max-maps must be >= 1, got {max_maps}")
+        bin_maps = np.minimum(bin_maps, max_maps)
     bins = np.repeat(np.arange(1, 10), _bin_counts(jobs))
     rng.shuffle(bins)
     maps = bin_maps[bins - 1]

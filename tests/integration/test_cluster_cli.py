@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from dsbra.cluster import netns
+from netslots import SECOND as SECOND_NET, THIRD, cli_args
 
 pytestmark = pytest.mark.cluster
 
 # the second cluster: distinct names, addresses and ports from the session's cluster
-SECOND = ["--workers", "1", "--prefix", "dsbrat", "--subnet", "10.78.0.0/24", "--port-offset", "1000"]
+SECOND = ["--workers", "1", *cli_args(SECOND_NET)]
 
 
 def dsbra(*args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -100,12 +101,12 @@ def _occupy_namenode_port() -> tuple[socket.socket, int]:
 def test_up_with_a_port_in_use_fails_cleanly(tmp_path):
     blocker, offset = _occupy_namenode_port()
     try:
-        args = ["--workers", "1", "--prefix", "dsbrap", "--subnet", "10.79.0.0/24", "--port-offset", str(offset)]
+        args = ["--workers", "1", "--prefix", THIRD["prefix"], "--subnet", THIRD["subnet"], "--port-offset", str(offset)]
         error = _one_line_error(dsbra("cluster", "up", "--state-dir", str(tmp_path), *args))
     finally:
         blocker.close()
     assert f"port {8020 + offset} (namenode_rpc) is already in use" in error
-    assert _leftovers("dsbrap") == []
+    assert _leftovers(THIRD["prefix"]) == []
     assert not (tmp_path / "state.json").exists()
 
 
@@ -143,7 +144,7 @@ def test_crashed_cluster_is_detected_cleaned_and_restarted(cluster, second_clust
     try:
         proc = dsbra("cluster", "up", *state, *SECOND)
         assert proc.returncode == 0, proc.stderr
-        assert sorted(netns.list_netns()).count("dsbrat-w1") == 1
+        assert sorted(netns.list_netns()).count(f"{SECOND_NET['prefix']}-w1") == 1
         daemons = json.loads((tmp_path / "state.json").read_text())["daemons"]
         os.kill(daemons["namenode"]["pid"], signal.SIGKILL)
         time.sleep(0.5)
@@ -168,7 +169,7 @@ def test_crashed_cluster_is_detected_cleaned_and_restarted(cluster, second_clust
     finally:
         proc = dsbra("cluster", "down", *state)
     assert proc.returncode == 0 and "cluster down" in proc.stdout
-    assert _leftovers("dsbrat") == []
+    assert _leftovers(SECOND_NET["prefix"]) == []
     marker = f"-Ddsbra.state={tmp_path.resolve()}".encode()
     running = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline_has(p, marker)]
     assert running == []
@@ -190,7 +191,7 @@ def test_a_daemon_that_dies_at_start_is_named_with_its_log(cluster, second_clust
     from dsbra.cluster.spec import ClusterSpec
     from dsbra.errors import ClusterError
 
-    spec = ClusterSpec(workers=1, replication=1, prefix="dsbrat", subnet="10.78.0.0/24", port_offset=1000)
+    spec = ClusterSpec(workers=1, replication=1, **SECOND_NET)
     spec.heaps["resourcemanager"] = "1k"  # "Too small maximum heap"
     layout = StateLayout(second_cluster_slot.resolve())
     with pytest.raises(ClusterError) as failure:
@@ -198,7 +199,7 @@ def test_a_daemon_that_dies_at_start_is_named_with_its_log(cluster, second_clust
     message = str(failure.value)
     assert message.startswith("resourcemanager exited during start-up; see its log ")
     assert str(layout.out("resourcemanager")) in message and "heap" in message
-    assert _leftovers("dsbrat") == []
+    assert _leftovers(SECOND_NET["prefix"]) == []
     assert _state_processes(layout.root) == []
     assert not layout.state_file.exists()
 

@@ -42,13 +42,19 @@ def _jhs_job(cluster, job_id: str, timeout: float = 60) -> dict:
 
 
 def test_grep_job_runs_data_local_maps_on_several_workers(cluster, webhdfs):
+    check_grep_job(cluster, webhdfs,
+                   lambda src, out: run_grep(src, out, "needle", queue="benchmark", timeout=300).job_ids)
+
+
+def check_grep_job(cluster, webhdfs, grep) -> None:
+    """grep(input, output) runs the examples' grep for 'needle' in queue benchmark and returns
+    its job ids; the hadoop-docker tests run the same check with a job client in a container."""
     root = f"/tests/grep-{uuid.uuid4().hex}"
     files = 8
     for i in range(files):  # one-block files: each map reads exactly one block
         webhdfs.write(f"{root}/in/part-{i}", data=(f"line {i} dsbra needle\n" * 500).encode())
     try:
-        result = run_grep(f"{root}/in", f"{root}/out", "needle", queue="benchmark", timeout=300)
-        search_job = result.job_ids[0]
+        search_job = grep(f"{root}/in", f"{root}/out")[0]
         job = _jhs_job(cluster, search_job)
         assert job["state"] == "SUCCEEDED"
         assert job["mapsTotal"] == files

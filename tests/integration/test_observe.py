@@ -164,10 +164,10 @@ def test_collector_on_a_hadoop_3_5_cluster(cluster, second_cluster_slot):
     from dsbra.cluster import cluster as cl
     from dsbra.cluster.paths import StateLayout
     from dsbra.cluster.spec import ClusterSpec
+    from netslots import SECOND
 
     layout = StateLayout(second_cluster_slot.resolve())
-    spec = ClusterSpec(workers=1, replication=1, prefix="dsbrat", subnet="10.78.0.0/24",
-                       port_offset=1000, hadoop_version="3.5.0")
+    spec = ClusterSpec(workers=1, replication=1, **SECOND, hadoop_version="3.5.0")
     try:
         cl.up(spec, layout, timeout=240, log=lambda *_: None)
         env = cl.env(layout)

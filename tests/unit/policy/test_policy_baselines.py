@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -57,6 +59,14 @@ def test_scarlett_round_robin_within_budget():
     # a larger budget: 1.6 * 500 = 800, 600 left: p +3, q +2, rounds: p, q, p, q, p
     d, _ = make_policy("scarlett", budget_fraction=1.6).decide(ri, None)
     assert replicate_map(ri, d) == {"p": ["dn4", "dn5", "dn3"], "q": ["dn1", "dn4"]}
+
+
+def test_scarlett_budget_of_the_stored_bytes_when_given():
+    """0.6 of 1000 stored bytes (not of the round's 500): 400 left after /s's 200, four
+    increments in round-robin order p, q, p, q."""
+    ri = dataclasses.replace(scarlett_round(), storage_base_bytes=1000.0)
+    d, _ = make_policy("scarlett", budget_fraction=0.6).decide(ri, None)
+    assert {b: len(n) for b, n in replicate_map(ri, d).items()} == {"p": 2, "q": 2}
 
 
 def test_scarlett_respects_max_replication():

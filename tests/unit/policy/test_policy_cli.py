@@ -36,8 +36,11 @@ THREE = {
 }
 
 
-def invoke(doc, *args):
-    result = CliRunner().invoke(plan, ["--input", "-", *args], input=json.dumps(doc))
+def invoke(doc, *args, profile="calibrated"):
+    """``dsbra plan`` on ``doc``; the hand-computed examples use the calibrated profile's fixed
+    thresholds (profile=None: the default profile)."""
+    chosen = ["--profile", profile] if profile and "--profile" not in args else []
+    result = CliRunner().invoke(plan, ["--input", "-", *chosen, *args], input=json.dumps(doc))
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 
@@ -76,6 +79,21 @@ def test_set_and_profile_override():
     assert out["rf"]["b1"] == pytest.approx(0.5 * (0.75 + 25 / 20) / 2 + 0.05)
 
 
+def test_default_profile_is_adaptive():
+    # b1: pressure N x RF = 4 x 0.39375 = 1.575, not above 2 x the read blocks' mean pressure
+    # (1.575 / 2) -> not hot; b3 unread with an extra replica -> needs none, loses dn1
+    default = invoke(THREE, profile=None)
+    assert default == invoke(THREE, profile="adaptive")
+    assert default["replicate"] == {} and default["dereplicate"] == {"b3": "dn1"}
+    # b1 read 40 times, 30 delayed: pressure 15.75 > 2 x 15.75 / 3 (b1, b2, b4 read)
+    b4 = {"block_id": "b4", "nodes": ["dn3"], "default_replicas": 1, "tasks": 1,
+          "delayed_tasks": 0, "delay_s": 0}
+    hot = dict(THREE, blocks=[dict(THREE["blocks"][0], tasks=40, delayed_tasks=30,
+                                   delay_s=250.0), *THREE["blocks"][1:], b4])
+    assert invoke(hot, profile=None)["replicate"] == {"b1": ["dn3"]}
+    assert invoke(hot)["replicate"] == {}  # calibrated: GAvg under the gate
+
+
 def test_with_rails_shows_the_file_plan(tmp_path):
     doc = dict(THREE, rails={"protected": ["b3"]})
     out = invoke(doc, "--with-rails")
@@ -85,7 +103,8 @@ def test_with_rails_shows_the_file_plan(tmp_path):
                                  "rf": pytest.approx(0.01), "gavg": pytest.approx(0.40375 / 3)},
                       "status": "protected", "placement": []}]
     target = tmp_path / "plan.json"
-    CliRunner().invoke(plan, ["--input", "-", "--output", str(target)], input=json.dumps(THREE))
+    CliRunner().invoke(plan, ["--input", "-", "--profile", "calibrated", "--output", str(target)],
+                       input=json.dumps(THREE))
     assert json.loads(target.read_text())["dereplicate"] == {"b3": "dn1"}
 
 

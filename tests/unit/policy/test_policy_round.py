@@ -72,11 +72,11 @@ def test_gate_closed_uses_cold_low():
     # but removed (cold_high 0.2) when GAvg > gate.
     blocks = [dict(id="a", nodes=["dn1", "dn2", "dn3"], base=2)]  # RF = .5 * Y = 0.15
     ri = make_round(NODES, blocks)
-    pol = DsbraPolicy(params_for(delay_threshold_s=10))
+    pol = DsbraPolicy(params_for("calibrated", delay_threshold_s=10))
     d, _ = pol.decide(ri, state_for(ri, np.array([0.3])))
     assert d.gavg == pytest.approx(0.15)
     assert dereplicate_map(ri, d) == {}
-    pol_low_gate = DsbraPolicy(params_for(delay_threshold_s=10, gate=0.1))
+    pol_low_gate = DsbraPolicy(params_for("calibrated", delay_threshold_s=10, gate=0.1))
     d2, _ = pol_low_gate.decide(ri, state_for(ri, np.array([0.3])))
     assert dereplicate_map(ri, d2) == {"a": "dn3"}  # equal heat: the larger name goes
     assert d2.rule[0] == RULE_COOL
@@ -98,7 +98,7 @@ def test_caps_max_replication_and_live_nodes():
     ri = make_round(NODES, BLOCKS)
     y = Y.copy()
     y[0] = 5.0  # RF = 0.5 + 2.5 = 3.0
-    d, _ = DsbraPolicy(params_for(delay_threshold_s=10)).decide(ri, state_for(ri, y, N))
+    d, _ = DsbraPolicy(params_for("calibrated", delay_threshold_s=10)).decide(ri, state_for(ri, y, N))
     assert replicate_map(ri, d) == {"hot": ["dn3", "dn4", "dn2"]}
 
 
@@ -108,7 +108,7 @@ def test_whole_steps_survive_binary_rounding():
               dict(id="b", nodes=["dn2"], base=1, tasks=5, delayed=1),
               dict(id="c", nodes=["dn2"], base=1, tasks=5, delayed=1)]
     ri = make_round(NODES, blocks)
-    d, _ = DsbraPolicy(params_for(delay_threshold_s=10, alpha=1.0)).decide(ri, None)
+    d, _ = DsbraPolicy(params_for("calibrated", delay_threshold_s=10, alpha=1.0)).decide(ri, None)
     np.testing.assert_allclose(d.rf, [0.7, 0.1, 0.1])
     assert len(replicate_map(ri, d)["a"]) == 2
 
@@ -118,7 +118,7 @@ def test_state_of_other_blocks_is_aligned():
     # the same blocks in another order, and one new block: history follows the ids
     blocks = [BLOCKS[2], dict(id="new", nodes=["dn1"], base=1), BLOCKS[0]]
     ri2 = make_round(NODES, blocks)
-    d2, st2 = DsbraPolicy(params_for(delay_threshold_s=10)).decide(ri2, st)
+    d2, st2 = DsbraPolicy(params_for("calibrated", delay_threshold_s=10)).decide(ri2, st)
     assert list(st2.block_ids) == ["cold", "new", "hot"]
     assert list(st2.n) == [7, 1, 3]
     assert st2.round == 2
@@ -127,7 +127,7 @@ def test_state_of_other_blocks_is_aligned():
 def test_bad_input_is_an_input_error():
     ri = make_round(NODES, [dict(id="a", nodes=["dn1"], tasks=1, delayed=2)])
     with pytest.raises(InputError, match="delayed_tasks"):
-        DsbraPolicy(params_for(delay_threshold_s=10)).decide(ri, None)
+        DsbraPolicy(params_for("calibrated", delay_threshold_s=10)).decide(ri, None)
     with pytest.raises(InputError, match="delay_threshold_s"):
         params_for(delay_threshold_s=0)
     with pytest.raises(InputError, match="delay_threshold_s"):
@@ -141,7 +141,7 @@ def test_overlapping_thresholds_hot_wins():
     blocks = BLOCKS[:2] + [dict(id="hot2", nodes=["dn3", "dn4"], base=1, tasks=2, delayed=2,
                                 delay=20.0)]
     ri = make_round(NODES, blocks)
-    d, _ = DsbraPolicy(params_for(delay_threshold_s=10, cold_high=0.9, hot_margin=0.05)).decide(
+    d, _ = DsbraPolicy(params_for("calibrated", delay_threshold_s=10, cold_high=0.9, hot_margin=0.05)).decide(
         ri, state_for(ri, np.array([0.6, 0.0, 0.0]), np.array([1, 0, 0], np.int32)))
     assert "hot" in replicate_map(ri, d)
     assert "hot2" in dereplicate_map(ri, d)  # RF 0.5 < GAvg + margin: cool, RC 2 > 1

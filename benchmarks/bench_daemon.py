@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""A daemon round's own CPU (collect + decide + act) at 100 running jobs and 1 M blocks, and
+the daemon's peak RSS at 10 M blocks.
+
+    .venv/bin/python benchmarks/bench_daemon.py [--jobs 100] [--blocks 1000000]
+        [--rss-blocks 10000000] [--repeat 3]
+
+Targets (issue 10): a round under 5 s of CPU; RSS under 1 GiB at 10 M blocks.
+
+- **collect**: the real Collector polls, for one window, the exchanges captured from the real
+  cluster (tests/fixtures/captured/hadoop-3.4.2/collector-binary) served for N jobs at once
+  with their ids rewritten (bench_observe.ScaledReplay), then ``build_round`` turns the
+  window into the policy input (block lookups, attribution, NameNode health). CPU of the
+  polls of one window plus build_round.
+- **decide + act**: what the daemon runs after collecting, on a synthetic columnar round of B
+  blocks shaped as bench_policy.synthetic_round (5 % read, 0.1 % hot, 1 % above base), with
+  the daemon's own block ids ("blk_<n>" strings) and every block in the round (an upper
+  bound: the daemon's round holds the window's blocks plus the cooling ones): the persisted
+  state is loaded (state.parquet), the default-profile DSBRA round runs, the rails fold it
+  into a file plan (the daemon's default caps), apply_plan runs it in dry-run (journal base
+  look-ups, one decision log line per file), the state is merged with the old one and saved.
+- **RSS**: the same decide + act round at ``--rss-blocks`` in a fresh process that loads
+  the round input (saved by another process, so the generator's temporaries do not count) and
+  the persisted state: its peak resident set (ru_maxrss), input, state and decisions included;
+  and the same with int64 block ids, for comparison.
+
+CPU is this process's ``time.process_time`` (other jobs on the machine do not count); each
+part is repeated and reported as min / median / max. Results: benchmarks/results/daemon.json
+and daemon.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_observe import replay_collector  # noqa: E402
+from bench_policy import D, synthetic_round  # noqa: E402
+
+from dsbra.act.apply import apply_plan  # noqa: E402
+from dsbra.act.journal import Journal  # noqa: E402
+from dsbra.daemon.config import RailsConfig  # noqa: E402
+from dsbra.daemon.round import merge_state  # noqa: E402
+from dsbra.observe.window import build_round  # noqa: E402
+from dsbra.policy.api import RoundInput, make_policy  # noqa: E402
+from dsbra.policy.rails import Rails, plan_files  # noqa: E402
+from dsbra.policy.state import load_state, save_state  # noqa: E402
+
+NODES = 1000
+TARGETS = {"round_cpu_s": 5.0, "rss_gib": 1.0}
+
+
+def collect_cpu(n_jobs: int) -> dict:
+    """One window's polls of the real collector over the scaled replay, then build_round."""
+    adapter, c = replay_collector(n_jobs)
+    c0 = time.process_time()
+    c.settings()
+    for _ in range(adapter.polls_running):
+        c.poll()
+    polls = time.process_time() - c0
+    obs = c.take()
+    c1 = time.process_time()
+    doc = build_round(c, obs, window_start_ms=adapter.since_ms, window_end_ms=adapter.end_ms)
+    build = time.process_time() - c1
+    return {"polls_cpu_s": polls, "build_round_cpu_s": build, "polls": adapter.polls_running,
+            "map_tasks": doc["observe"]["map_tasks"], "requests": adapter.requests}
+
+
+def daemon_ids(ri, st):
+    """The daemon's block ids are "blk_<n>" strings (object arrays), as WebHDFS names them."""
+    ids = np.array([f"blk_{b}" for b in ri.block_ids], dtype=object)
+    return dataclasses.replace(ri, block_ids=ids), dataclasses.replace(st, block_ids=ids)
+
+
+def decide_act(ri, state_path: Path, journal: Journal) -> dict:
+    """The daemon's round after collecting: load state, decide, plan, dry-run apply, persist."""
+    r = RailsConfig()
+    rails = Rails(cluster_min_replication=r.min_replication, max_replication=2**15 - 1,
+                  max_files_per_round=r.max_files_per_round,
+                  max_replicas_per_round=r.max_replicas_per_round)
+    t = {}
+    c = time.process_time()
+    old = load_state(state_path)
+    t["load_state"] = time.process_time() - c
+    c = time.process_time()
+    old_aligned = old.aligned_to(ri)
+    policy = make_policy("dsbra", delay_threshold_s=D)
+    decision, new_state = policy.decide(ri, old_aligned)
+    t["decide"] = time.process_time() - c
+    c = time.process_time()
+    plan = plan_files(ri, decision, rails)
+    records = apply_plan(plan, ri.node_names, journal, actor=None, round_=1, apply=False)
+    t["plan_and_dry_run"] = time.process_time() - c
+    c = time.process_time()
+    save_state(state_path, merge_state(new_state, old))
+    t["merge_and_save_state"] = time.process_time() - c
+    t["total"] = sum(t.values())
+    t["decisions"] = len(records)
+    return t
+
+
+def prepare(n_blocks: int, workdir: Path):
+    ri, st = daemon_ids(*synthetic_round(n_blocks, NODES))
+    state_path = workdir / "state.parquet"
+    save_state(state_path, st)
+    return ri, st, state_path, Journal.open(workdir / "journal.jsonl")
+
+
+def rss_prepare(n_blocks: int, workdir: Path, int_ids: bool = False) -> None:
+    """Child 1: the synthetic round (its generator's temporaries are not the daemon's) saved
+    as arrays, and the state as the daemon persists it (``int_ids``: HDFS's numeric block ids
+    kept as int64 instead of the daemon's strings, for comparison)."""
+    ri, st = synthetic_round(n_blocks, NODES)
+    if not int_ids:
+        ri, st = daemon_ids(ri, st)
+    save_state(workdir / "state.parquet", st)
+    np.savez(workdir / "round.npz", **{
+        f.name: (v.astype(str) if v.dtype == object else v)
+        for f in dataclasses.fields(ri) if isinstance(v := getattr(ri, f.name), np.ndarray)})
+
+
+def rss_run(workdir: Path) -> None:
+    """Child 2: a fresh process holding the round input, running decide + act; its peak RSS."""
+    arrays = np.load(workdir / "round.npz")
+    ri = RoundInput(**{k: (arrays[k].astype(object) if arrays[k].dtype.kind == "U"
+                           else arrays[k]) for k in arrays.files})
+    del arrays
+    decide_act(ri, workdir / "state.parquet", Journal.open(workdir / "journal.jsonl"))
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+
+
+def peak_rss(n_blocks: int, int_ids: bool = False) -> int:
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([sys.executable, __file__, "--rss-prepare", str(n_blocks), d,
+                        *(["--int-ids"] if int_ids else [])], check=True)
+        out = subprocess.run([sys.executable, __file__, "--rss-run", d], check=True,
+                             capture_output=True, text=True).stdout
+    return int(out.split()[-1])
+
+
+def spread(values: list[float]) -> dict:
+    return {"min": round(min(values), 3), "median": round(statistics.median(values), 3),
+            "max": round(max(values), 3)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--jobs", type=int, default=100)
+    ap.add_argument("--blocks", type=int, default=1_000_000)
+    ap.add_argument("--rss-blocks", type=int, default=10_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rss-prepare", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--rss-run", help=argparse.SUPPRESS)
+    ap.add_argument("--int-ids", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    logging.getLogger("dsbra").setLevel(logging.WARNING)  # the daemon logs decisions at INFO
+    if args.rss_prepare:
+        rss_prepare(int(args.rss_prepare[0]), Path(args.rss_prepare[1]), args.int_ids)
+        return
+    if args.rss_run:
+        rss_run(Path(args.rss_run))
+        return
+    load_before = os.getloadavg()
+    collect = [collect_cpu(args.jobs) for _ in range(args.repeat)]
+    runs = []
+    with tempfile.TemporaryDirectory() as d:
+        ri, st, state_path, journal = prepare(args.blocks, Path(d))
+        for _ in range(args.repeat):
+            save_state(state_path, st)
+            runs.append(decide_act(ri, state_path, journal))
+    rss = peak_rss(args.rss_blocks)
+    rss_int = peak_rss(args.rss_blocks, int_ids=True)
+    collect_total = [c["polls_cpu_s"] + c["build_round_cpu_s"] for c in collect]
+    round_total = [a + b["total"] for a, b in zip(collect_total, runs)]
+    result = {
+        "jobs": args.jobs, "blocks": args.blocks, "nodes": NODES, "repeat": args.repeat,
+        "collect": {"polls_cpu_s": spread([c["polls_cpu_s"] for c in collect]),
+                    "build_round_cpu_s": spread([c["build_round_cpu_s"] for c in collect]),
+                    "polls_per_window": collect[0]["polls"],
+                    "map_tasks": collect[0]["map_tasks"],
+                    "requests": collect[0]["requests"]},
+        "decide_act": {k: spread([r[k] for r in runs]) for k in
+                       ("load_state", "decide", "plan_and_dry_run", "merge_and_save_state",
+                        "total")},
+        "decisions": runs[0]["decisions"],
+        "round_cpu_s": spread(round_total),
+        "rss_blocks": args.rss_blocks,
+        "rss_gib": round(rss / 2**30, 3),
+        "rss_gib_int64_ids": round(rss_int / 2**30, 3),
+        "targets": TARGETS,
+        "meets": {"round_cpu_s": max(round_total) < TARGETS["round_cpu_s"],
+                  "rss_gib": rss / 2**30 < TARGETS["rss_gib"]},
+        "loadavg_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        "command": f".venv/bin/python benchmarks/bench_daemon.py --jobs {args.jobs} --blocks "
+                   f"{args.blocks} --rss-blocks {args.rss_blocks} --repeat {args.repeat}",
+    }
+    out = ROOT / "benchmarks" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "daemon.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / "daemon.md").write_text(markdown(result))
+    print(json.dumps(result, indent=1))
+
+
+def markdown(r: dict) -> str:
+    c, a = r["collect"], r["decide_act"]
+    return "\n".join([
+        "# Daemon round cost (benchmarks/bench_daemon.py)", "",
+        f"`{r['command']}`", "",
+        f"| part | CPU s (min / median / max over {r['repeat']}) |", "|---|---|",
+        f"| collect: {c['polls_per_window']} polls, {r['jobs']} jobs (replayed) | "
+        f"{c['polls_cpu_s']['min']} / {c['polls_cpu_s']['median']} / {c['polls_cpu_s']['max']} |",
+        f"| collect: build_round ({c['map_tasks']} map tasks) | {c['build_round_cpu_s']['min']} / "
+        f"{c['build_round_cpu_s']['median']} / {c['build_round_cpu_s']['max']} |",
+        *[f"| {k.replace('_', ' ')}, {r['blocks']:,} blocks | {a[k]['min']} / {a[k]['median']} / "
+          f"{a[k]['max']} |" for k in ("load_state", "decide", "plan_and_dry_run",
+                                       "merge_and_save_state")],
+        f"| **round** | **{r['round_cpu_s']['min']} / {r['round_cpu_s']['median']} / "
+        f"{r['round_cpu_s']['max']}** (target < {r['targets']['round_cpu_s']} s) |", "",
+        f"Peak RSS of a decide + act round at {r['rss_blocks']:,} blocks: **{r['rss_gib']} GiB** "
+        f"(target < {r['targets']['rss_gib']} GiB); the same round with HDFS's numeric block ids "
+        f"kept as int64 instead of the daemon's \"blk_<n>\" strings: {r['rss_gib_int64_ids']} GiB.",
+        "",
+        f"Load average before / after: {r['loadavg_before_after']}.", ""])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Apply a file plan through WebHDFS: journal first, then send, never below base."""
+
+from __future__ import annotations
+
+import logging
+
+from dsbra.act.journal import FAILED, SENT, Journal
+from dsbra.errors import HadoopError
+from dsbra.policy.rails import FilePlan
+
+log = logging.getLogger(__name__)
+
+
+def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: int,
+               apply: bool) -> list[dict]:
+    """Send each changed file's SETREPLICATION (``apply``) or only log it; one record each.
+
+    A file's target is refused when it is below the file's base (journal's, else the plan's),
+    or when HDFS no longer has the replication the plan started from (someone else changed
+    it since the observation).
+    """
+    out = []
+    records = plan.to_records(node_names)
+    for k in plan.changed():
+        rec = records[int(k)]
+        path, before, target = rec["file"], rec["current"], rec["target"]
+        base = journal.base.get(path, int(plan_base(plan, k)))
+        rec["base"] = base
+        if target < base:
+            rec["outcome"] = "refused: below base"
+        elif not apply:
+            rec["outcome"] = "dry-run"
+        else:
+            rec["outcome"] = _send(journal, actor, path, before, target, base, rec, round_)
+        log.info("decision round=%d file=%s replication=%d->%d base=%d rule=%s rf=%.3f "
+                 "gavg=%.3f status=%s outcome=%s", round_, path, before, target, base,
+                 rec["reason"]["rule"], rec["reason"]["rf"], rec["reason"]["gavg"],
+                 rec["status"], rec["outcome"].replace(" ", "_"))
+        out.append(rec)
+    return out
+
+
+def plan_base(plan: FilePlan, k) -> int:
+    """The plan's own base for row ``k``: the current value for raises, the target's floor
+    for lowerings (the rails never lower below the file table's base)."""
+    return int(min(plan.current[k], plan.target[k]))
+
+
+def _send(journal, actor, path, before, target, base, rec, round_) -> str:
+    try:
+        now = actor.replication(path)
+    except HadoopError as exc:
+        return f"skipped: {exc}"
+    if now != before:
+        return f"skipped: replication is {now}, not {before}, since the observation"
+    action = journal.intent(path, before, target, base, rec["reason"], round_)
+    try:
+        actor.set_replication(path, target)
+    except HadoopError as exc:
+        journal.mark(action, FAILED, str(exc))
+        return f"failed: {exc.exception or exc}"
+    journal.mark(action, SENT)
+    return "sent"

@@ -1,0 +1,132 @@
+"""WebHDFS writes through the ``hdfs`` package (HdfsCLI), every failure a HadoopError.
+
+HdfsCLI's ``HdfsError`` carries the Java exception name in ``.exception``; we keep it, so the
+daemon can tell ``SafeModeException`` from ``FileNotFoundException`` from a refused connection.
+Kerberos (SPNEGO) goes through ``hdfs.ext.kerberos.KerberosClient`` (needs the ``kerberos``
+extra); TLS through a CA bundle given to the session's ``verify``.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import requests
+
+from dsbra.errors import ConfigError, HadoopError
+
+
+MUTUAL_AUTH = ("REQUIRED", "OPTIONAL", "DISABLED")  #: requests_kerberos' settings
+
+
+def make_client(url: str, *, user: str | None = None, kerberos: bool = False,
+                principal: str | None = None, mutual_auth: str = "OPTIONAL",
+                ca_bundle: str | None = None, timeout_s: float = 10.0):
+    """An HdfsCLI client for the NameNode web URL ``url`` (http or https); with ``kerberos``,
+    a ``KerberosClient`` (SPNEGO as ``principal``, default: the ticket cache's), after checking
+    that a ticket is there, so a missing one is an error at start, not in every round."""
+    import hdfs
+
+    session = requests.Session()
+    if ca_bundle:
+        use_ca_bundle(session, ca_bundle)
+    if kerberos:
+        check_ticket(principal)
+        return kerberos_client(url, principal, mutual_auth, session, timeout_s)
+    return hdfs.InsecureClient(url, user=user, session=session, timeout=timeout_s)
+
+
+def use_ca_bundle(session: requests.Session, ca_bundle: str) -> None:
+    """Verify https against ``ca_bundle``. requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE
+    override a session's ``verify`` (set on many hosts), so the environment is not consulted."""
+    session.verify = ca_bundle
+    session.trust_env = False
+
+
+def kerberos_client(url: str, principal: str | None, mutual_auth: str,
+                    session: requests.Session, timeout_s: float):
+    """HdfsCLI's ``KerberosClient``: SPNEGO on ``session`` (mutual authentication as given)."""
+    from hdfs.ext.kerberos import KerberosClient
+
+    extra = {"principal": principal} if principal else {}
+    return KerberosClient(url, mutual_auth=mutual_auth, session=session, timeout=timeout_s,
+                          **extra)
+
+
+def kerberos_auth(principal: str | None = None, mutual_auth: str = "OPTIONAL"):
+    """SPNEGO for the sessions of the observe endpoints (RM, JobHistoryServer, JMX)."""
+    import requests_kerberos
+
+    extra = {"principal": principal} if principal else {}
+    return requests_kerberos.HTTPKerberosAuth(
+        mutual_authentication=getattr(requests_kerberos, mutual_auth), **extra)
+
+
+def check_ticket(principal: str | None = None) -> None:
+    """A ConfigError unless the Kerberos libraries are installed and hold a valid ticket."""
+    try:
+        import gssapi
+        import hdfs.ext.kerberos  # noqa: F401 -- needs requests_kerberos
+    except ImportError:
+        raise ConfigError("cluster.kerberos: needs the 'kerberos' extra "
+                          "(pip install 'dsbra[kerberos]')") from None
+    try:
+        name = gssapi.Name(principal, gssapi.NameType.kerberos_principal) if principal else None
+        creds = gssapi.Credentials(name=name, usage="initiate")
+        creds.lifetime  # noqa: B018 -- raises when the ticket expired
+    except gssapi.exceptions.GSSError as exc:
+        detail = " ".join(str(exc).split())
+        raise ConfigError(f"cluster.kerberos: no valid Kerberos ticket"
+                          f"{' for ' + principal if principal else ''} (run kinit, or point "
+                          f"KRB5CCNAME at a ticket cache): {detail}") from None
+
+
+class HdfsActor:
+    """The two WebHDFS calls acting needs: read a file's status, set its replication."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def _call(self, what: str, fn, *args, **kw):
+        from hdfs.util import HdfsError
+
+        try:
+            return fn(*args, **kw)
+        except HdfsError as exc:
+            name = getattr(exc, "exception", None)
+            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise HadoopError(f"WebHDFS {what}: {name + ': ' if name else ''}{text}",
+                              exception=name) from None
+        except requests.exceptions.SSLError:
+            raise HadoopError(f"WebHDFS {what}: TLS verification of the NameNode failed "
+                              "(cluster.ca_bundle names the CA that signed its certificate)"
+                              ) from None
+        except requests.RequestException as exc:
+            raise HadoopError(f"WebHDFS {what}: cannot reach the NameNode "
+                              f"({type(exc).__name__})") from None
+
+    def status(self, path: str) -> dict:
+        """GETFILESTATUS (``replication``, ``length``, ``type``...)."""
+        return self._call(f"GETFILESTATUS {path}", self.client.status, path)
+
+    def replication(self, path: str) -> int:
+        return int(self.status(path).get("replication", 0))
+
+    def set_replication(self, path: str, replication: int) -> None:
+        """SETREPLICATION; the NameNode schedules the copies (or the removal) itself."""
+        self._call(f"SETREPLICATION {path}={replication}", self.client.set_replication, path,
+                   replication)
+
+    def live_replicas(self, path: str) -> list[int]:
+        """Replicas the NameNode reports now, per block of the file (GET_BLOCK_LOCATIONS)."""
+        from hdfs.client import _to_error
+
+        def get():
+            url = self.client.url.rstrip("/").split(";")[0] + "/webhdfs/v1" + quote(path)
+            resp = self.client._request("GET", url, params={
+                "op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": 2**62})
+            if not resp.ok:
+                raise _to_error(resp)
+            return resp.json()
+        doc = self._call(f"GET_BLOCK_LOCATIONS {path}", get)
+        blocks = (doc.get("LocatedBlocks") or {}).get("locatedBlocks") or []
+        return [len(b.get("locations") or []) for b in blocks]

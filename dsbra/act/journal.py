@@ -1,0 +1,163 @@
+"""The action journal: an append-only JSONL file, one fsynced line per step of an action.
+
+A SETREPLICATION is written as ``intent`` (path, before, target, base, reason) before it is
+sent, ``sent`` once the NameNode accepted it, and ``done`` when the NameNode reports the new
+replica count on every block of the file. ``cancelled`` closes an intent that never reached
+the NameNode, ``failed`` one it refused. On restart :meth:`Journal.reconcile` closes the open
+intents against what HDFS now says, and never sends anything again: no change is applied
+twice, and none is forgotten (every intent ends in sent/done, cancelled or failed).
+
+The journal also remembers each file's base replication (the replication it had before our
+first change), so a file we raised is lowered back to that base and never below it, even when
+its blocks left the policy's state.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dsbra.errors import HadoopError, StateError
+
+log = logging.getLogger(__name__)
+
+OPEN, SENT, DONE, CANCELLED, FAILED = "intent", "sent", "done", "cancelled", "failed"
+
+
+@dataclass
+class Action:
+    id: int
+    path: str
+    before: int
+    target: int
+    base: int
+    reason: dict
+    round: int
+    state: str = OPEN
+    detail: str = ""
+
+    @property
+    def pending(self) -> bool:
+        """Sent, but the NameNode does not report the new replica count yet (or unsent)."""
+        return self.state in (OPEN, SENT)
+
+
+@dataclass
+class Journal:
+    path: Path
+    actions: dict[int, Action] = field(default_factory=dict)
+    base: dict[str, int] = field(default_factory=dict)  #: file -> base replication
+    replication: dict[str, int] = field(default_factory=dict)  #: file -> last target we set
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "Journal":
+        j = cls(Path(path))
+        if j.path.exists():
+            try:
+                lines = j.path.read_text().splitlines()
+            except OSError as exc:
+                raise StateError(f"journal {j.path}: {exc.strerror}") from None
+            for no, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    j._replay(json.loads(line))
+                except (ValueError, KeyError, TypeError):
+                    if no == len(lines):  # a torn last line: the write that crashed
+                        log.warning("journal %s: ignoring a torn last line", j.path)
+                        continue
+                    raise StateError(f"journal {j.path} line {no} is malformed") from None
+        return j
+
+    def _replay(self, rec: dict) -> None:
+        op = rec["op"]
+        if op == OPEN:
+            a = Action(id=int(rec["id"]), path=rec["path"], before=int(rec["before"]),
+                       target=int(rec["target"]), base=int(rec["base"]),
+                       reason=rec.get("reason", {}), round=int(rec.get("round", 0)))
+            self.actions[a.id] = a
+            self.base.setdefault(a.path, a.base)
+        else:
+            a = self.actions[int(rec["id"])]
+            a.state, a.detail = op, rec.get("detail", "")
+            if op in (SENT, DONE):
+                self.replication[a.path] = a.target
+
+    def _append(self, rec: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(rec, sort_keys=True) + "\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._replay(rec)
+
+    def intent(self, path: str, before: int, target: int, base: int, reason: dict,
+               round_: int) -> Action:
+        """Record a change before it is sent; the base kept is the first one seen for the file."""
+        aid = max(self.actions, default=0) + 1
+        self._append({"op": OPEN, "id": aid, "ts": time.time(), "path": path,
+                      "before": before, "target": target, "base": self.base.get(path, base),
+                      "reason": reason, "round": round_})
+        return self.actions[aid]
+
+    def mark(self, action: Action, op: str, detail: str = "") -> None:
+        self._append({"op": op, "id": action.id, "ts": time.time(), "detail": detail})
+
+    def pending(self) -> list[Action]:
+        return [a for a in self.actions.values() if a.pending]
+
+    def raised_files(self) -> dict[str, int]:
+        """Files whose replication we left above their base: path -> base."""
+        return {p: self.base[p] for p, r in self.replication.items() if r > self.base[p]}
+
+    def settle(self, actor) -> list[Action]:
+        """Mark sent actions done once every block reports the target replica count."""
+        done = []
+        for a in self.pending():
+            if a.state != SENT:
+                continue
+            try:
+                counts = actor.live_replicas(a.path)
+            except HadoopError as exc:
+                if exc.exception == "FileNotFoundException":
+                    self.mark(a, CANCELLED, "file deleted")
+                continue
+            if counts and (min(counts) >= a.target if a.target > a.before
+                           else max(counts) <= a.target):
+                self.mark(a, DONE, f"replicas {counts}")
+                done.append(a)
+        return done
+
+    def reconcile(self, actor) -> list[Action]:
+        """After a restart: close intents that may or may not have reached the NameNode.
+
+        The file's replication setting says which: at the target, it was sent (then
+        :meth:`settle` waits for the copies); at the value before, it never arrived and is
+        cancelled (the next round decides again from fresh observations); anything else was
+        changed by someone else and is cancelled as superseded. Nothing is re-sent.
+        """
+        closed = []
+        for a in [a for a in self.pending() if a.state == OPEN]:
+            try:
+                now = actor.replication(a.path)
+            except HadoopError as exc:
+                if exc.exception == "FileNotFoundException":
+                    self.mark(a, CANCELLED, "file deleted")
+                    closed.append(a)
+                    continue
+                raise
+            if now == a.target:
+                self.mark(a, SENT, "reconciled: the NameNode has the target")
+            elif now == a.before:
+                self.mark(a, CANCELLED, "reconciled: never reached the NameNode")
+            else:
+                self.mark(a, CANCELLED, f"reconciled: superseded, replication is {now}")
+            closed.append(a)
+        return closed

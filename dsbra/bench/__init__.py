@@ -1,0 +1,1 @@
+"""The reproduction benchmark on the bundled real cluster (issue 11): data, schedules, replay."""

@@ -1,0 +1,150 @@
+"""`dsbra bench data | schedule | replay`: the reproduction benchmark (docs/benchmark.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from dsbra.cluster.cli import state_dir_option
+from dsbra.cluster.spec import parse_size
+from dsbra.errors import HadoopError
+
+DEFAULT_PATH = "/bench/grep"
+
+
+def _hdfs_client(state_dir: Path | None):
+    import hdfs
+    import requests
+
+    from dsbra.cluster import cluster as cl
+    from dsbra.cluster.cli import _layout
+
+    env = cl.env(_layout(state_dir))
+    session = requests.Session()
+    return env, hdfs.InsecureClient(env["namenode"], user="root", session=session, timeout=300)
+
+
+@click.group("bench")
+def bench() -> None:
+    """The DSBRA reproduction benchmark on the bundled real cluster: the Hive grep data set in
+    HDFS, job schedules as inspectable files, and their replay (docs/benchmark.md)."""
+
+
+def dataset_options(fn):
+    """The data set's shape: the same flags for `bench data` and `bench schedule`."""
+    for option in reversed([
+        click.option("--size", default="2g", show_default=True,
+                     help="Data set size (k/m/g suffix); rounded down to whole blocks."),
+        click.option("--block-size", default="64m", show_default=True, help="Block size; every file is one block."),
+        click.option("--data-seed", type=int, default=0, show_default=True,
+                     help="File i's content depends only on (data seed, i)."),
+        click.option("--path", "path", default=DEFAULT_PATH, show_default=True, help="HDFS directory of the data set."),
+        click.option("--replication", type=int, default=2, show_default=True,
+                     help="Base replication (the DSBRA paper lowered 3 to 2)."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+def _plan(size, block_size, data_seed, path, replication):
+    from dsbra.bench.data import DatasetPlan
+
+    return DatasetPlan(total_bytes=parse_size(size), block_bytes=parse_size(block_size), seed=data_seed,
+                       path=path, replication=replication)
+
+
+@bench.command()
+@dataset_options
+@click.option("--parallel", type=click.IntRange(1, 8), default=2, show_default=True, help="Files written at once.")
+@state_dir_option
+def data(size, block_size, data_seed, path, replication, parallel, state_dir) -> None:
+    """Write the Hive benchmark's grep table into HDFS as one-block files part-NNNNN, plus a
+    manifest (_dataset.json). Idempotent: files of the right length are kept (and set back to
+    the base replication), missing or short ones are written."""
+    from dsbra.bench.data import write_dataset
+
+    plan = _plan(size, block_size, data_seed, path, replication)
+    _, client = _hdfs_client(state_dir)
+    try:
+        counts = write_dataset(client, plan, parallel=parallel)
+    except OSError as exc:  # requests' connection errors are OSErrors
+        raise HadoopError(f"WebHDFS unreachable while writing {path}: {exc}") from None
+    click.echo(f"{plan.files} files of {plan.file_bytes} bytes in {path} at replication {replication}: "
+               f"{counts['written']} written, {counts['kept']} kept "
+               f"({counts['replication_reset']} set back to replication {replication})")
+
+
+@bench.command()
+@click.option("--source", type=click.Choice(["fb2009-bins", "fb2010"]), default="fb2009-bins", show_default=True,
+              help="fb2009-bins: Table 3 job sizes, exponential gaps, hot spots; fb2010: the FB-2010 trace's "
+                   "first jobs with their input paths.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The schedule file to write (JSON).")
+@click.option("--jobs", type=int, default=100, show_default=True, help="Jobs in the schedule.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the schedule.")
+@click.option("--slots", type=int, default=8, show_default=True,
+              help="Containers of the cluster the job sizes are scaled to (the bundled cluster's 4 workers "
+                   "hold 2 each; AMs take some).")
+@click.option("--inter-arrival-s", type=float, default=14.0, show_default=True,
+              help="Mean gap between jobs (fb2010: the trace's submit times rescaled to it).")
+@click.option("--trace-times", is_flag=True, help="fb2010: keep the trace's own submit times.")
+@click.option("--hot-fraction", type=float, default=0.1, show_default=True,
+              help="fb2009-bins: fraction of the files hot at a time.")
+@click.option("--hot-share", type=float, default=0.5, show_default=True,
+              help="fb2009-bins: probability that a map reads a hot file.")
+@click.option("--hot-period-s", type=float, default=300.0, show_default=True,
+              help="fb2009-bins: a fresh set of hot files this often.")
+@click.option("--trace", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="fb2010: the trace [default: the shared FB-2010 hours 00-11 TSV].")
+@click.option("--max-maps", type=int, default=None,
+              help="fb2010: maps per job at most [default: min(slots, files / 2)].")
+@dataset_options
+def schedule(source, out, jobs, seed, slots, inter_arrival_s, trace_times, hot_fraction, hot_share,
+             hot_period_s, trace, max_maps, size, block_size, data_seed, path, replication) -> None:
+    """Write a job schedule over the data set of `dsbra bench data` (same data set flags) as a
+    JSON file: per job its submit time, size bin and input files. Deterministic from --seed."""
+    from dsbra.bench import schedule as sch
+    from dsbra.sim.setups import FB2010_TRACE
+
+    plan = _plan(size, block_size, data_seed, path, replication)
+    if source == "fb2009-bins":
+        doc = sch.fb2009_bins(plan, slots=slots, jobs=jobs, inter_arrival_s=inter_arrival_s,
+                              hot_fraction=hot_fraction, hot_share=hot_share, hot_period_s=hot_period_s,
+                              seed=seed)
+    else:
+        doc = sch.fb2010(plan, trace or FB2010_TRACE, slots=slots, jobs=jobs,
+                         inter_arrival_s=None if trace_times else inter_arrival_s, max_maps=max_maps, seed=seed)
+    sch.write_schedule(out, doc)
+    click.echo(sch.summary(doc))
+
+
+@bench.command()
+@click.argument("schedule_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Directory for jobs.parquet, tasks.parquet, storage.json and summary.json.")
+@click.option("--daemon-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Run `dsbra run --apply --config FILE` beside the jobs (the daemon arm); without it "
+                   "the daemon is off.")
+@click.option("--queue", default=None, help="Fair Scheduler queue of the jobs [default: the placement rules'].")
+@click.option("--label", default="", help="Name of this run (its HDFS output dir) [default: a timestamp].")
+@click.option("--job-timeout-s", type=float, default=1800.0, show_default=True,
+              help="Longest a job client may run before it is stopped.")
+@state_dir_option
+def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, state_dir) -> None:
+    """Submit SCHEDULE_FILE's jobs (map-only greps for XYZ over their input files) on time to the
+    running cluster, then write per-job and per-task results in the simulator's Parquet schema."""
+    from dsbra.bench.replay import replay as run_replay
+    from dsbra.bench.schedule import load_schedule
+    from dsbra.cluster.cli import _layout
+
+    schedule = load_schedule(schedule_file)
+    if daemon_config is not None and not daemon_config.is_file():
+        raise click.BadParameter(f"{daemon_config} does not exist", param_hint="--daemon-config")
+    summary = run_replay(schedule, _layout(state_dir), out, daemon_config=daemon_config, queue=queue,
+                         job_timeout_s=job_timeout_s, label=label)
+    click.echo(f"{summary['jobs']} jobs, {summary['maps']} maps: mean response {summary['mean_response_s']} s, "
+               f"node locality {summary['node_locality']}, mean map wait {summary['mean_map_wait_s']} s; "
+               f"results in {out}")
+    if summary["failed_jobs"]:
+        raise HadoopError(f"{len(summary['failed_jobs'])} jobs failed: {', '.join(summary['failed_jobs'][:5])}")

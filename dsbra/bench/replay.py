@@ -1,0 +1,212 @@
+"""Replay a schedule on the bundled cluster and record what happened, in the simulator's schema.
+
+Each schedule job is one run of the map-only grep (grepjar.py) over its input files, submitted
+at its time (client start; a late one goes at once). While jobs run, the observe Collector
+follows them (the daemon's own data path: RM, AM, job history) and a WebHDFS listing samples
+the data set's replica storage. At the end, every map's locality, wait and delay-scheduling
+wait come from the same attribution the daemon uses (observe.window.build_round), so real and
+simulated runs are measured with one ruler. Optionally a DSBRA daemon (`dsbra run --apply`)
+runs beside the jobs, as one arm of the comparison.
+
+Output (``out_dir``): jobs.parquet and tasks.parquet (dsbra/results_schema.py), storage.json
+(replica bytes of the data set over time), summary.json.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dsbra.bench.grepjar import MAIN_CLASS, grep_jar
+from dsbra.cluster import cluster as cl
+from dsbra.cluster import state as st
+from dsbra.cluster.install import HadoopInstall
+from dsbra.cluster.jobs import submit_at
+from dsbra.cluster.paths import StateLayout
+from dsbra.errors import DsbraError, HadoopError, InputError
+from dsbra.observe.collector import Collector, Endpoints
+from dsbra.observe.window import build_round
+from dsbra.results_schema import LOCALITY_NAMES, job_table, task_table, write_results
+
+log = logging.getLogger(__name__)
+OUT_BASE = "/bench/out"
+STORAGE_EVERY_S = 10.0
+
+
+def check_dataset(ep: Endpoints, schedule: dict) -> dict[str, dict]:
+    """The data set's file statuses; the schedule's inputs must all be there, of its data set."""
+    data = schedule["dataset"]
+    try:
+        statuses = {s["pathSuffix"]: s for s in ep.hdfs.list_status(data["path"])}
+    except HadoopError as exc:
+        raise InputError(f"the data set {data['path']} is not in HDFS ({exc}); "
+                         f"write it with dsbra bench data") from None
+    manifest = statuses.get("_dataset.json")
+    if manifest is None:
+        raise InputError(f"{data['path']} has no _dataset.json: run dsbra bench data to complete it")
+    found = json.loads(ep.hdfs.open(posixpath.join(data["path"], "_dataset.json")))
+    differs = [k for k in ("seed", "block_bytes", "lines_per_file") if found.get(k) != data.get(k)]
+    if differs:
+        raise InputError(f"{data['path']} holds another data set than the schedule's "
+                         f"({', '.join(differs)} differ)")
+    missing = sorted({f for job in schedule["jobs"] for f in job["inputs"]
+                      if posixpath.basename(f) not in statuses})
+    if missing:
+        raise InputError(f"{len(missing)} input files of the schedule are missing, e.g. {missing[0]}; "
+                         f"run dsbra bench data with the schedule's --size")
+    return statuses
+
+
+def replica_bytes(ep: Endpoints, dataset: dict) -> tuple[int, int]:
+    """(bytes x replication, bytes x base replication) of the data set's part files now."""
+    parts = [s for s in ep.hdfs.list_status(dataset["path"]) if s["pathSuffix"].startswith("part-")]
+    return (sum(int(s["length"]) * int(s["replication"]) for s in parts),
+            sum(int(s["length"]) for s in parts) * int(dataset["replication"]))
+
+
+def _daemon(config: Path, log_path: Path) -> subprocess.Popen:
+    with open(log_path, "w") as out:
+        return subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", str(config), "--apply"],
+                                stderr=out, stdout=out, start_new_session=True)
+
+
+def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config: Path | None = None,
+           queue: str | None = None, job_timeout_s: float = 1800.0, label: str = "") -> dict:
+    env = cl.env(layout)
+    data = st.load(layout.state_file)
+    ep = Endpoints.from_urls(env["rm"], env["webhdfs"], env["jhs"], user="root")
+    check_dataset(ep, schedule)
+    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
+    jobs = schedule["jobs"]
+    run_tag = label or time.strftime("%Y%m%d-%H%M%S")
+    out_base = f"{OUT_BASE}/{run_tag}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None
+    t0_wall_ms = int(time.time() * 1000)
+    t0 = time.monotonic()
+    collector = Collector(ep, since_ms=t0_wall_ms - 1000)
+    storage: list[tuple[float, int, int]] = []
+    next_sample = [0.0]
+
+    def tick(runs) -> None:
+        collector.poll()
+        now = time.monotonic() - t0
+        if now >= next_sample[0]:
+            storage.append((round(now, 1), *replica_bytes(ep, schedule["dataset"])))
+            next_sample[0] = now + STORAGE_EVERY_S
+
+    args = [[MAIN_CLASS, ",".join(job["inputs"]), f"{out_base}/{job['job_id']}"] for job in jobs]
+    try:
+        runs = submit_at(args, [float(j["submit_s"]) for j in jobs], tick, t0=t0, jar=jar, queue=queue,
+                         job_names=[f"bench-{j['job_id']}" for j in jobs], state_dir=layout.root)
+        results = [r.wait(timeout=job_timeout_s, check=False) for r in runs]
+        hadoop_ids = [r.job_ids[0] if r.job_ids else None for r in results]
+        collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
+        end_wall_ms = int(time.time() * 1000)
+        storage.append((round(time.monotonic() - t0, 1), *replica_bytes(ep, schedule["dataset"])))
+    finally:
+        if daemon is not None and daemon.poll() is None:
+            daemon.send_signal(signal.SIGTERM)
+            try:
+                daemon.wait(timeout=180)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+    failed = [j["job_id"] for j, r in zip(jobs, results) if not r.ok]
+    obs = collector.take()
+    detail = build_round(collector, obs, window_start_ms=t0_wall_ms, window_end_ms=end_wall_ms, detail=True)
+    submit_s = [r_run.started - t0 for r_run in runs]
+    tables = result_tables(jobs, hadoop_ids, submit_s, obs, detail["observe"]["tasks"], t0_wall_ms)
+    write_results(out_dir, *tables)
+    (out_dir / "storage.json").write_text(json.dumps(
+        {"columns": ["t_s", "replica_bytes", "base_replica_bytes"], "rows": storage}, indent=0) + "\n")
+    summary = summarize(tables[0], tables[1], storage)
+    summary |= {"label": run_tag, "schedule_source": schedule["source"], "schedule_seed": schedule["seed"],
+                "daemon": bool(daemon_config), "failed_jobs": failed,
+                "delay_threshold_s": detail["params"]["delay_threshold_s"],
+                "late_submissions_s_max": round(max(s - float(j["submit_s"]) for s, j in zip(submit_s, jobs)), 2)}
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    if daemon is not None and daemon.returncode not in (0, None):
+        raise DsbraError(f"the daemon exited with {daemon.returncode}; see {out_dir / 'daemon.log'}")
+    return summary
+
+
+def result_tables(jobs: list[dict], hadoop_ids: list[str | None], submit_s: list[float], obs, task_rows,
+                  t0_ms: int):
+    """The job and task tables (results_schema) of a replay. Pure."""
+    ours = {h: k for k, h in enumerate(hadoop_ids) if h}
+    attribution = {row["attempt_id"]: row for row in task_rows}
+    tasks: dict[str, list] = {name: [] for name in ("task_id", "job_id", "block_id", "node", "locality",
+                                                    "scheduled_s", "launch_s", "finish_s", "wait_s",
+                                                    "delay_wait_s", "delayed")}
+    per_job: dict[int, list[int]] = {}
+    for o in sorted(obs, key=lambda o: (o.job_id, o.task_id)):
+        k = ours.get(o.job_id)
+        if k is None or o.finish_ms is None:
+            continue
+        row = attribution.get(o.attempt_id, {})
+        level = (LOCALITY_NAMES.index(o.locality) if o.locality in LOCALITY_NAMES
+                 else 0 if o.node in o.split_hosts else 2)
+        per_job.setdefault(k, []).append(len(tasks["task_id"]))
+        for name, value in (("task_id", len(tasks["task_id"])), ("job_id", jobs[k]["job_id"]),
+                            ("block_id", _file_index(o.path)), ("node", o.node), ("locality", level),
+                            ("scheduled_s", (o.scheduled_ms - t0_ms) / 1000),
+                            ("launch_s", (o.launch_ms - t0_ms) / 1000), ("finish_s", (o.finish_ms - t0_ms) / 1000),
+                            ("wait_s", (o.launch_ms - o.scheduled_ms) / 1000),
+                            ("delay_wait_s", float(row.get("delay_s", 0.0))), ("delayed", bool(row.get("delayed")))):
+            tasks[name].append(value)
+    t = {name: np.array(values) for name, values in tasks.items()}
+    cols: dict[str, list] = {name: [] for name in ("job_id", "bin", "maps", "submit_s", "start_s", "finish_s",
+                                                   "response_s", "node_local_maps", "rack_local_maps",
+                                                   "off_switch_maps", "mean_wait_s", "delay_wait_s")}
+    for k, job in enumerate(jobs):
+        rows = per_job.get(k)
+        if not rows:
+            continue  # a job that failed or never ran: listed in the summary, not here
+        level = t["locality"][rows]
+        finish = float(t["finish_s"][rows].max())
+        for name, value in (("job_id", job["job_id"]), ("bin", job["bin"]), ("maps", len(rows)),
+                            ("submit_s", submit_s[k]), ("start_s", float(t["launch_s"][rows].min())),
+                            ("finish_s", finish), ("response_s", finish - submit_s[k]),
+                            ("node_local_maps", int((level == 0).sum())), ("rack_local_maps", int((level == 1).sum())),
+                            ("off_switch_maps", int((level == 2).sum())),
+                            ("mean_wait_s", float(t["wait_s"][rows].mean())),
+                            ("delay_wait_s", float(t["delay_wait_s"][rows].sum()))):
+            cols[name].append(value)
+    return job_table(cols), task_table(tasks)
+
+
+def _file_index(path: str | None) -> int:
+    name = posixpath.basename(path or "")
+    return int(name[5:]) if name.startswith("part-") and name[5:].isdigit() else -1
+
+
+def summarize(jobs, tasks, storage) -> dict:
+    """Headline numbers of one replay: response, locality (overall and per bin), waits, storage."""
+    j, t = jobs.to_pydict(), tasks.to_pydict()
+    maps = np.array(j["maps"])
+    local = np.array(j["node_local_maps"])
+    bins = np.array(j["bin"])
+    extra = [(r - b) / b for _, r, b in storage if b]
+    return {
+        "jobs": len(maps), "maps": int(maps.sum()),
+        "mean_response_s": round(float(np.mean(j["response_s"])), 2) if len(maps) else None,
+        "node_locality": round(float(local.sum() / maps.sum()), 4) if maps.sum() else None,
+        "node_locality_by_bin": {int(b): round(float(local[bins == b].sum() / maps[bins == b].sum()), 4)
+                                 for b in sorted(set(bins.tolist()))},
+        "mean_map_wait_s": round(float(np.mean(t["wait_s"])), 2) if t["wait_s"] else None,
+        "mean_delay_wait_s_per_map": round(float(np.mean(t["delay_wait_s"])), 2) if t["delay_wait_s"] else None,
+        "map_seconds_by_locality": {LOCALITY_NAMES[level]: round(float(np.median(
+            np.array(t["finish_s"])[np.array(t["locality"]) == level]
+            - np.array(t["launch_s"])[np.array(t["locality"]) == level])), 2)
+            for level in sorted(set(t["locality"]))},
+        "extra_storage_mean": round(float(np.mean(extra)), 4) if extra else None,
+        "extra_storage_max": round(float(np.max(extra)), 4) if extra else None,
+    }

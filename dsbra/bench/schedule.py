@@ -1,0 +1,161 @@
+"""Job schedules of the reproduction benchmark, as JSON files anyone can read. Pure: no cluster.
+
+Both sources come from the simulator's workload generators (dsbra.sim.workload), mapped onto
+the grep data set of `dsbra bench data` (one file = one block = one map):
+
+- ``fb2009-bins``: the delay scheduling paper's Facebook bins (workload.md, Table 3) scaled to
+  the cluster's map slots, exponential gaps (mean 14 s), and every ``hot_period_s`` a fresh 10%
+  of the files made hot (a map reads a hot file with probability ``hot_share``), as the DSBRA
+  paper did. The generator's data set is exactly the data set's files.
+- ``fb2010``: the first jobs of the FB-2010 trace. Jobs reading the same input path read the
+  same files; paths read by several jobs of the window (the popularity DSBRA acts on) get
+  disjoint files from the start of the data set as long as it has room, paths read once share
+  the files left after them, wrapping round (``notes.files_of_several_paths`` counts the files
+  so shared by accident: size the data set, or lower --max-maps, to keep it small).
+
+A schedule file:
+    {"format": 1, "source": ..., "seed": ..., "dataset": {path, files, block_bytes, seed, ...},
+     "params": {...}, "notes": {...},
+     "jobs": [{"job_id": "job0", "submit_s": 0.0, "bin": 1, "maps": 1,
+               "inputs": ["/bench/grep/part-00012"], "trace_input": "inputPath1"?}, ...]}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from dsbra.bench.data import DatasetPlan
+from dsbra.errors import InputError
+from dsbra.sim import workload as wl
+
+FORMAT = 1
+SOURCES = ("fb2009-bins", "fb2010")
+MB = 1 << 20
+
+
+def fb2009_bins(plan: DatasetPlan, *, slots: int, jobs: int = 100, inter_arrival_s: float = 14.0,
+                hot_fraction: float = 0.1, hot_share: float = 0.5, hot_period_s: float = 300.0,
+                seed: int = 0) -> dict:
+    """Table 3 bins on the data set; no job reads more than half of it (the generator's
+    contiguous runs need that, and a 4-node cluster cannot run 4800-map jobs anyway)."""
+    if slots < 1:
+        raise InputError(f"--slots must be >= 1, got {slots}")
+    block_mb = plan.block_bytes / MB
+    params = dict(slots=slots, jobs=jobs, inter_arrival_s=inter_arrival_s, hot_fraction=hot_fraction,
+                  hot_share=hot_share, hot_period_s=hot_period_s, max_maps=max(1, plan.files // 2))
+    work = wl.fb2009_bins(total_slots=slots, block_size_mb=block_mb, jobs=jobs,
+                          inter_arrival_s=inter_arrival_s, hot_fraction=hot_fraction, hot_share=hot_share,
+                          hot_period_s=hot_period_s, dataset_gb=plan.files * block_mb / 1024,
+                          max_maps=params["max_maps"], seed=seed)
+    if work.dataset.n_blocks != plan.files:
+        raise InputError(f"the data set ({plan.files} files) is too small for this schedule; "
+                         f"write a bigger one with dsbra bench data --size")
+    file_of_block = np.arange(plan.files)
+    return _document("fb2009-bins", plan, seed, params, work, file_of_block)
+
+
+def fb2010(plan: DatasetPlan, trace: Path, *, slots: int, jobs: int = 100,
+           inter_arrival_s: float | None = 14.0, max_maps: int | None = None, seed: int = 0) -> dict:
+    """The trace's first ``jobs`` jobs (see the module docstring); ``inter_arrival_s`` rescales
+    their submit times to that mean gap (None: the trace's own)."""
+    cap = max_maps if max_maps is not None else min(slots, max(1, plan.files // 2))
+    params = dict(trace=str(trace), slots=slots, jobs=jobs, inter_arrival_s=inter_arrival_s, max_maps=cap)
+    work = wl.swim(Path(trace), total_slots=slots, block_size_mb=plan.block_bytes / MB, max_maps=cap,
+                   jobs=jobs, inter_arrival_s=inter_arrival_s, seed=seed)
+    data = work.dataset
+    if "files" not in work.notes:
+        raise InputError(f"{trace} has no input-path column; use --source fb2009-bins for such traces")
+    readers = np.zeros(len(data.file_paths), np.int64)
+    first_seen = np.full(len(data.file_paths), np.iinfo(np.int64).max)
+    task_file = data.block_file[work.task_block]
+    job_of_task = np.repeat(np.arange(work.n_jobs), work.maps)
+    for f in np.unique(task_file):
+        readers[f] = len(np.unique(job_of_task[task_file == f]))
+        first_seen[f] = job_of_task[task_file == f].min()
+    # paths several jobs read get files from the start of the data set, in order of first
+    # reader; paths read once share what is left (all of it if the shared ones filled it)
+    shared = readers > 1
+    start = np.zeros(len(data.file_paths), np.int64)
+    region = np.zeros(len(data.file_paths), np.int64)  # (offset, size) of the files a path may use
+    size = np.full(len(data.file_paths), plan.files, np.int64)
+    used = 0
+    for group in (shared, ~shared):
+        order = np.flatnonzero(group)[np.argsort(first_seen[group], kind="stable")]
+        start[order] = np.concatenate([[0], np.cumsum(data.file_blocks[order])[:-1]]).astype(np.int64)
+        if group is not shared and used < plan.files:
+            region[order], size[order] = used, plan.files - used
+        used = int(data.file_blocks[order].sum()) if group is shared else used
+    within = np.arange(data.n_blocks) - data.file_first_block[data.block_file]
+    b = data.block_file
+    file_of_block = region[b] + (start[b] + within) % size[b]
+    paths_per_file = np.zeros(plan.files, np.int64)
+    for f in range(plan.files):
+        paths_per_file[f] = len(np.unique(data.block_file[file_of_block == f]))
+    doc = _document("fb2010", plan, seed, params, work, file_of_block)
+    doc["notes"].update(trace_paths=int(len(data.file_paths)), trace_paths_shared=int((readers > 1).sum()),
+                        files_of_several_paths=int((paths_per_file > 1).sum()))
+    for job, k in zip(doc["jobs"], range(work.n_jobs)):
+        job["trace_input"] = str(data.file_paths[task_file[work.task_indptr[k]]])
+    return doc
+
+
+def _document(source: str, plan: DatasetPlan, seed: int, params: dict, work: wl.Workload,
+              file_of_block: np.ndarray) -> dict:
+    notes = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in work.notes.items()}
+    jobs = []
+    for k in range(work.n_jobs):
+        blocks = work.task_block[work.task_indptr[k]:work.task_indptr[k + 1]]
+        files = sorted(set(int(f) for f in file_of_block[blocks]))
+        jobs.append({"job_id": str(work.job_ids[k]), "submit_s": round(float(work.submit_s[k]), 3),
+                     "bin": int(work.bins[k]), "maps": len(files),
+                     "inputs": [plan.file_path(f) for f in files]})
+    return {"format": FORMAT, "source": source, "seed": seed, "dataset": plan.manifest(),
+            "params": params, "notes": notes, "jobs": jobs}
+
+
+def write_schedule(path: Path, doc: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def load_schedule(path: Path) -> dict:
+    """A schedule file, checked enough that a replay cannot start on a broken one."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise InputError(f"cannot read schedule {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise InputError(f"schedule {path} is not JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise InputError(f"{path} is not a schedule of format {FORMAT} (write one with dsbra bench schedule)")
+    jobs = doc.get("jobs")
+    if not isinstance(jobs, list) or not jobs:
+        raise InputError(f"schedule {path} has no jobs")
+    for job in jobs:
+        if not (isinstance(job, dict) and isinstance(job.get("inputs"), list) and job["inputs"]
+                and isinstance(job.get("submit_s"), (int, float)) and isinstance(job.get("job_id"), str)):
+            raise InputError(f"schedule {path}: malformed job {str(job)[:80]}")
+    return doc
+
+
+def summary(doc: dict) -> str:
+    """A few lines on a schedule: jobs and maps per bin, span, how much the inputs are shared."""
+    jobs = doc["jobs"]
+    reads: dict[str, int] = {}
+    for job in jobs:
+        for f in job["inputs"]:
+            reads[f] = reads.get(f, 0) + 1
+    by_bin: dict[int, list[int]] = {}
+    for job in jobs:
+        by_bin.setdefault(job["bin"], []).append(job["maps"])
+    bins = ", ".join(f"{b}: {len(m)} x {min(m)}-{max(m)}" if min(m) != max(m) else f"{b}: {len(m)} x {m[0]}"
+                     for b, m in sorted(by_bin.items()))
+    top = sorted(reads.values(), reverse=True)
+    return (f"{doc['source']} schedule: {len(jobs)} jobs over {jobs[-1]['submit_s']:.0f} s, "
+            f"{sum(j['maps'] for j in jobs)} maps on {len(reads)} of {doc['dataset']['files']} files\n"
+            f"  jobs x maps by bin: {bins}\n"
+            f"  reads per file: max {top[0]}, top 10% of files take "
+            f"{sum(top[:max(1, len(top) // 10)]) / sum(top):.0%} of the reads")

@@ -1,0 +1,44 @@
+"""`dsbra docker build | compose`: the cluster's image and compose file (hadoop-docker/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from dsbra.cluster.docker import DEFAULT_SUBNET, build as build_image, render_compose
+
+
+@click.group("docker")
+def docker() -> None:
+    """The bundled cluster in Docker containers: build its image from Debian packages and the
+    project's Maven jars (no registry), render its compose file. See hadoop-docker/README.md."""
+
+
+@docker.command()
+@click.option("--mirror", default=None,
+              help="Plain-http Debian mirror for debootstrap and apt [default: $DSBRA_DEBIAN_MIRROR or "
+                   "http://deb.debian.org/debian].")
+@click.option("--force", is_flag=True, help="Build even if an image of the same inputs exists.")
+def build(mirror, force) -> None:
+    """Build dsbra-base:bookworm (once) and dsbra-hadoop:<the cluster's Hadoop version> (when its
+    inputs changed). Needs root (debootstrap)."""
+    result = build_image(mirror=mirror, log=lambda msg: click.echo(msg, err=True), force=force)
+    click.echo(f"{result.tag} {result.image_id[:19]} ({'built' if result.built else 'cached'}, "
+               f"{result.seconds:.0f} s)")
+
+
+@docker.command()
+@click.option("--workers", type=int, default=4, show_default=True, help="Number of worker containers.")
+@click.option("--subnet", default=DEFAULT_SUBNET, show_default=True,
+              help="Network of the containers; master .1, worker i .(10+i), gateway .254.")
+@click.option("--no-daemon", is_flag=True, help="Leave out the dsbra daemon's sidecar service.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write here instead of stdout.")
+def compose(workers, subnet, no_daemon, out) -> None:
+    """Print the compose file of a cluster of WORKERS workers (hadoop-docker/compose.yaml is the default one)."""
+    text = render_compose(workers, subnet, daemon=not no_daemon)
+    if out:
+        out.write_text(text)
+    else:
+        click.echo(text, nl=False)

@@ -1,0 +1,242 @@
+"""`dsbra conf check`: what a live cluster runs against what rendered files (or values) say.
+
+The ResourceManager's /conf gives its effective yarn-site, /ws/v1/cluster/scheduler its queues,
+/ws/v1/cluster/nodes the rack of each node; the NameNode's /conf its hdfs-site and core-site.
+The REST API does not show a queue's weight, so weights are checked through what they decide:
+each queue's steady fair share of memory, recomputed from the file's weights and min/max
+resources as the Fair Scheduler does (ComputeFairShares), must match the live one.
+`compare` is pure: captured or live replies in, differences out.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsbra.errors import InputError
+from dsbra.observe import shapes
+from dsbra.observe.http import Endpoint, ResourceManager, parse_conf
+from dsbra.conf.render import RENDERED
+
+#: the RM settings that decide scheduling, and Hadoop's default when a file leaves one out
+YARN_KEYS = {
+    "yarn.resourcemanager.scheduler.class": None,
+    "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "1000",
+    "yarn.scheduler.fair.locality.threshold.node": "-1.0",
+    "yarn.scheduler.fair.locality.threshold.rack": "-1.0",
+    "yarn.scheduler.fair.continuous-scheduling-enabled": "false",
+    "yarn.scheduler.fair.locality-delay-node-ms": "-1",
+    "yarn.scheduler.fair.locality-delay-rack-ms": "-1",
+    "yarn.scheduler.fair.preemption": "false",
+    "yarn.scheduler.fair.assignmultiple": "false",
+    "yarn.scheduler.fair.user-as-default-queue": "true",
+    "yarn.scheduler.fair.allow-undeclared-pools": "true",
+    "yarn.scheduler.minimum-allocation-mb": "1024",
+}
+#: the NameNode settings dsbra depends on (paths such as the topology table's are host-specific)
+HDFS_KEYS = {
+    "dfs.replication": "3",
+    "dfs.blocksize": "134217728",
+    "net.topology.node.switch.mapping.impl": "org.apache.hadoop.net.ScriptBasedMapping",
+}
+#: share tolerance: the Fair Scheduler floors shares to whole MB after a 25-step search
+SHARE_SLACK = 0.01
+
+
+@dataclass(frozen=True)
+class Live:
+    rm_conf: dict[str, str]
+    scheduler: dict  #: /ws/v1/cluster/scheduler
+    nodes: list[dict]  #: /ws/v1/cluster/nodes
+    nn_conf: dict[str, str] | None  #: NameNode /conf, None when not asked
+
+
+def read_rendered(directory: Path) -> dict[str, str]:
+    files = {}
+    for name in RENDERED:
+        try:
+            files[name] = (directory / name).read_text()
+        except OSError as exc:
+            raise InputError(f"cannot read {directory / name}: {exc.strerror}") from None
+    return files
+
+
+def read_live(rm_url: str, nn_url: str | None) -> Live:
+    rm = ResourceManager(rm_url)
+    nodes = shapes.items(rm.get_json("/ws/v1/cluster/nodes", kind="rm.nodes"), "nodes", "node")
+    nn_conf = parse_conf(Endpoint(nn_url).get_bytes("/conf", kind="nn.conf")) if nn_url else None
+    return Live(rm_conf=rm.conf(), scheduler=rm.get_json("/ws/v1/cluster/scheduler", kind="rm.scheduler"),
+                nodes=nodes, nn_conf=nn_conf)
+
+
+def compare(files: dict[str, str], live: Live) -> list[str]:
+    """Every difference between the rendered files and the live cluster, one line each."""
+    diffs = _props("yarn-site.xml", _xml_props(files, "yarn-site.xml"), live.rm_conf, YARN_KEYS)
+    if live.nn_conf is not None:
+        wanted = {**_xml_props(files, "core-site.xml"), **_xml_props(files, "hdfs-site.xml")}
+        diffs += _props("hdfs-site.xml/core-site.xml", wanted, live.nn_conf, HDFS_KEYS)
+    diffs += _topology(files["topology.table"], live.nodes)
+    diffs += _queues(_file_queues(files), _live_root(live.scheduler))
+    return diffs
+
+
+def _xml_props(files: dict[str, str], name: str) -> dict[str, str]:
+    try:
+        root = ET.fromstring(files[name])
+    except ET.ParseError as exc:
+        raise InputError(f"{name} is not well-formed XML: {exc}") from None
+    return {p.findtext("name"): (p.findtext("value") or "").strip() for p in root.iter("property")}
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    if a is None or b is None:
+        return a == b
+    a, b = a.strip(), b.strip()
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return a.lower() == b.lower()
+
+
+def _props(where: str, wanted: dict[str, str], live: dict[str, str], keys: dict) -> list[str]:
+    diffs = []
+    for key, default in keys.items():
+        want, got = wanted.get(key, default), live.get(key, default)
+        if want is not None and not _same(want, got):
+            diffs.append(f"{where} {key}: rendered {want}, live {got if got is not None else '(unset)'}")
+    return diffs
+
+
+def _topology(table: str, nodes: list[dict]) -> list[str]:
+    racks = dict(line.split()[:2] for line in table.splitlines() if len(line.split()) >= 2)
+    diffs = []
+    live = {}
+    for node in nodes:
+        host = str(node.get("nodeHostName") or "")
+        live[host] = node.get("rack")
+        if host not in racks:
+            diffs.append(f"topology.table: live node {host} (rack {node.get('rack')}) is not in the table")
+        elif racks[host] != node.get("rack"):
+            diffs.append(f"topology.table {host}: rendered rack {racks[host]}, live {node.get('rack')}")
+    diffs += [f"topology.table {host}: no NodeManager of that name is registered with the RM"
+              for host in racks if host not in live]
+    return diffs
+
+
+# ---- queues ------------------------------------------------------------------------------
+
+
+def _resources(text: str | None) -> tuple[int, int] | None:
+    """'1024 mb,1 vcores' -> (1024, 1)."""
+    if text is None:
+        return None
+    mb = vcores = 0
+    for part in text.split(","):
+        words = part.split()
+        if len(words) == 2 and words[1].lower() == "mb":
+            mb = int(float(words[0]))
+        elif len(words) == 2 and words[1].lower() == "vcores":
+            vcores = int(float(words[0]))
+    return mb, vcores
+
+
+def _file_queues(files: dict[str, str]) -> dict:
+    """fair-scheduler.xml -> {"root": {"children": {...}}} with weight, policy, min/max, maxApps."""
+    try:
+        root = ET.fromstring(files["fair-scheduler.xml"])
+    except ET.ParseError as exc:
+        raise InputError(f"fair-scheduler.xml is not well-formed XML: {exc}") from None
+
+    def walk(element, path):
+        out = {}
+        for q in element.findall("queue"):
+            name = f"{path}.{q.get('name')}"
+            out[name] = {"weight": float(q.findtext("weight") or 1.0),
+                         "policy": (q.findtext("schedulingPolicy") or "fair").strip(),
+                         "min": _resources(q.findtext("minResources")),
+                         "max": _resources(q.findtext("maxResources")),
+                         "max_apps": q.findtext("maxRunningApps"),
+                         "children": walk(q, name)}
+        return out
+
+    queues = walk(root, "root")
+    # the Fair Scheduler always has root.default, weight 1, even when the file leaves it out
+    queues.setdefault("root.default", {"weight": 1.0, "policy": "fair", "min": None, "max": None,
+                                       "max_apps": None, "children": {}, "implicit": True})
+    return queues
+
+
+def _live_root(doc: dict) -> dict:
+    info = shapes.single(shapes.single(doc, "scheduler", what="/ws/v1/cluster/scheduler"),
+                         "schedulerInfo", what="/ws/v1/cluster/scheduler")
+    if info.get("type") != "fairScheduler":
+        raise InputError(f"the ResourceManager runs {info.get('type')!r}, not the Fair Scheduler")
+    return shapes.single(info, "rootQueue", what="/ws/v1/cluster/scheduler")
+
+
+def _children(queue: dict) -> dict[str, dict]:
+    return {str(c.get("queueName")): c for c in shapes.items(queue, "childQueues", "queue")}
+
+
+def _mem(resources) -> int:
+    return int(shapes.as_float((resources or {}).get("memory"), 0) or 0)
+
+
+def _queues(wanted: dict, live_root: dict) -> list[str]:
+    diffs: list[str] = []
+    total = _mem(live_root.get("steadyFairResources")) or _mem(live_root.get("clusterResources"))
+    _siblings(wanted, _children(live_root), total, "root", diffs)
+    return diffs
+
+
+def _siblings(wanted: dict, live: dict, total: int, parent: str, diffs: list[str]) -> None:
+    for name in sorted(set(live) - set(wanted)):
+        diffs.append(f"fair-scheduler.xml: live queue {name} is not in the file")
+    for name in sorted(set(wanted) - set(live)):
+        if not wanted[name].get("implicit"):
+            diffs.append(f"fair-scheduler.xml {name}: the RM has no such queue")
+    common = sorted(set(wanted) & set(live))
+    for name in common:
+        want, got = wanted[name], live[name]
+        if want["policy"].lower() != str(got.get("schedulingPolicy", "")).lower():
+            diffs.append(f"fair-scheduler.xml {name} schedulingPolicy: rendered {want['policy']}, "
+                         f"live {got.get('schedulingPolicy')}")
+        for key, tag in (("min", "minResources"), ("max", "maxResources")):
+            live_res = got.get(tag) or {}
+            pair = (_mem(live_res), int(shapes.as_float(live_res.get("vCores"), 0) or 0))
+            if want[key] is not None and pair != want[key]:
+                diffs.append(f"fair-scheduler.xml {name} {tag}: rendered {want[key][0]} mb,{want[key][1]} vcores, "
+                             f"live {pair[0]} mb,{pair[1]} vcores")
+        if want["max_apps"] is not None and int(want["max_apps"]) != shapes.as_int(got.get("maxApps")):
+            diffs.append(f"fair-scheduler.xml {name} maxRunningApps: rendered {want['max_apps']}, "
+                         f"live {got.get('maxApps')}")
+    if total > 0 and common and set(common) == set(wanted) == set(live):
+        expected = steady_shares({n: wanted[n] for n in common}, total)
+        for name in common:
+            got = _mem(live[name].get("steadyFairResources"))
+            if abs(got - expected[name]) > max(SHARE_SLACK * total, 2):
+                diffs.append(f"fair-scheduler.xml {name} weight {wanted[name]['weight']:g}: its steady fair "
+                             f"share would be {expected[name]:.0f} MB of {total} MB, the RM gives it {got} MB "
+                             "(the live weights differ)")
+    for name in common:
+        if wanted[name]["children"] or _children(live[name]):
+            _siblings(wanted[name]["children"], _children(live[name]),
+                      _mem(live[name].get("steadyFairResources")), name, diffs)
+
+
+def steady_shares(queues: dict[str, dict], total: float) -> dict[str, float]:
+    """Memory each sibling gets from weights within min/max: the r with
+    sum(clamp(w*r, min, max)) = total, as FairScheduler's ComputeFairShares finds it."""
+    def share(q, r):
+        low = (q["min"] or (0, 0))[0]
+        high = q["max"][0] if q["max"] else float("inf")
+        return min(max(q["weight"] * r, low), high)
+
+    lo, hi = 0.0, 1.0
+    while sum(share(q, hi) for q in queues.values()) < total and hi < 1e12:
+        hi *= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sum(share(q, mid) for q in queues.values()) < total else (lo, mid)
+    return {name: share(q, hi) for name, q in queues.items()}

@@ -1,0 +1,88 @@
+"""`dsbra conf delay | render | check`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from dsbra.conf.check import compare, read_live, read_rendered
+from dsbra.conf.delay import size_delay
+from dsbra.conf.render import render_values, write_rendered
+from dsbra.conf.values import load_values
+from dsbra.errors import InputError
+
+
+@click.group("conf")
+def conf() -> None:
+    """Size delay scheduling, render Hadoop/Fair Scheduler configs from a values file, and check
+    a live cluster against them."""
+
+
+@conf.command()
+@click.option("--locality", type=float, required=True, help="Target node locality lambda, in (0, 1).")
+@click.option("--tasks", type=int, required=True, help="Tasks per job N.")
+@click.option("--nodes", type=int, required=True, help="Nodes in the cluster M.")
+@click.option("--replication", type=int, required=True, help="Replicas per block R.")
+@click.option("--slots-per-node", type=int, default=None, help="Task slots per node L (with --task-seconds).")
+@click.option("--task-seconds", type=float, default=None, help="Mean task length T in seconds.")
+@click.option("--heartbeat-s", type=float, default=1.0, show_default=True,
+              help="NodeManager heartbeat interval (yarn.resourcemanager.nodemanagers.heartbeat-interval-ms / 1000).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def delay(locality, tasks, nodes, replication, slots_per_node, task_seconds, heartbeat_s, as_json) -> None:
+    """The skip count D that reaches node locality --locality (delay scheduling paper, section 3.5),
+    its expected wait in seconds, and the YARN Fair Scheduler settings that give it."""
+    sizing = size_delay(locality, tasks, nodes, replication, slots_per_node, task_seconds, heartbeat_s)
+    if as_json:
+        click.echo(json.dumps(sizing.to_dict(), indent=2))
+        return
+    click.echo(f"skip count D = {sizing.skip_count:.1f} scheduling opportunities ({sizing.skip_count / nodes:.2f} M)")
+    if sizing.wait_s is not None:
+        click.echo(f"expected wait D*T/(L*M) = {sizing.wait_s:.2f} s")
+    click.echo("count-based (heartbeat scheduling):")
+    click.echo(f"  yarn.scheduler.fair.locality.threshold.node = {sizing.threshold_node:.3f}")
+    click.echo(f"  holds a task about D*h/M = {sizing.yarn_count_hold_s:.2f} s: every heartbeat counts, "
+               "full nodes included")
+    if sizing.delay_node_ms is not None:
+        click.echo("time-based equivalent:")
+        click.echo("  yarn.scheduler.fair.continuous-scheduling-enabled = true")
+        click.echo(f"  yarn.scheduler.fair.locality-delay-node-ms = {sizing.delay_node_ms}")
+    for warning in sizing.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@conf.command()
+@click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="YAML values: cluster, hdfs, yarn, queues, placement, render (see docs/conf.md).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Directory to write the config files into (created if missing).")
+def render(values_file, out) -> None:
+    """Render fair-scheduler.xml, yarn-site.xml, hdfs-site.xml, core-site.xml, mapred-site.xml and
+    topology.table from VALUES with the templates `dsbra cluster up` uses. The values are
+    validated first; nothing is written if any is wrong."""
+    files = render_values(load_values(values_file))
+    write_rendered(files, out)
+    click.echo(f"rendered {', '.join(files)} into {out}")
+
+
+@conf.command()
+@click.option("--rm", "rm_url", required=True, help="ResourceManager web URL, e.g. http://10.77.0.1:8088.")
+@click.option("--nn", "nn_url", default=None, help="NameNode web URL (its /conf): also check replication, "
+                                                   "block size and the topology mapping.")
+@click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Compare with what this values file renders.")
+@click.option("--rendered", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="Compare with the files `dsbra conf render` wrote into this directory.")
+def check(rm_url, nn_url, values_file, rendered) -> None:
+    """Report every difference between a live cluster (its RM's effective scheduler settings,
+    queues and node racks; with --nn the NameNode's) and the rendered files or values.
+    Exit 0 if none, 1 if any."""
+    if (values_file is None) == (rendered is None):
+        raise InputError("give exactly one of --values FILE and --rendered DIR")
+    files = render_values(load_values(values_file)) if values_file else read_rendered(rendered)
+    diffs = compare(files, read_live(rm_url, nn_url))
+    for line in diffs:
+        click.echo(line)
+    click.echo(f"{len(diffs)} difference(s) from the live cluster" if diffs else "no difference from the live cluster")
+    raise SystemExit(1 if diffs else 0)

@@ -1,0 +1,32 @@
+"""`dsbra conf render`: the master's config files from a values file, through the same
+`render_host` and templates `dsbra cluster up` uses."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from dsbra.cluster.config import render_host
+from dsbra.conf.values import Values
+from dsbra.errors import InputError
+
+#: what `conf render` writes (log4j.properties is the bundled cluster's own business)
+RENDERED = ["core-site.xml", "hdfs-site.xml", "yarn-site.xml", "mapred-site.xml", "fair-scheduler.xml",
+            "topology.table"]
+
+
+def render_values(values: Values) -> dict[str, str]:
+    files = render_host(values.spec, "master", values.paths, values.java_home)
+    for name in RENDERED:
+        if name.endswith(".xml"):
+            ET.fromstring(files[name])  # a template bug must fail here, not in Hadoop
+    return {name: files[name] for name in RENDERED}
+
+
+def write_rendered(files: dict[str, str], out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (out / name).write_text(text)
+    except OSError as exc:
+        raise InputError(f"cannot write to {out}: {exc.strerror}") from None

@@ -1,0 +1,1 @@
+"""The sidecar daemon ``dsbra run``: observe, decide, act, persist, export (docs/daemon.md)."""

@@ -1,0 +1,242 @@
+"""The daemon's configuration: YAML, then ``DSBRA_*`` environment overrides, validated at start.
+
+An override names a key path in upper case joined by ``__``: ``DSBRA_MODE=apply``,
+``DSBRA_INTERVAL_S=30``, ``DSBRA_HTTP__PORT=9870``, ``DSBRA_RAILS__MAX_FILES_PER_ROUND=5``;
+its value is parsed as YAML (so ``5`` is an int). Any unknown key or bad value raises a
+one-line ConfigError naming it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import yaml
+
+from dsbra.errors import ConfigError
+
+MODES = ("dry-run", "apply")
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    rm: str | None = None
+    webhdfs: str | None = None
+    jhs: str | None = None
+    user: str | None = None
+    kerberos: bool = False
+    kerberos_principal: str | None = None  #: None = the ticket cache's default principal
+    kerberos_mutual_auth: str = "OPTIONAL"  #: REQUIRED, OPTIONAL or DISABLED
+    ca_bundle: str | None = None
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    profile: str | None = None  #: None = the policy engine's default profile
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RailsConfig:
+    min_replication: int = 1
+    max_replication: int | None = None  #: None = the policy's own max_replication
+    storage_budget_bytes: int | None = None
+    max_files_per_round: int | None = 10
+    max_replicas_per_round: int | None = 20
+    max_bytes_per_round: int | None = None
+    protected: tuple = ()
+
+
+@dataclass(frozen=True)
+class HealthConfig:
+    max_missing_blocks: int = 0
+    max_under_replicated_blocks: int = 100  #: see dsbra.act.health.HealthLimits
+    max_dead_datanodes: int = 0
+    max_pending_actions: int = 0
+    max_observation_age_s: float = 300.0  #: since the last poll the RM answered
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    host: str = "127.0.0.1"
+    port: int = 9780
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class Config:
+    mode: str = "dry-run"
+    interval_s: float = 60.0
+    poll_s: float = 5.0
+    state_dir: str = "/var/lib/dsbra"
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    rails: RailsConfig = field(default_factory=RailsConfig)
+    health: HealthConfig = field(default_factory=HealthConfig)
+    http: HttpConfig = field(default_factory=HttpConfig)
+
+    @property
+    def apply(self) -> bool:
+        return self.mode == "apply"
+
+
+def load_config(path: str | os.PathLike | None, env: dict | None = None,
+                overrides: dict | None = None) -> Config:
+    """File, then environment, then ``overrides`` (CLI flags), validated into a Config."""
+    raw: dict = {}
+    if path is not None:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ConfigError(f"config {path}: {exc.strerror}") from None
+        try:
+            raw = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark else ""
+            raise ConfigError(f"config {path} is not valid YAML{where}") from None
+        if not isinstance(raw, dict):
+            raise ConfigError(f"config {path}: the top level must be a mapping")
+    env = os.environ if env is None else env
+    for name, value in sorted(env.items()):
+        if not name.startswith("DSBRA_") or name in _FOREIGN_ENV:
+            continue
+        keys = name[len("DSBRA_"):].lower().split("__")
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ConfigError(f"environment {name}: value is not valid YAML") from None
+        _set(raw, keys, parsed, where=f"environment {name}")
+    for dotted, value in (overrides or {}).items():
+        _set(raw, dotted.split("."), value, where=f"option {dotted}")
+    return _build(Config, raw, "")
+
+
+# DSBRA_ variables other parts of dsbra read; they are not config overrides
+_FOREIGN_ENV = {"DSBRA_RM_URL", "DSBRA_WEBHDFS_URL", "DSBRA_JHS_URL", "DSBRA_HDFS_USER",
+                "DSBRA_STATE_DIR", "DSBRA_TEST_CLUSTER", "DSBRA_TEST_WORKERS", "DSBRA_CONFIG",
+                "DSBRA_ROOT", "DSBRA_HADOOP_DIR", "DSBRA_MAVEN_REPO", "DSBRA_MAVEN_LOCAL_REPO",
+                "DSBRA_WORKERS", "DSBRA_TEST_SLOT"}
+
+
+def _set(raw: dict, keys: list[str], value, where: str) -> None:
+    node = raw
+    for k in keys[:-1]:
+        node = node.setdefault(k, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"{where}: {'.'.join(keys)} is not under a mapping")
+    node[keys[-1]] = value
+
+
+def _build(cls, raw, prefix: str):
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config: {prefix.rstrip('.') or 'top level'} must be a mapping, "
+                          f"got {raw!r}")
+    known = {f.name: f for f in fields(cls)}
+    for key in raw:
+        if key not in known:
+            raise ConfigError(f"config: unknown key {prefix}{key}; known: "
+                              f"{', '.join(sorted(known))}")
+    kw = {}
+    for name, f in known.items():
+        if name not in raw:
+            continue
+        v, key = raw[name], prefix + name
+        sub = _SECTIONS.get(f.type)
+        kw[name] = _build(sub, v, key + ".") if sub else _check(key, f.type, v)
+    try:
+        obj = cls(**kw)
+    except TypeError as exc:
+        raise ConfigError(f"config: {prefix.rstrip('.')}: {exc}") from None
+    return _validate(obj, prefix)
+
+
+_SECTIONS = {"ClusterConfig": ClusterConfig, "PolicyConfig": PolicyConfig,
+             "RailsConfig": RailsConfig, "HealthConfig": HealthConfig, "HttpConfig": HttpConfig}
+
+
+def _check(key: str, typ: str, v):
+    bad = ConfigError(f"config: {key} must be {_TYPE_WORDS.get(typ, typ)}, got {v!r}")
+    optional = "None" in typ
+    if v is None:
+        if optional:
+            return None
+        raise bad
+    base = typ.replace(" | None", "")
+    if base == "bool":
+        if not isinstance(v, bool):
+            raise bad
+    elif base == "int":
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise bad
+    elif base == "float":
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v < 0:
+            raise bad
+        v = float(v)
+    elif base == "str":
+        if not isinstance(v, str) or not v:
+            raise bad
+    elif base == "dict":
+        if not isinstance(v, dict):
+            raise bad
+    elif base == "tuple":
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise bad
+        v = tuple(v)
+    return v
+
+
+_TYPE_WORDS = {"int": "a non-negative integer", "int | None": "a non-negative integer or null",
+               "float": "a non-negative number", "str": "a non-empty string",
+               "str | None": "a string or null", "bool": "true or false",
+               "dict": "a mapping", "tuple": "a list of strings"}
+
+
+def _validate(obj, prefix: str):
+    if isinstance(obj, Config):
+        if obj.mode not in MODES:
+            raise ConfigError(f"config: mode must be one of {', '.join(MODES)}, got {obj.mode!r}")
+        if obj.interval_s < 1:
+            raise ConfigError(f"config: interval_s must be >= 1, got {obj.interval_s}")
+        if obj.poll_s <= 0 or obj.poll_s > obj.interval_s:
+            raise ConfigError(f"config: poll_s must be in (0, interval_s], got {obj.poll_s}")
+    elif isinstance(obj, PolicyConfig):
+        from dsbra.policy.profiles import PARAM_NAMES, PROFILES
+
+        if obj.profile is not None and obj.profile not in PROFILES:
+            raise ConfigError(f"config: policy.profile must be one of "
+                              f"{', '.join(sorted(PROFILES))}, got {obj.profile!r}")
+        for k in obj.params:
+            if k not in PARAM_NAMES:
+                raise ConfigError(f"config: unknown key policy.params.{k}")
+        try:
+            from dsbra.policy.profiles import DEFAULT_PROFILE, params_for
+
+            # D comes from the scheduler at run time; any positive stand-in validates the rest
+            params_for(obj.profile or DEFAULT_PROFILE,
+                       **{"delay_threshold_s": 1.0, **obj.params}).validated()
+        except Exception as exc:  # the engine's own validation names the parameter
+            raise ConfigError(f"config: policy.params: {exc}") from None
+    elif isinstance(obj, RailsConfig):
+        if obj.min_replication < 1:
+            raise ConfigError(f"config: rails.min_replication must be >= 1, "
+                              f"got {obj.min_replication}")
+        if obj.max_replication is not None and obj.max_replication < obj.min_replication:
+            raise ConfigError("config: rails.max_replication must be >= rails.min_replication")
+    elif isinstance(obj, HttpConfig):
+        if not 0 <= obj.port <= 65535:
+            raise ConfigError(f"config: http.port must be in 0..65535, got {obj.port}")
+    elif isinstance(obj, ClusterConfig):
+        for k in ("rm", "webhdfs", "jhs"):
+            v = getattr(obj, k)
+            if v is not None and not v.startswith(("http://", "https://")):
+                raise ConfigError(f"config: cluster.{k} must be an http(s) URL, got {v!r}")
+        from dsbra.act.hdfs_client import MUTUAL_AUTH
+
+        if obj.kerberos_mutual_auth not in MUTUAL_AUTH:
+            raise ConfigError(f"config: cluster.kerberos_mutual_auth must be one of "
+                              f"{', '.join(MUTUAL_AUTH)}, got {obj.kerberos_mutual_auth!r}")
+        if obj.ca_bundle is not None and not Path(obj.ca_bundle).is_file():
+            raise ConfigError(f"config: cluster.ca_bundle {obj.ca_bundle!r} is not a file")
+    return obj

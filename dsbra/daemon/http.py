@@ -1,0 +1,48 @@
+"""The daemon's read-only HTTP endpoint: /metrics, /healthz, /status (localhost by default)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+log = logging.getLogger(__name__)
+
+
+def serve(daemon, host: str, port: int) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            if self.path == "/metrics":
+                self._reply(200, generate_latest(daemon.metrics.registry), CONTENT_TYPE_LATEST)
+            elif self.path == "/healthz":
+                ok = daemon.status.get("state") in ("starting", "running", "paused")
+                self._reply(200 if ok else 503, b"ok\n" if ok else b"stopped\n", "text/plain")
+            elif self.path == "/status":
+                self._reply(200, json.dumps(daemon.status, default=str).encode(),
+                            "application/json")
+            else:
+                self._reply(404, b"not found\n", "text/plain")
+
+        def _reply(self, code, body, ctype):
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, fmt, *args):
+            log.debug("http " + fmt, *args)
+
+    try:
+        server = ThreadingHTTPServer((host, port), Handler)
+    except OSError as exc:
+        from dsbra.errors import ConfigError
+
+        raise ConfigError(f"config: http: cannot listen on {host}:{port}: {exc.strerror}") from None
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="dsbra-http", daemon=True).start()
+    log.info("http listening on %s:%d", host, server.server_address[1])
+    return server

@@ -1,0 +1,45 @@
+"""The daemon's Prometheus metrics (prefix dsbra_, base units, no per-block labels)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+
+class Metrics:
+    def __init__(self):
+        self.registry = r = CollectorRegistry()
+        self.rounds = Counter("dsbra_rounds", "Rounds run (including skipped).", registry=r)
+        self.rounds_skipped = Counter("dsbra_rounds_skipped",
+                                      "Rounds skipped: a Hadoop daemon failed.", registry=r)
+        self.poll_errors = Counter("dsbra_poll_errors", "Collector polls that failed.",
+                                   registry=r)
+        self.refusals = Counter("dsbra_refusals", "Rounds refused, by reason.", ["reason"],
+                                registry=r)
+        self.actions = Counter("dsbra_actions", "File decisions, by outcome.", ["outcome"],
+                               registry=r)
+        self.replicas_added = Counter("dsbra_replicas_added",
+                                      "Replicas asked for by SETREPLICATION.", registry=r)
+        self.replicas_removed = Counter("dsbra_replicas_removed",
+                                        "Replicas released by SETREPLICATION.", registry=r)
+        self.pending = Gauge("dsbra_pending_actions",
+                             "Sent changes the NameNode has not completed.", registry=r)
+        self.raised_files = Gauge("dsbra_raised_files", "Files we hold above base.",
+                                  registry=r)
+        self.gavg = Gauge("dsbra_gavg", "Last round's GAvg.", registry=r)
+        self.blocks = Gauge("dsbra_round_blocks", "Blocks in the last round.", registry=r)
+        self.round_cpu = Gauge("dsbra_round_cpu_seconds", "CPU of the last round.", registry=r)
+        self.last_round = Gauge("dsbra_last_round_timestamp_seconds",
+                                "End of the last round's window.", registry=r)
+
+    def observe_round(self, info: dict, journal) -> None:
+        for d in info["decisions"]:
+            outcome = d["outcome"].split(":")[0]
+            self.actions.labels(outcome=outcome).inc()
+            if outcome == "sent":
+                delta = d["target"] - d["current"]
+                (self.replicas_added if delta > 0 else self.replicas_removed).inc(abs(delta))
+        self.pending.set(len(journal.pending()))
+        self.raised_files.set(len(journal.raised_files()))
+        self.gavg.set(info["gavg"])
+        self.blocks.set(info["blocks"])
+        self.last_round.set(info["window_end_ms"] / 1000)

@@ -1,0 +1,267 @@
+"""The daemon loop: every interval, collect a window, decide, act (or not), persist, export.
+
+One instance per state directory (an fcntl lock). SIGTERM finishes the round and exits; SIGHUP
+reloads the config at the next round. A ``paused`` file in the state directory (``dsbra
+pause``) keeps the daemon observing and deciding but not acting. Any Hadoop failure inside a
+round (RM down, NameNode unreachable, malformed reply) is a logged skip; the loop goes on.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from dsbra.act.apply import apply_plan
+from dsbra.act.health import HealthLimits, refusals
+from dsbra.act.hdfs_client import HdfsActor, kerberos_auth, make_client, use_ca_bundle
+from dsbra.act.journal import Journal
+from dsbra.daemon.config import Config, load_config
+from dsbra.daemon.metrics import Metrics
+from dsbra.daemon.round import add_cooling_blocks, decide
+from dsbra.errors import DsbraError, HadoopError, SafetyError
+from dsbra.policy.rails import Rails
+from dsbra.policy.state import load_state, save_state
+
+log = logging.getLogger("dsbra.daemon")
+
+PAUSE_FILE, STATUS_FILE, LOCK_FILE = "paused", "status.json", "dsbra.lock"
+TOP_HOT = 10
+
+
+def write_json_atomic(path: Path, doc) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(doc, fh, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+class Daemon:
+    def __init__(self, cfg: Config, config_path: str | None = None,
+                 overrides: dict | None = None):
+        self.cfg, self.config_path, self.overrides = cfg, config_path, overrides or {}
+        self.dir = Path(cfg.state_dir)
+        self.stop = threading.Event()
+        self.reload = threading.Event()
+        self.metrics = Metrics()
+        self.status: dict = {"state": "starting", "mode": cfg.mode, "rounds": 0}
+        self._lock_fh = None
+        self.collector = None
+        self.round = 0
+        self.last_poll_ok = time.time()
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def acquire_lock(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fh = open(self.dir / LOCK_FILE, "a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "?"
+            fh.close()
+            raise SafetyError(f"another dsbra run (pid {holder}) holds {self.dir / LOCK_FILE}; "
+                              "one instance per cluster") from None
+        fh.truncate(0)
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._lock_fh = fh
+
+    def connect(self) -> None:
+        from dsbra.observe.cli import resolve_urls
+        from dsbra.observe.collector import Collector, Endpoints
+
+        c = self.cfg.cluster
+        urls = resolve_urls(c.rm, c.webhdfs, c.jhs)
+        self.urls = urls
+        self.ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=c.user)
+        nn = self.ep.hdfs.base_url
+        self.actor = HdfsActor(make_client(nn, user=self.ep.hdfs.user, kerberos=c.kerberos,
+                                           principal=c.kerberos_principal,
+                                           mutual_auth=c.kerberos_mutual_auth,
+                                           ca_bundle=c.ca_bundle))
+        for e in (self.ep.rm, self.ep.hdfs, self.ep.jhs):  # jmx and the AMs share these
+            if c.ca_bundle:
+                use_ca_bundle(e.session, c.ca_bundle)
+            if c.kerberos:
+                e.session.auth = kerberos_auth(c.kerberos_principal, c.kerberos_mutual_auth)
+        self.journal = Journal.open(self.dir / "journal.jsonl")
+        self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
+                                   since_ms=int(time.time() * 1000))
+
+    def run(self, once: bool = False) -> None:
+        self.acquire_lock()
+        self.connect()
+        server = None
+        if self.cfg.http.enabled:
+            from dsbra.daemon.http import serve
+
+            server = serve(self, self.cfg.http.host, self.cfg.http.port)
+        old_term = signal.signal(signal.SIGTERM, lambda *_: self.stop.set())
+        old_hup = signal.signal(signal.SIGHUP, lambda *_: self.reload.set())
+        log.info("start mode=%s interval_s=%s state_dir=%s rm=%s webhdfs=%s", self.cfg.mode,
+                 self.cfg.interval_s, self.dir, self.urls["rm"], self.urls["webhdfs"])
+        try:
+            self._reconcile()
+            while not self.stop.is_set():
+                if self.reload.is_set():
+                    self._reload()
+                self.run_round()
+                if once:
+                    break
+        finally:
+            signal.signal(signal.SIGTERM, old_term)
+            signal.signal(signal.SIGHUP, old_hup)
+            if server is not None:
+                server.shutdown()
+            self.status["state"] = "stopped"
+            self._write_status()
+            log.info("stop rounds=%d", self.round)
+
+    def _reload(self) -> None:
+        self.reload.clear()
+        try:
+            cfg = load_config(self.config_path, overrides=self.overrides)
+        except DsbraError as exc:
+            log.error("reload refused, keeping the running config: %s", exc)
+            return
+        if cfg.state_dir != self.cfg.state_dir or cfg.cluster != self.cfg.cluster:
+            log.error("reload refused: state_dir and cluster need a restart")
+            return
+        self.cfg = cfg
+        log.info("reloaded config mode=%s interval_s=%s", cfg.mode, cfg.interval_s)
+
+    def _reconcile(self) -> None:
+        try:
+            closed = self.journal.reconcile(self.actor)
+        except HadoopError as exc:
+            log.warning("journal reconcile postponed: %s", exc)
+            return
+        for a in closed:
+            log.info("reconcile action=%d file=%s target=%d state=%s detail=%s", a.id, a.path,
+                     a.target, a.state, a.detail.replace(" ", "_"))
+
+    # --- one round -------------------------------------------------------------------------
+    def _window(self) -> tuple[int, int]:
+        """Poll for one interval (or until SIGTERM); the window's (start, end) in ms."""
+        start = self.collector.cursor_ms
+        deadline = time.monotonic() + self.cfg.interval_s
+        while True:
+            try:
+                self.collector.poll()
+                self.last_poll_ok = time.time()
+            except HadoopError as exc:
+                log.warning("poll skipped: %s", exc)
+                self.metrics.poll_errors.inc()
+            left = deadline - time.monotonic()
+            if left <= 0 or self.stop.wait(min(self.cfg.poll_s, left)):
+                break
+        return start, int(time.time() * 1000)
+
+    def run_round(self) -> dict:
+        from dsbra.observe.window import build_round, file_blocks, read_files
+
+        self.round += 1
+        t0 = time.process_time()
+        start, end = self._window()
+        info: dict = {"round": self.round, "window_start_ms": start, "window_end_ms": end,
+                      "mode": self.cfg.mode, "decisions": [], "refusals": []}
+        obs = []
+        try:
+            self._reconcile()
+            self.journal.settle(self.actor)
+            obs = self.collector.take()
+            doc = build_round(self.collector, obs, window_start_ms=start, window_end_ms=end)
+            raised = self.journal.raised_files()
+            paths = sorted({b["path"] for b in doc["blocks"] if b.get("path")} | set(raised))
+            files = read_files(self.ep, paths)
+            located = {p: file_blocks(v["located"], v["replication"]) if v else None
+                       for p, v in files.items()}
+            add_cooling_blocks(doc, located, raised)
+            doc["blocks"] = [b for b in doc["blocks"] if files.get(b.get("path"))]
+            for b in doc["blocks"]:
+                b["default_replicas"] = files[b["path"]]["replication"] or b["default_replicas"]
+            health = self.ep.jmx.namenode_health()
+        except HadoopError as exc:
+            self.collector.pending[:0] = obs  # not lost: the next round counts them
+            info["skipped"] = str(exc)
+            log.warning("round=%d skipped: %s", self.round, exc)
+            self.metrics.rounds_skipped.inc()
+            return self._finish(info, t0)
+        file_bytes = {p: int(v["located"].get("fileLength") or 0) for p, v in files.items() if v}
+        old = load_state(self.dir / "state.parquet")
+        r = self.cfg.rails
+        rails = Rails(cluster_min_replication=r.min_replication,
+                      max_replication=r.max_replication or 2**15 - 1,
+                      storage_budget_bytes=r.storage_budget_bytes,
+                      max_files_per_round=r.max_files_per_round,
+                      max_replicas_per_round=r.max_replicas_per_round,
+                      max_bytes_per_round=r.max_bytes_per_round, protected=r.protected)
+        res = decide(doc, old, self.journal.base, profile=self.cfg.policy.profile,
+                     params=self.cfg.policy.params, rails=rails, file_bytes=file_bytes,
+                     stored_bytes=health.get("capacity_used_bytes"))
+        h = self.cfg.health
+        reasons = refusals(health, HealthLimits(h.max_missing_blocks,
+                                                h.max_under_replicated_blocks,
+                                                h.max_dead_datanodes, h.max_pending_actions,
+                                                h.max_observation_age_s),
+                           pending_actions=len(self.journal.pending()),
+                           observation_age_s=time.time() - self.last_poll_ok)
+        if self.paused:
+            reasons.append("paused: dsbra pause (resume with dsbra resume)")
+        for reason in reasons:
+            log.warning("round=%d refuse reason=%s", self.round, reason.split(":")[0])
+            self.metrics.refusals.labels(reason=reason.split(":")[0]).inc()
+        acting = self.cfg.apply and not reasons
+        info["decisions"] = apply_plan(res.plan, res.ri.node_names, self.journal, self.actor,
+                                       round_=self.round, apply=acting)
+        if reasons:
+            for d in info["decisions"]:
+                if d["outcome"] == "dry-run" and self.cfg.apply:
+                    d["outcome"] = "refused"
+        save_state(self.dir / "state.parquet", res.state)
+        info["refusals"] = reasons
+        info["gavg"] = res.decision.gavg
+        info["delay_threshold_s"] = doc["params"]["delay_threshold_s"]
+        info["map_tasks"] = doc["observe"]["map_tasks"]
+        info["blocks"] = len(res.ri)
+        info["health"] = health
+        order = sorted(range(len(res.ri)), key=lambda i: -res.decision.rf[i])[:TOP_HOT]
+        info["top_hot_files"] = [{"file": res.paths[i], "block_id": str(res.ri.block_ids[i]),
+                                  "rf": float(res.decision.rf[i]),
+                                  "tasks": int(res.ri.tasks[i]),
+                                  "delayed_tasks": int(res.ri.delayed_tasks[i])}
+                                 for i in order if res.ri.tasks[i] > 0]
+        self.metrics.observe_round(info, self.journal)
+        log.info("round=%d blocks=%d map_tasks=%d gavg=%.3f decisions=%d acted=%s refusals=%d",
+                 self.round, len(res.ri), info["map_tasks"], res.decision.gavg,
+                 len(info["decisions"]), acting, len(reasons))
+        return self._finish(info, t0)
+
+    def _finish(self, info: dict, t0: float) -> dict:
+        info["cpu_s"] = round(time.process_time() - t0, 3)
+        self.metrics.rounds.inc()
+        self.metrics.round_cpu.set(info["cpu_s"])
+        self.status.update(state="paused" if self.paused else "running", mode=self.cfg.mode,
+                           rounds=self.round, last_round=info,
+                           pending_actions=len(self.journal.pending()))
+        self._write_status()
+        return info
+
+    @property
+    def paused(self) -> bool:
+        return (self.dir / PAUSE_FILE).exists()
+
+    def _write_status(self) -> None:
+        try:
+            write_json_atomic(self.dir / STATUS_FILE, self.status)
+        except OSError as exc:
+            log.error("cannot write %s: %s", self.dir / STATUS_FILE, exc.strerror)

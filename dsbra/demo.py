@@ -1,0 +1,179 @@
+"""The demo (`make demo`): the whole loop on the bundled cluster.
+
+1. Bring the cluster up (time-based delay scheduling, D = 10 s; a cluster already up is used
+   as it is). Write one hot one-block file at replication 1 and six cold ones.
+2. Replay grep jobs a few seconds apart, each reading the hot file four times and one cold
+   file, so they queue for the one node holding the hot block, while the daemon
+   (`dsbra run --apply`, a real process) watches, decides and raises the hot file's
+   replication. Print per-job locality of the hot file's maps and response time.
+3. Wait for the NameNode to make the copies, replay the same jobs: print the same table.
+4. Quiet rounds of the daemon until the hot file is lowered back to its base replication;
+   then SIGTERM, and the daemon's decision log lines.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import yaml
+from hdfs import InsecureClient
+
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.jobs import submit_spaced
+from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.cluster.spec import ClusterSpec
+from dsbra.errors import DsbraError, HadoopError
+from dsbra.observe.collector import Collector, Endpoints
+
+DEMO_DIR = "/demo"
+WORDS = ["delay", "scheduling", "locality", "replica", "dsbra", "hadoop", "block", "rack"]
+JOBS, GAP_S, WINDOW_S = 6, 3.0, 45
+DEMO_SPEC = ClusterSpec(continuous_scheduling=True, locality_delay_node_ms=10_000,
+                        locality_delay_rack_ms=10_000)
+
+
+def _text(seed: int) -> bytes:
+    return "".join(f"{WORDS[(seed + j) % len(WORDS)]} line {j}\n" for j in range(2000)).encode()
+
+
+def _replay(ep, layout, hot: str, cold: list[str], label: str) -> list[dict]:
+    """Run the jobs; per job, the hot file's maps node-local / all and the client's seconds."""
+    collector = Collector(ep, since_ms=int(time.time() * 1000))
+    jobs = [["grep", ",".join([hot] * 4 + [cold[i % len(cold)]]),
+             f"{DEMO_DIR}/out-{label}-{i}", "dsbra"] for i in range(JOBS)]
+    # reducers start after the maps: early ones can hold every node's memory and stall them
+    runs = submit_spaced(jobs, GAP_S, lambda runs: collector.poll(), state_dir=layout.root,
+                         conf={"mapreduce.job.reduce.slowstart.completedmaps": "1.0"})
+    results = [r.wait(timeout=300, check=False) for r in runs]
+    if not all(r.ok for r in results):
+        raise HadoopError("a demo job failed; see `dsbra cluster logs`")
+    collector.poll_until_read([j for r in results for j in r.job_ids], timeout_s=120)
+    obs = collector.take()
+    rows = []
+    for r in results:
+        maps = [o for o in obs if o.job_id == r.job_ids[0] and o.path == hot]
+        rows.append({"job": r.job_ids[0], "local": sum(o.node in o.split_hosts for o in maps),
+                     "maps": len(maps), "seconds": r.seconds,
+                     "wait_s": sum(o.launch_ms - o.scheduled_ms for o in maps) / 1000})
+    return rows
+
+
+def _daemon(config: Path, log_path: Path) -> subprocess.Popen:
+    """The daemon in apply mode, a real `dsbra run` process, round after round."""
+    with open(log_path, "w") as log_file:
+        return subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", str(config),
+                                 "--apply"], stderr=log_file)
+
+
+def _stop(proc: subprocess.Popen, log_path: Path) -> list[str]:
+    """SIGTERM (the daemon finishes its round); its decision and refusal log lines."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=WINDOW_S + 120)
+    err = log_path.read_text()
+    if proc.returncode != 0:
+        raise DsbraError(f"the daemon failed: {err.strip().splitlines()[-1:]}")
+    return [line.split("logger=", 1)[-1] for line in err.splitlines()
+            if " decision " in line or "refuse" in line]
+
+
+def _wait_for(pred, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not pred():
+        time.sleep(3)
+    return pred()
+
+
+def _table(rows: list[dict]) -> str:
+    out = [f"  {'job':<24} {'hot maps node-local':>20} {'map wait s':>10} {'response s':>10}"]
+    for r in rows:
+        out.append(f"  {r['job']:<24} {r['local']:>9} of {r['maps']:<8} {r['wait_s']:>10.1f} "
+                   f"{r['seconds']:>10.1f}")
+    n = len(rows)
+    out.append(f"  {'mean':<24} {sum(r['local'] for r in rows) / n:>9.1f} of "
+               f"{sum(r['maps'] for r in rows) / n:<8.1f} "
+               f"{sum(r['wait_s'] for r in rows) / n:>10.1f} "
+               f"{sum(r['seconds'] for r in rows) / n:>10.1f}")
+    return "\n".join(out)
+
+
+def demo() -> None:
+    logging.getLogger("dsbra.observe").setLevel(logging.ERROR)
+    layout = StateLayout(default_state_dir().resolve())
+    _, started = cl.up(DEMO_SPEC, layout, log=lambda msg: click.echo(msg, err=True))
+    click.echo("cluster " + ("started (time-based delay scheduling, D = 10 s)" if started
+                             else "already up; used as it is"))
+    env = cl.env(layout)
+    ep = Endpoints.from_urls(env["rm"], env["webhdfs"], env["jhs"], user="root")
+    client = InsecureClient(env["namenode"], user="root")
+    client.delete(DEMO_DIR, recursive=True)
+    hot = f"{DEMO_DIR}/in/hot.txt"
+    client.write(hot, data=_text(0), replication=1)
+    cold = [f"{DEMO_DIR}/in/cold-{i}.txt" for i in range(6)]
+    for i, path in enumerate(cold):
+        client.write(path, data=_text(i + 1), replication=1)
+    click.echo(f"wrote {hot} (one block, replication 1) and 6 cold files")
+
+    state_dir = layout.root / "demo-daemon"
+    shutil.rmtree(state_dir, ignore_errors=True)
+    config = layout.root / "demo-daemon.yaml"
+    cfg = {"interval_s": WINDOW_S, "poll_s": 3, "state_dir": str(state_dir),
+           "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"],
+                       "user": "root"}, "http": {"enabled": False}}
+    config.write_text(yaml.safe_dump(cfg))
+
+    click.echo(f"\nbefore: {JOBS} grep jobs {GAP_S:.0f} s apart, while the daemon (apply mode, "
+               f"{WINDOW_S} s rounds) watches")
+    state_dir.mkdir(parents=True)
+    log_path = state_dir / "daemon.log"
+    proc = _daemon(config, log_path)
+    try:
+        before = _replay(ep, layout, hot, cold, "before")
+        click.echo(_table(before))
+        raised = _wait_for(lambda: client.status(hot)["replication"] > 1, 3 * WINDOW_S)
+        repl = client.status(hot)["replication"]
+        if not raised:
+            click.echo(f"{hot}: the daemon did not raise it (its decisions below)")
+        else:
+            _wait_for(lambda: min(len(b["locations"]) for b in ep.hdfs.block_locations(hot)[
+                "locatedBlocks"]) >= repl, 120)
+            hosts = sorted({loc["hostName"] for b in ep.hdfs.block_locations(hot)["locatedBlocks"]
+                            for loc in b["locations"]})
+            click.echo(f"{hot}: replication raised to {repl}; replicas on {', '.join(hosts)}")
+            click.echo("\nafter: the same jobs again")
+            click.echo(_table(_replay(ep, layout, hot, cold, "after")))
+            click.echo(f"\ncool-down: quiet rounds until {hot} is back to base")
+            lowered = _wait_for(lambda: client.status(hot)["replication"] <= 1, 6 * WINDOW_S)
+            click.echo(f"{hot}: replication {client.status(hot)['replication']}"
+                       + (" (back to base)" if lowered else " (not lowered yet)"))
+    finally:
+        lines = _stop(proc, log_path)
+    click.echo(f"\nthe daemon's decisions (full log: {log_path}):")
+    for line in lines:
+        click.echo("  " + line)
+    journal = [json.loads(line) for line in (state_dir / "journal.jsonl").read_text()
+               .splitlines()] if (state_dir / "journal.jsonl").exists() else []
+    click.echo(f"\njournal {state_dir / 'journal.jsonl'}: "
+               f"{sum(r['op'] == 'intent' for r in journal)} change(s), "
+               f"{sum(r['op'] == 'done' for r in journal)} reported done by the NameNode")
+    click.echo("\nthe cluster stays up; stop it with: .venv/bin/dsbra cluster down")
+
+
+def main() -> None:
+    try:
+        demo()
+    except DsbraError as exc:
+        click.echo(f"dsbra: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+"""`dsbra report RESULTS...`: the paper's figures and claims from result sets, real or simulated.
+
+A *run* is a directory with ``jobs.parquet`` and ``tasks.parquet`` (dsbra/results_schema.py:
+`dsbra bench replay` and `dsbra sim` write the same schema) and its replica storage over time:
+``storage.json`` (the replay's replica bytes against base) or ``rounds.parquet`` (the
+simulator's ``extra_storage`` per policy round). Runs are grouped into *arms* by directory:
+``<arm>/seed<k>``, ``<arm>/rep<k>`` or ``<arm>/run<k>`` are repetitions of ``<arm>``; any other
+run directory is an arm of one run.
+
+The report (``report.md`` and PNGs, as the DSBRA paper shows them): the CDF of job response
+time, node locality per job-size bin, delay-scheduling wait per bin, extra storage over time;
+a table per arm (mean +- standard deviation over its repetitions); the paper's claims for
+DSBRA against the Fair Scheduler with delay scheduling (-13% response time, +7% locality,
+-17% wait, 22% mean / 27% max extra storage) next to what these runs show; and, with an
+oracle arm, the share of the oracle's gain each arm captures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import numpy as np
+import pyarrow.parquet as pq
+
+from dsbra.errors import InputError
+
+REPETITION = re.compile(r"^(seed|rep|run)\d+$")
+PAPER_CLAIMS = {"response": -13.0, "locality": 7.0, "wait": -17.0,
+                "storage_mean": 22.0, "storage_max": 27.0}
+BINS = range(1, 10)
+
+
+@dataclass
+class Run:
+    """One run's per-job and per-task columns and its extra storage over time."""
+
+    path: Path
+    jobs: dict
+    tasks: dict
+    storage_t: np.ndarray  #: seconds
+    storage_extra: np.ndarray  #: extra replica bytes over base, as a fraction of base
+
+    @classmethod
+    def load(cls, path: Path) -> Run:
+        try:
+            jobs = pq.read_table(path / "jobs.parquet").to_pydict()
+            tasks = pq.read_table(path / "tasks.parquet").to_pydict()
+        except Exception as exc:  # noqa: BLE001 -- pyarrow raises several types; one message
+            raise InputError(f"{path}: not a readable result set ({exc})") from None
+        missing = {"bin", "maps", "response_s", "node_local_maps", "delay_wait_s"} - set(jobs)
+        if missing:
+            raise InputError(f"{path}/jobs.parquet lacks columns {sorted(missing)}")
+        t, extra = _storage(path)
+        return cls(path, jobs, tasks, t, extra)
+
+    def metrics(self) -> dict:
+        maps = np.asarray(self.jobs["maps"], np.float64)
+        local = np.asarray(self.jobs["node_local_maps"], np.float64)
+        bins = np.asarray(self.jobs["bin"])
+        delay = np.asarray(self.jobs["delay_wait_s"], np.float64)
+        out = {"jobs": len(maps), "maps": int(maps.sum()),
+               "mean_response_s": _mean(self.jobs["response_s"]),
+               "node_locality": 100 * local.sum() / maps.sum() if maps.sum() else None,
+               # per map, as the paper's "waiting time" of tasks for a local slot
+               "delay_wait_s_per_map": delay.sum() / maps.sum() if maps.sum() else None,
+               "extra_storage_mean": (100 * float(self.storage_extra.mean())
+                                      if len(self.storage_extra) else None),
+               "extra_storage_max": (100 * float(self.storage_extra.max())
+                                     if len(self.storage_extra) else None)}
+        for b in BINS:
+            sel = bins == b
+            if maps[sel].sum():
+                out[f"locality_bin{b}"] = 100 * local[sel].sum() / maps[sel].sum()
+                out[f"delay_bin{b}"] = delay[sel].sum() / maps[sel].sum()
+        return out
+
+
+def _storage(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    if (path / "storage.json").exists():
+        try:
+            rows = json.loads((path / "storage.json").read_text())["rows"]
+            rows = [(float(t), float(r), float(b)) for t, r, b in rows if float(b) > 0]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{path}/storage.json: malformed ({exc})") from None
+        if rows:
+            t, r, b = map(np.asarray, zip(*rows))
+            return t, (r - b) / b
+    elif (path / "rounds.parquet").exists():
+        rounds = pq.read_table(path / "rounds.parquet", columns=["time_s", "extra_storage"])
+        return (rounds["time_s"].to_numpy(zero_copy_only=False),
+                rounds["extra_storage"].to_numpy(zero_copy_only=False))
+    return np.zeros(0), np.zeros(0)
+
+
+def _mean(values) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def find_runs(paths: list[Path]) -> dict[str, list[Run]]:
+    """Arm name -> its runs, in a stable order (arms as first met, repetitions by name)."""
+    arms: dict[str, list[Run]] = {}
+    for root in paths:
+        if not root.exists():
+            raise InputError(f"no such results directory: {root}")
+        found = sorted({p.parent for p in root.rglob("jobs.parquet")})
+        if not found:
+            raise InputError(f"{root}: no run found (a directory with jobs.parquet)")
+        for run_dir in found:
+            arm = run_dir.parent.name if REPETITION.match(run_dir.name) else run_dir.name
+            arms.setdefault(arm, []).append(Run.load(run_dir))
+    return arms
+
+
+def arm_table(arms: dict[str, list[Run]]) -> dict[str, dict[str, list[float]]]:
+    """Arm -> metric -> its value in each repetition (None values left out)."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for arm, runs in arms.items():
+        per: dict[str, list[float]] = {}
+        for run in runs:
+            for k, v in run.metrics().items():
+                if v is not None:
+                    per.setdefault(k, []).append(float(v))
+        out[arm] = per
+    return out
+
+
+def _ms(values: list[float] | None, digits: int = 1) -> str:
+    """Mean +- standard deviation (just the mean for one value)."""
+    if not values:
+        return "-"
+    m = statistics.fmean(values)
+    if len(values) == 1:
+        return f"{m:.{digits}f}"
+    return f"{m:.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+
+
+def _change(table, arm: str, baseline: str, key: str, relative: bool) -> float | None:
+    a, b = table.get(arm, {}).get(key), table.get(baseline, {}).get(key)
+    if not a or not b:
+        return None
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    if relative:
+        return 100 * (ma - mb) / mb if mb else None
+    return ma - mb
+
+
+def claims_rows(table, arm: str, baseline: str) -> list[str]:
+    """The paper's claims for DSBRA against the Fair Scheduler, next to these runs."""
+    def fmt(v, unit):
+        return "-" if v is None else f"{v:+.1f}{unit}"
+
+    resp = _change(table, arm, baseline, "mean_response_s", True)
+    loc = _change(table, arm, baseline, "node_locality", False)
+    wait = _change(table, arm, baseline, "delay_wait_s_per_map", True)
+    smean = statistics.fmean(table[arm]["extra_storage_mean"]) if table.get(arm, {}).get(
+        "extra_storage_mean") else None
+    smax = max(table[arm]["extra_storage_max"]) if table.get(arm, {}).get(
+        "extra_storage_max") else None
+    return [
+        f"| claim ({arm} against {baseline}) | paper | these runs |", "| --- | --- | --- |",
+        f"| mean job response time | {PAPER_CLAIMS['response']:+.0f}% | {fmt(resp, '%')} |",
+        f"| node locality of maps | {PAPER_CLAIMS['locality']:+.0f} points | "
+        f"{fmt(loc, ' points')} |",
+        f"| delay-scheduling wait per map | {PAPER_CLAIMS['wait']:+.0f}% | {fmt(wait, '%')} |",
+        f"| extra storage, mean | {PAPER_CLAIMS['storage_mean']:.0f}% | "
+        f"{'-' if smean is None else f'{smean:.1f}%'} |",
+        f"| extra storage, max | {PAPER_CLAIMS['storage_max']:.0f}% | "
+        f"{'-' if smax is None else f'{smax:.1f}%'} |",
+    ]
+
+
+def captured(table, arm: str, baseline: str, oracle: str, key: str) -> float | None:
+    """(baseline - arm) / (baseline - oracle) on ``key``'s means, in percent."""
+    try:
+        a, b, o = (statistics.fmean(table[x][key]) for x in (arm, baseline, oracle))
+    except (KeyError, statistics.StatisticsError):
+        return None
+    return 100 * (b - a) / (b - o) if b != o else None
+
+
+def plots(arms: dict[str, list[Run]], table, out: Path) -> list[str]:
+    """The paper's four figures as PNGs in ``out``; returns their file names."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(arms)
+    written = []
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for arm in names:
+        resp = np.sort(np.concatenate([np.asarray(r.jobs["response_s"], float) for r in arms[arm]]))
+        if len(resp):
+            ax.step(resp, np.arange(1, len(resp) + 1) / len(resp), where="post", label=arm)
+    ax.set(xlabel="job response time, s", ylabel="fraction of jobs", title="CDF of job response time")
+    ax.legend(fontsize=7)
+    written.append(_save(fig, out / "response-cdf.png"))
+
+    bins = [b for b in BINS if any(f"locality_bin{b}" in table[a] for a in names)]
+    for key, ylabel, fname in (("locality_bin", "node-local maps, %", "locality-by-bin.png"),
+                               ("delay_bin", "delay-scheduling wait per map, s", "delay-by-bin.png")):
+        fig, ax = plt.subplots(figsize=(7, 4))
+        width = 0.8 / max(len(names), 1)
+        for i, arm in enumerate(names):
+            vals = [statistics.fmean(table[arm].get(f"{key}{b}", [np.nan])) for b in bins]
+            ax.bar(np.arange(len(bins)) + i * width, vals, width, label=arm)
+        ax.set_xticks(np.arange(len(bins)) + 0.4 - width / 2, [str(b) for b in bins])
+        ax.set(xlabel="job-size bin (delay scheduling paper, Table 3)", ylabel=ylabel)
+        ax.legend(fontsize=7)
+        written.append(_save(fig, out / fname))
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for arm in names:
+        for k, run in enumerate(arms[arm]):
+            if len(run.storage_t):
+                ax.plot(run.storage_t, 100 * run.storage_extra, lw=1,
+                        color=f"C{names.index(arm) % 10}", label=arm if k == 0 else None)
+    ax.set(xlabel="time since the schedule's start, s", ylabel="extra storage over base, %",
+           title="Extra storage over time")
+    ax.legend(fontsize=7)
+    written.append(_save(fig, out / "storage-over-time.png"))
+    return written
+
+
+def _save(fig, path: Path) -> str:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path.name
+
+
+def render(arms: dict[str, list[Run]], table, *, arm: str, baseline: str, oracle: str,
+           sources: list[str], images: list[str]) -> str:
+    lines = ["# dsbra report", "",
+             f"Runs: {', '.join(sources)}. Arms are directories; `<arm>/seed<k>`, `rep<k>` and "
+             "`run<k>` are repetitions of one arm; values are mean ± standard deviation over "
+             "them. Locality: share of map tasks node-local. Delay wait: delay-scheduling wait "
+             "per map (each map's capped at D). Extra storage: replica bytes over base, sampled "
+             "over the run.", "",
+             "| arm | runs | jobs | mean response s | node locality % | delay wait s/map | "
+             "extra storage mean % | max % |" + (" captured: response % | captured: delay wait % |"
+                                                 if oracle in table else ""),
+             "| --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- | --- |"
+                                                                    if oracle in table else "")]
+    for name, per in table.items():
+        row = (f"| {name} | {len(arms[name])} | {_ms(per.get('jobs'), 0)} | "
+               f"{_ms(per.get('mean_response_s'))} | {_ms(per.get('node_locality'))} | "
+               f"{_ms(per.get('delay_wait_s_per_map'), 2)} | "
+               f"{_ms(per.get('extra_storage_mean'))} | {_ms(per.get('extra_storage_max'))} |")
+        if oracle in table:
+            for key in ("mean_response_s", "delay_wait_s_per_map"):
+                c = captured(table, name, baseline, oracle, key)
+                row += f" {'-' if c is None else f'{c:.0f}'} |"
+        lines.append(row)
+    lines.append("")
+    if arm in table and baseline in table:
+        lines += ["## Against the paper's claims", ""] + claims_rows(table, arm, baseline) + [""]
+    else:
+        lines += [f"(No claims table: it needs the arms `{arm}` and `{baseline}`; "
+                  f"found {', '.join(table)}.)", ""]
+    lines += ["## Figures", ""] + [f"![{i}]({i})" for i in images] + [""]
+    return "\n".join(lines)
+
+
+def report(paths: list[Path], out: Path, *, arm: str = "dsbra", baseline: str = "static",
+           oracle: str = "oracle") -> Path:
+    """Write ``out``/report.md and its PNGs; returns the markdown's path."""
+    arms = find_runs(paths)
+    out.mkdir(parents=True, exist_ok=True)
+    table = arm_table(arms)
+    images = plots(arms, table, out)
+    md = out / "report.md"
+    md.write_text(render(arms, table, arm=arm, baseline=baseline, oracle=oracle,
+                         sources=[str(p) for p in paths], images=images))
+    return md
+
+
+@click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("results", nargs=-1, required=True,
+                type=click.Path(path_type=Path, file_okay=False))
+@click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="Directory for report.md and its PNGs.")
+@click.option("--arm", default="dsbra", show_default=True,
+              help="The arm the paper's claims are about.")
+@click.option("--baseline", default="static", show_default=True,
+              help="The arm the claims compare against (static replication, delay scheduling on).")
+@click.option("--oracle", default="oracle", show_default=True,
+              help="The arm whose gain the captured share is taken of, when present.")
+def report_command(results, out, arm, baseline, oracle) -> None:
+    """A markdown report with the DSBRA paper's plots from RESULTS: directories of runs
+    (jobs.parquet + tasks.parquet, as `dsbra bench replay` and `dsbra sim` write them),
+    grouped into arms by directory name (<arm>/seed<k>, rep<k> or run<k> are repetitions)."""
+    md = report(list(results), out, arm=arm, baseline=baseline, oracle=oracle)
+    click.echo(str(md))

@@ -1,0 +1,100 @@
+"""`dsbra bench data | schedule | replay` on the bundled cluster: a tiny data set, a two-job
+schedule, its replay, and the results in the simulator's schema (the smoke version of issue 11)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from dsbra.bench.cli import bench
+from dsbra.bench.data import DatasetPlan, file_content
+from dsbra.errors import InputError
+from dsbra.results_schema import JOB_SCHEMA, TASK_SCHEMA
+
+pytestmark = pytest.mark.cluster
+
+SIZE = ["--size", "3m", "--block-size", "1m"]
+
+
+@pytest.fixture(scope="module")
+def dataset(cluster, webhdfs):
+    path = f"/tests/bench-{uuid.uuid4().hex[:8]}"
+    yield path
+    webhdfs.delete(path, recursive=True)
+    webhdfs.delete(f"/bench/out/{path.rsplit('-', 1)[1]}", recursive=True)
+
+
+def _invoke(args):
+    result = CliRunner().invoke(bench, args)
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return result.output
+
+
+def test_data_is_one_block_files_at_base_replication_and_idempotent(cluster, webhdfs, dataset):
+    out = _invoke(["data", *SIZE, "--path", dataset, "--data-seed", "3"])
+    assert "3 written, 0 kept" in out
+    plan = DatasetPlan(total_bytes=3 << 20, block_bytes=1 << 20, seed=3, path=dataset)
+    for i in range(3):
+        status = webhdfs.status(plan.file_path(i))
+        assert status["length"] == plan.file_bytes and status["replication"] == 2
+        assert status["blockSize"] == 1 << 20
+    with webhdfs.read(plan.file_path(1)) as reader:
+        assert reader.read() == file_content(plan, 1)
+    webhdfs.set_replication(plan.file_path(2), 3)  # as a daemon arm leaves it
+    assert "0 written, 3 kept (1 set back to replication 2)" in _invoke(
+        ["data", *SIZE, "--path", dataset, "--data-seed", "3"])
+    result = CliRunner().invoke(bench, ["data", *SIZE, "--path", dataset, "--data-seed", "4"])
+    assert isinstance(result.exception, InputError) and "another data set" in str(result.exception)
+
+
+def test_replay_runs_the_schedule_and_writes_results(cluster, webhdfs, dataset, tmp_path):
+    schedule = tmp_path / "s.json"
+    _invoke(["schedule", "--out", str(schedule), "--jobs", "2", "--slots", "4", "--inter-arrival-s", "2",
+             "--seed", "1", *SIZE, "--path", dataset, "--data-seed", "3"])
+    doc = json.loads(schedule.read_text())
+    label = dataset.rsplit("-", 1)[1]
+    out = _invoke(["replay", str(schedule), "--out", str(tmp_path / "r"), "--label", label,
+                   "--job-timeout-s", "600"])
+    assert "2 jobs" in out
+    jobs = pq.read_table(tmp_path / "r" / "jobs.parquet")
+    tasks = pq.read_table(tmp_path / "r" / "tasks.parquet")
+    assert jobs.schema.equals(JOB_SCHEMA) and tasks.schema.equals(TASK_SCHEMA)
+    rows = jobs.to_pylist()
+    assert [r["job_id"] for r in rows] == [j["job_id"] for j in doc["jobs"]]
+    assert [r["maps"] for r in rows] == [j["maps"] for j in doc["jobs"]]
+    for r in rows:
+        assert r["node_local_maps"] + r["rack_local_maps"] + r["off_switch_maps"] == r["maps"]
+        assert r["submit_s"] < r["start_s"] < r["finish_s"]
+    worker_hosts = {w["host"] for w in cluster["workers"]}
+    for t in tasks.to_pylist():
+        assert t["node"] in worker_hosts and t["locality"] in (0, 1, 2)
+        assert t["scheduled_s"] <= t["launch_s"] < t["finish_s"]
+        assert f"{dataset}/part-{t['block_id']:05d}" in doc["jobs"][int(t["job_id"][3:])]["inputs"]
+    # the grep kept exactly the input lines whose value holds XYZ
+    plan = DatasetPlan(total_bytes=3 << 20, block_bytes=1 << 20, seed=3, path=dataset)
+    first = doc["jobs"][0]
+    expected = sorted(line for f in first["inputs"]
+                      for line in file_content(plan, int(f.rsplit("-", 1)[1])).split(b"\n")
+                      if b"XYZ" in line.split(b"\t", 1)[-1])
+    found = []
+    for name in webhdfs.list(f"/bench/out/{label}/{first['job_id']}"):
+        if name.startswith("part-m-"):
+            with webhdfs.read(f"/bench/out/{label}/{first['job_id']}/{name}") as reader:
+                found += [line for line in reader.read().split(b"\n") if line]
+    assert sorted(found) == expected
+    storage = json.loads((tmp_path / "r" / "storage.json").read_text())
+    assert storage["rows"] and all(r[1] >= r[2] > 0 for r in storage["rows"])
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["failed_jobs"] == [] and summary["maps"] == sum(j["maps"] for j in doc["jobs"])
+    # the report reads the replay as one arm (its directory's name)
+    from dsbra.report import report
+
+    md = report([tmp_path / "r"], tmp_path / "report").read_text()
+    assert "| r | 1 | 2 |" in md
+    assert all((tmp_path / "report" / png).stat().st_size > 0
+               for png in ("response-cdf.png", "locality-by-bin.png", "delay-by-bin.png",
+                           "storage-over-time.png"))

@@ -1,0 +1,129 @@
+"""hadoop-docker/: the image built without a registry, the compose file's cluster brought up
+through testcontainers, and the netns cluster's own checks run against it.
+
+The checks are the very test functions of test_cluster_hdfs.py and test_cluster_yarn.py,
+imported here: this module's `cluster` and `webhdfs` fixtures point them at the containers.
+The grep job's client runs inside the NameNode's container (`container job`), where the jar
+paths of the job's conf exist. The cluster is on 172.29.<slot>.0/24 (DSBRA_TEST_SLOT), its
+compose project `dsbra-test-slot<slot>`, so test sessions of two slots run side by side.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+import pytest
+import requests
+
+from dsbra.cluster.cluster import readiness
+from dsbra.cluster.config import DEFAULT_QUEUES
+from dsbra.cluster.docker import DAEMON_HTTP_PORT, build, docker_client, render_compose, work_dir
+from dsbra.cluster.spec import ClusterSpec
+from dsbra.errors import ClusterError
+from netslots import SLOT
+from test_cluster_hdfs import (  # noqa: F401  (collected here, against this module's cluster)
+    scratch,
+    test_block_locations_name_distinct_worker_hosts,
+    test_namenode_and_resourcemanager_agree_on_two_or_more_racks,
+    test_setreplication_raises_then_lowers_live_replicas,
+    test_webhdfs_write_then_read,
+)
+from test_cluster_yarn import (  # noqa: F401
+    check_grep_job,
+    test_rm_conf_shows_configured_locality_delay,
+    test_scheduler_is_fair_with_configured_queues,
+)
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(1500)]
+
+WORKERS = 4
+SPEC = ClusterSpec(workers=WORKERS, replication=3, subnet=f"172.29.{SLOT}.0/24")
+PROJECT = f"dsbra-test-slot{SLOT}"
+READY_TIMEOUT_S = 600  # a loaded 2-core machine starts 9 JVMs slowly
+
+
+@pytest.fixture(scope="module")
+def compose():
+    """The compose file's cluster, up and ready; torn down (volumes too) at the end."""
+    try:
+        docker_client()
+    except ClusterError as exc:
+        pytest.skip(f"no Docker engine here: {exc}")
+    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode != 0:
+        pytest.fail("the Docker Compose v2 plugin is missing: run `make docker-deps` (see hadoop-docker/README.md)")
+    from testcontainers.compose import DockerCompose
+
+    build(log=lambda *_: None)
+    folder = work_dir() / PROJECT  # compose names the project after this folder
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "compose.yaml").write_text(render_compose(WORKERS, SPEC.subnet))
+    stack = DockerCompose(folder, compose_file_name="compose.yaml", wait=False)
+    stack.stop()  # what a killed session of this slot left behind
+    stack.start()
+    try:
+        _wait_ready(stack)
+        yield stack
+    finally:
+        stack.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wait_ready(stack) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while missing := readiness(SPEC):
+        exited = [c.Service for c in stack.get_containers(include_all=True) if c.State != "running"]
+        if exited:
+            logs = stack.get_logs(*exited)
+            pytest.fail(f"containers exited during start-up: {exited}: {(logs[0] + logs[1])[-1500:]}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"dockerized cluster not ready after {READY_TIMEOUT_S} s: {'; '.join(missing.values())}")
+        time.sleep(2)
+
+
+@pytest.fixture(scope="module")
+def cluster(compose) -> dict:
+    """The shape of `dsbra cluster env --json` that the imported checks read."""
+    urls = SPEC.urls
+    return {
+        **{key: urls[key] for key in ("webhdfs", "namenode", "rm", "jhs", "fs")},
+        "workers": [{"name": w.name, "host": w.host, "rack": w.rack} for w in SPEC.worker_list],
+        "replication": SPEC.replication,
+        "queues": [f"root.{q['name']}" for q in DEFAULT_QUEUES],
+        "locality_delay": {"node": SPEC.locality_delay_node, "rack": SPEC.locality_delay_rack},
+    }
+
+
+@pytest.fixture(scope="module")
+def webhdfs(cluster):
+    from hdfs import InsecureClient
+
+    return InsecureClient(cluster["namenode"], user="root")
+
+
+def test_grep_job_in_containers_runs_data_local_maps_on_several_workers(compose, cluster, webhdfs):
+    def grep(src: str, out: str) -> list[str]:
+        stdout, _, _ = compose.exec_in_container(
+            ["python", "-m", "dsbra.cluster.container", "job", "--queue", "benchmark", "grep", src, out, "needle"],
+            service_name="namenode")
+        ids = next(line for line in stdout.splitlines() if line.startswith("job ids:")).split()[2:]
+        assert ids, stdout[-2000:]
+        return ids
+
+    check_grep_job(cluster, webhdfs, grep)
+
+
+def test_daemon_sidecar_runs_dry_run_beside_the_namenode(compose):
+    """`dsbra run` in its own container, in the NameNode's network namespace, polling the RM."""
+    url = f"http://{SPEC.master}:{DAEMON_HTTP_PORT}"
+    assert requests.get(f"{url}/healthz", timeout=10).status_code in (200, 503)
+    metrics = requests.get(f"{url}/metrics", timeout=10).text
+    assert "dsbra_" in metrics
+    deadline = time.monotonic() + 60
+    while True:  # its log says it started in dry-run mode and polls without errors once the RM answers
+        logs = compose.get_logs("dsbra")[0] + compose.get_logs("dsbra")[1]
+        if "start mode=dry-run" in logs and f"rm=http://{SPEC.master}:8088" in logs:
+            break
+        assert time.monotonic() < deadline, logs[-1500:]
+        time.sleep(2)

@@ -1,0 +1,42 @@
+"""The pure part of `dsbra bench replay`: observed maps -> the simulator's job and task tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsbra.bench.replay import result_tables, summarize
+from dsbra.observe.collector import MapObservation
+from dsbra.results_schema import JOB_SCHEMA, TASK_SCHEMA
+
+T0 = 1_000_000
+
+
+def _obs(job, task, node, locality, launch_s, finish_s, path, hosts=("10.0.0.11",)):
+    return MapObservation(job, f"task_{task}", f"attempt_{task}_0", T0 + 5000, T0 + int(launch_s * 1000),
+                          None if finish_s is None else T0 + int(finish_s * 1000), node, locality,
+                          list(hosts), 1024, path=path)
+
+
+def test_tables_follow_the_schedule_and_the_schema():
+    jobs = [{"job_id": "job0", "bin": 1}, {"job_id": "job1", "bin": 3}, {"job_id": "job2", "bin": 1}]
+    hadoop = ["job_1_0001", "job_1_0002", None]  # job2's client never got a job id
+    obs = [_obs("job_1_0001", 1, "10.0.0.11", "NODE_LOCAL", 6, 10, "/d/part-00004"),
+           _obs("job_1_0002", 2, "10.0.0.12", "RACK_LOCAL", 7, 15, "/d/part-00001"),
+           _obs("job_1_0002", 3, "10.0.0.13", None, 8, 12, "/d/part-00002"),  # no locality: by split hosts
+           _obs("job_1_0002", 4, "10.0.0.11", "NODE_LOCAL", 9, None, "/d/part-00003"),  # unfinished
+           _obs("job_other", 5, "10.0.0.11", "NODE_LOCAL", 9, 11, "/d/part-00003")]  # not ours
+    rows = [{"attempt_id": "attempt_2_0", "delay_s": 1.5, "delayed": True}]
+    job_t, task_t = result_tables(jobs, hadoop, [0.5, 2.0, 4.0], obs, rows, T0)
+    assert job_t.schema.equals(JOB_SCHEMA) and task_t.schema.equals(TASK_SCHEMA)
+    j = job_t.to_pylist()
+    assert [r["job_id"] for r in j] == ["job0", "job1"]
+    assert (j[1]["maps"], j[1]["node_local_maps"], j[1]["rack_local_maps"], j[1]["off_switch_maps"]) == (2, 0, 1, 1)
+    assert j[1]["start_s"] == 7 and j[1]["finish_s"] == 15 and j[1]["response_s"] == 13
+    assert j[1]["delay_wait_s"] == 1.5
+    t = task_t.to_pylist()
+    assert [r["block_id"] for r in t] == [4, 1, 2] and [r["locality"] for r in t] == [0, 1, 2]
+    assert t[1]["delayed"] and t[1]["wait_s"] == pytest.approx(2.0) and t[0]["scheduled_s"] == 5
+    summary = summarize(job_t, task_t, [(0.0, 400, 200), (10.0, 500, 200)])
+    assert summary["maps"] == 3 and summary["node_locality"] == pytest.approx(1 / 3, abs=1e-3)
+    assert summary["node_locality_by_bin"] == {1: 1.0, 3: 0.0}
+    assert summary["extra_storage_mean"] == pytest.approx(1.25) and summary["extra_storage_max"] == 1.5

@@ -1,0 +1,86 @@
+"""Config validation: every bad key or value is one line naming it, a non-zero exit via the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dsbra.daemon.config import load_config
+from dsbra.errors import ConfigError
+
+
+def test_defaults_are_a_safe_dry_run_on_localhost():
+    cfg = load_config(None, env={})
+    assert cfg.mode == "dry-run" and not cfg.apply
+    assert cfg.interval_s == 60 and cfg.http.host == "127.0.0.1"
+    assert cfg.policy.profile is None  # the policy engine's default profile, whatever it is
+
+
+def test_yaml_then_environment_then_overrides(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text("mode: dry-run\ninterval_s: 30\nrails:\n  max_files_per_round: 3\n"
+                    "policy:\n  params:\n    max_replication: 4\n")
+    cfg = load_config(path, env={"DSBRA_INTERVAL_S": "45", "DSBRA_HTTP__PORT": "9999",
+                                 "DSBRA_RM_URL": "http://x:1"}, overrides={"mode": "apply"})
+    assert cfg.apply and cfg.interval_s == 45 and cfg.http.port == 9999
+    assert cfg.rails.max_files_per_round == 3 and cfg.policy.params == {"max_replication": 4}
+
+
+@pytest.mark.parametrize("text, env, needle", [
+    ("mode: yes-please\n", {}, "mode must be one of dry-run, apply, got 'yes-please'"),
+    ("intervl_s: 5\n", {}, "unknown key intervl_s"),
+    ("rails:\n  max_files: 3\n", {}, "unknown key rails.max_files"),
+    ("http:\n  port: 70000\n", {}, "http.port must be in 0..65535"),
+    ("interval_s: -3\n", {}, "interval_s must be a non-negative number"),
+    ("policy:\n  profile: nope\n", {}, "policy.profile must be one of"),
+    ("policy:\n  params:\n    bogus: 1\n", {}, "unknown key policy.params.bogus"),
+    ("policy:\n  params:\n    max_replication: 0\n", {}, "max_replication"),
+    ("cluster:\n  rm: ftp://x\n", {}, "cluster.rm must be an http(s) URL"),
+    ("rails:\n  protected: /a\n", {}, "rails.protected must be a list of strings"),
+    ("", {"DSBRA_HTTP__PORT": "abc"}, "http.port must be a non-negative integer, got 'abc'"),
+    ("", {"DSBRA_NOPE": "1"}, "unknown key nope"),
+    ("[1, 2\n", {}, "is not valid YAML"),
+    ("- a\n", {}, "the top level must be a mapping"),
+])
+def test_bad_config_is_one_line_naming_it(tmp_path, text, env, needle):
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env=env)
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_missing_config_file():
+    with pytest.raises(ConfigError, match="No such file"):
+        load_config("/nonexistent/dsbra.yaml", env={})
+
+
+@pytest.mark.parametrize("cmd", [["run", "--once"], ["status"], ["pause"], ["resume"]])
+def test_cli_exits_non_zero_with_one_line(tmp_path, cmd):
+    path = tmp_path / "d.yaml"
+    path.write_text("mode: sideways\n")
+    proc = subprocess.run([sys.executable, "-m", "dsbra", *cmd, "--config", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "dsbra: error: config: mode must be one of dry-run, apply, got 'sideways'"]
+
+
+def test_status_without_a_daemon_is_a_clear_error(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text(f"state_dir: {tmp_path / 'st'}\n")
+    proc = subprocess.run([sys.executable, "-m", "dsbra", "status", "--config", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "no daemon status in" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_pause_resume_flag(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text(f"state_dir: {tmp_path / 'st'}\n")
+    run = lambda c: subprocess.run([sys.executable, "-m", "dsbra", c, "--config", str(path)],  # noqa: E731
+                                   capture_output=True, text=True, timeout=60)
+    assert run("pause").returncode == 0 and (tmp_path / "st" / "paused").exists()
+    assert run("resume").returncode == 0 and not (tmp_path / "st" / "paused").exists()

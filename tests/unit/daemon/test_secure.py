@@ -1,0 +1,166 @@
+"""TLS (a CA bundle, https) and Kerberos (SPNEGO) options, with the real libraries.
+
+TLS: a real https server on localhost with a certificate signed by a CA made here by openssl,
+serving replies captured from the bundled cluster (GETFILESTATUS, the NameNode's JMX beans).
+The daemon's clients verify it against the CA bundle, and refuse it without.
+Kerberos: HdfsCLI's KerberosClient with the configured principal and mutual authentication,
+on requests_kerberos and gssapi; without a ticket, one line at start.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import ssl
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+import yaml
+
+from dsbra.act.hdfs_client import HdfsActor, kerberos_auth, kerberos_client, make_client
+from dsbra.daemon.config import load_config
+from dsbra.daemon.service import Daemon
+from dsbra.errors import ConfigError, HadoopError
+
+CAPTURE = Path(__file__).resolve().parents[2] / "fixtures" / "captured" / "hadoop-3.4.2" / \
+    "collector-binary"
+FILE = "/dsbra-fixtures/binary/in/small-0"
+
+
+def _captured() -> dict:
+    """(path, query) -> (status, content type, body) of the capture's NameNode exchanges."""
+    manifest = json.loads((CAPTURE / "manifest.json").read_text())
+    out = {}
+    for ex in manifest["exchanges"]:
+        url = urlsplit(ex["url"])
+        if url.port != 9870:
+            continue
+        key = (url.path, frozenset(parse_qsl(url.query)))
+        out.setdefault(key, (ex["status"], ex["headers"].get("Content-Type", "application/json"),
+                             (CAPTURE / ex["body"]).read_bytes()))
+    return out
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory):
+    """A CA, a localhost certificate it signed, and an https server replaying the capture."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not installed")
+    d = tmp_path_factory.mktemp("tls")
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+             "ca.pem", "-days", "1", "-subj", "/CN=dsbra test CA", "-addext",
+             "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+             cwd=d)
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "nn.key", "-out", "nn.csr",
+             "-subj", "/CN=localhost", cwd=d)
+    (d / "ext").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    _openssl("x509", "-req", "-in", "nn.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+             "-CAcreateserial", "-out", "nn.pem", "-days", "1", "-extfile", "ext", cwd=d)
+    replies = _captured()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 -- http.server's name
+            url = urlsplit(self.path)
+            reply = replies.get((url.path, frozenset(parse_qsl(url.query))))
+            status, ctype, body = reply or (404, "text/plain", b"not captured")
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(d / "nn.pem", d / "nn.key")
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield {"url": f"https://localhost:{server.server_address[1]}", "ca": str(d / "ca.pem")}
+    server.shutdown()
+
+
+def _captured_replication() -> int:
+    status = _captured()[("/webhdfs/v1" + FILE,
+                          frozenset({("op", "GETFILESTATUS"), ("user.name", "root")}))]
+    return json.loads(status[2])["FileStatus"]["replication"]
+
+
+def test_webhdfs_over_https_verifies_against_the_ca_bundle(tls):
+    actor = HdfsActor(make_client(tls["url"], user="root", ca_bundle=tls["ca"]))
+    assert actor.replication(FILE) == _captured_replication()
+
+
+def test_https_without_the_ca_bundle_is_a_one_line_tls_error(tls):
+    actor = HdfsActor(make_client(tls["url"], user="root"))
+    with pytest.raises(HadoopError) as err:
+        actor.replication(FILE)
+    assert "TLS verification of the NameNode failed" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_the_daemon_uses_the_ca_bundle_for_every_endpoint(tls, tmp_path):
+    cfg = load_config(None, env={}, overrides={
+        "state_dir": str(tmp_path), "cluster": {"rm": tls["url"], "webhdfs": tls["url"],
+                                                "jhs": tls["url"], "user": "root",
+                                                "ca_bundle": tls["ca"]}})
+    daemon = Daemon(cfg)
+    daemon.connect()
+    health = daemon.ep.jmx.namenode_health()  # JMX over https, through the observe sessions
+    assert health["num_live"] >= 1 and health["safe_mode"] is False
+    assert daemon.actor.replication(FILE) == _captured_replication()
+    assert all(e.session.verify == tls["ca"] for e in (daemon.ep.rm, daemon.ep.hdfs,
+                                                       daemon.ep.jhs))
+
+
+def test_a_missing_ca_bundle_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="cluster.ca_bundle .* is not a file"):
+        load_config(None, env={}, overrides={"cluster": {"ca_bundle": str(tmp_path / "no.pem")}})
+
+
+def test_kerberos_client_has_the_configured_principal_and_mutual_auth():
+    import requests
+    import requests_kerberos
+    from hdfs.ext.kerberos import KerberosClient
+
+    client = kerberos_client("https://nn.example.com:9871", "dsbra/nn.example.com@EXAMPLE.COM",
+                             "REQUIRED", requests.Session(), 10.0)
+    assert isinstance(client, KerberosClient)
+    auth = client._session.auth
+    assert isinstance(auth, requests_kerberos.HTTPKerberosAuth)
+    assert auth.principal == "dsbra/nn.example.com@EXAMPLE.COM"
+    assert auth.mutual_authentication == requests_kerberos.REQUIRED
+    observe = kerberos_auth(None, "DISABLED")
+    assert observe.principal is None and observe.mutual_authentication == requests_kerberos.DISABLED
+
+
+def test_kerberos_mutual_auth_is_validated():
+    with pytest.raises(ConfigError, match="cluster.kerberos_mutual_auth must be one of"):
+        load_config(None, env={}, overrides={"cluster": {"kerberos_mutual_auth": "SOMETIMES"}})
+
+
+def test_kerberos_without_a_ticket_is_a_one_line_error_and_exit_2(tmp_path, monkeypatch):
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{tmp_path / 'no-ticket'}")
+    config = tmp_path / "dsbra.yaml"
+    config.write_text(yaml.safe_dump({
+        "state_dir": str(tmp_path / "st"), "http": {"enabled": False},
+        "cluster": {"rm": "http://127.0.0.1:1", "webhdfs": "http://127.0.0.1:1",
+                    "jhs": "http://127.0.0.1:1", "kerberos": True,
+                    "kerberos_principal": "dsbra@EXAMPLE.COM"}}))
+    proc = subprocess.run([sys.executable, "-m", "dsbra", "run", "--config", str(config),
+                           "--once"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "cluster.kerberos: no valid Kerberos ticket for dsbra@EXAMPLE.COM" in lines[0]
+    assert "kinit" in lines[0]
