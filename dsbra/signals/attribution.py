@@ -9,27 +9,48 @@ NodeManager's capacity; that view misses containers allocated but not yet launch
 but not yet released, so it sees more room than the scheduler did. For a task, the
 *elsewhere* nodes are the running NodeManagers holding none of its split's replicas.
 
+The Fair Scheduler delays an *application*, not a task: all maps of a job share one locality
+level, and when it declines a node it declines it for every pending map (it would have taken
+the node for any map whose split is there). So the rule gathers *declines*, (application A,
+node n, span), from three kinds of evidence, and then marks every map of A that was waiting
+during a decline's span on a node holding none of its split:
+
 * A node has *room* for the task when its free memory fits the task's container.
-* A node is *idle* when it has had room for the last ``settle_s`` seconds and no container
-  started on it in that time. Without delay scheduling a node with room is handed a container
-  within an allocation round trip (NodeManager heartbeat -> RM -> AM heartbeat -> launch), so
-  a node that stays idle longer is one every waiting application declined.
-* A task of application A was *passed over* when, during its wait, a container of another
+* *Idle* (light load): a node that has had room for the last ``settle_s`` seconds with no
+  container started on it in that time. Without delay scheduling a node with room is handed a
+  container within an allocation round trip (NodeManager heartbeat -> RM -> AM heartbeat ->
+  launch), so a node that stays idle longer is one every waiting application declined. A task
+  waiting past its own round trip ([scheduled + grace_s, launched)) while an elsewhere node is
+  idle gives a decline by its application of that node, from the start of the room (never
+  before the task was scheduled) to the end of the spell or the launch.
+* *Passed over* (busy load): during the task's wait past its round trip, a container of another
   application B launched on an elsewhere node while B held more than A throughout the
   allocation round trip around that launch (B's least over [t - grace_s, t) above A's most
   over [t - grace_s, t + grace_s]). The Fair Scheduler offers a node to the application
   furthest below its fair share first (equal weights: the one holding least), so without delay
   scheduling A, which had a map waiting, would have taken that slot; B got it because A
-  declined it for locality. Under load this is how a declined slot shows: it goes at once to
-  the next application instead of standing idle. The span allows for launches (what the
-  history files record) trailing the scheduler's allocations.
-* The task is *delayed* (counts in M) iff, past its own allocation round trip
-  ([scheduled + grace_s, launched)), some elsewhere node stood idle or the task was passed over.
-  That covers a task that launched node-local after such a wait and one that gave up and
-  launched non-local after about D.
-* Its delay (summed into DT) runs from its first declined opportunity (the start of the room
-  on an idle elsewhere node, or the passed-over container's launch, never before it was
-  scheduled) to its launch, capped at D, as delay scheduling caps it.
+  declined it for locality. The span allows for launches (what the history files record)
+  trailing the scheduler's allocations. Decline: that node at that launch.
+* *Certain room* (short spells, any load): a span in which an elsewhere node certainly had room
+  by the scheduler's books while the task was certainly pending there. Each observed container
+  is counted as held from ``grace_s`` before its launch (its allocation came at most a round
+  trip earlier) to ``release_s`` after its finish (the RM frees it at the node's next
+  heartbeat), an AM's (its application's first container) to ``am_linger_s`` after its job's
+  finish (the AM outlives the job it reports as finished); the task is pending at the RM from
+  its scheduling until ``grace_s`` before its launch. With continuous scheduling the RM offers
+  every node with room to every application many times a second, so an application that had a
+  map pending and let such a span pass declined the node; without delay scheduling it would
+  have taken it (the runs with it off show no such span). This finds the slots that stood free
+  for 0.5-1.5 s and then went to a newly arrived job, too short for the idle test. Where the RM
+  samples cover the span, a sample showing the node without room vetoes ``release_s`` around it.
+  Decline: the span.
+
+A map task is *delayed* (counts in M) iff a decline by its application of a node holding none
+of its split overlaps its wait [scheduled, launched). That covers a task that launched
+node-local after such a wait, one that gave up and launched non-local after about D, and the
+other maps of the job that waited alongside it. Its delay (summed into DT) runs from the start
+of the first such decline (never before it was scheduled) to its launch, capped at D, as delay
+scheduling caps it.
 
 The wait that comes from the cluster being full and shared fairly (no room elsewhere, slots
 going to applications that hold less), and the ramp-up of a job (containers handed out one per
@@ -48,6 +69,8 @@ class AttributionParams:
     delay_threshold_s: float  #: D, the cap
     grace_s: float = 2.5  #: a task's own allocation round trip
     settle_s: float = 2.5  #: how long a node must sit idle to count as declined
+    release_s: float = 1.0  #: finish -> the RM frees the container (a NodeManager heartbeat)
+    am_linger_s: float = 8.0  #: job finish -> the RM frees its AM's container
 
 
 @dataclass
@@ -230,6 +253,51 @@ def holdings_around_launch(containers: Containers, lag_ms: int) -> Holdings | No
     return Holdings(most, owner_least)
 
 
+def _first_of_app(containers: Containers) -> np.ndarray:
+    """Each application's first container (its AM); none when containers carry no application."""
+    first = np.zeros(len(containers.start_ms), bool)
+    if containers.app is None or len(first) == 0:
+        return first
+    order = np.lexsort((containers.start_ms, containers.app))
+    app = containers.app[order]
+    first[order[np.r_[True, app[1:] != app[:-1]]]] = True
+    return first
+
+
+def certain_room(containers: Containers, capacity_mb: np.ndarray, mem_mb: int, end_ms: int,
+                 lead_ms: int, release_ms: int, am_linger_ms: int,
+                 samples: Samples | None = None) -> Intervals:
+    """Spans per node where the scheduler certainly had room for ``mem_mb``: every container
+    held from ``lead_ms`` before its launch to ``release_ms`` after its finish (an AM to
+    ``am_linger_ms`` after), less ``release_ms`` around every RM sample showing no room."""
+    end = containers.end_ms + np.where(_first_of_app(containers), am_linger_ms, release_ms)
+    widened = Containers(containers.node, containers.start_ms - lead_ms, end, containers.mem_mb)
+    breaks, free = free_memory_steps(widened, capacity_mb)
+    lo = np.iinfo(np.int64).min // 4
+    breaks = np.r_[lo, breaks]
+    free = np.vstack([capacity_mb[None, :].astype(np.int64), free])
+    out = []
+    for n in range(len(capacity_mb)):
+        a, b = _runs(free[:, n] >= mem_mb, breaks, end_ms)
+        if samples is not None and len(samples.times_ms) and n < samples.free_mb.shape[1]:
+            full = samples.times_ms[(samples.free_mb[:, n] >= 0) & (samples.free_mb[:, n] < mem_mb)]
+            a, b = _subtract(a, b, full - release_ms, full + release_ms)
+        out.append((a, b))
+    return out
+
+
+def _overlaps(intervals: Intervals, nodes: np.ndarray, t0: int, t1: int):
+    """(node, start, end) of every interval of ``nodes`` overlapping [t0, t1)."""
+    out = []
+    for n in nodes:
+        a, b = intervals[n]
+        i = int(np.searchsorted(b, t0, side="right"))
+        j = int(np.searchsorted(a, t1, side="left"))
+        for x, y in zip(a[i:j].tolist(), b[i:j].tolist()):
+            out.append((int(n), x, y))
+    return out
+
+
 def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
               params: AttributionParams, node_up: np.ndarray | None = None,
               end_ms: int | None = None, samples: Samples | None = None):
@@ -247,61 +315,66 @@ def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
     horizon = int(max(tasks.launch_ms.max(), containers.end_ms.max(initial=0))
                   if end_ms is None else end_ms)
     grace_ms, settle_ms = int(params.grace_s * 1000), int(params.settle_s * 1000)
+    release_ms, linger_ms = int(params.release_s * 1000), int(params.am_linger_s * 1000)
     cap_ms = params.delay_threshold_s * 1000
-    by_mem = {int(m): idle_intervals(containers, capacity_mb, int(m), horizon, settle_ms, up)
-              for m in np.unique(tasks.mem_mb)}
-    by_mem_sampled = {int(m): sampled_idle_intervals(samples, containers, int(m), settle_ms)
-                      for m in np.unique(tasks.mem_mb)} if samples is not None else {}
+    mems = [int(m) for m in np.unique(tasks.mem_mb)]
+    by_mem = {m: idle_intervals(containers, capacity_mb, m, horizon, settle_ms, up) for m in mems}
+    by_mem_sampled = {m: sampled_idle_intervals(samples, containers, m, settle_ms)
+                      for m in mems} if samples is not None else {}
+    room = {m: certain_room(containers, capacity_mb, m, horizon, grace_ms, release_ms, linger_ms,
+                            samples) for m in mems}
     holdings = holdings_around_launch(containers, grace_ms) if tasks.app is not None else None
+    app = tasks.app.astype(np.int64) if tasks.app is not None else np.arange(n, dtype=np.int64)
+    # elsewhere[j, node]: a running node holding none of task j's replicas
+    rows = np.repeat(np.arange(n), np.diff(tasks.split_indptr))
+    ok = (tasks.split_nodes >= 0) & (tasks.split_nodes < n_nodes)
+    elsewhere = np.broadcast_to(up, (n, n_nodes)).copy()
+    elsewhere[rows[ok], tasks.split_nodes[ok]] = False
+    declines: list[tuple[int, int, int, int]] = []  # (application, node, start, end) ms
     for j in range(n):
         t0, t1 = int(tasks.scheduled_ms[j]), int(tasks.launch_ms[j])
         use_samples = samples is not None and samples.covers(t0, t1)
         sampled[j] = use_samples
-        if t1 - t0 <= grace_ms:
+        nodes = np.flatnonzero(elsewhere[j])
+        if t1 - t0 <= grace_ms or len(nodes) == 0:
             continue
-        eligible = up.copy()
-        split = tasks.split_nodes[tasks.split_indptr[j]:tasks.split_indptr[j + 1]]
-        eligible[split[(split >= 0) & (split < n_nodes)]] = False
-        nodes = np.flatnonzero(eligible)
-        if len(nodes) == 0:
-            continue
-        idle = (by_mem_sampled if use_samples else by_mem)[int(tasks.mem_mb[j])]
-        first = _first_idle(idle, nodes, t0 + grace_ms, t1)
-        if first is not None:
-            first = max(first - settle_ms, t0)  # the idle spell's room began settle_s earlier
+        m = int(tasks.mem_mb[j])
+        idle = (by_mem_sampled if use_samples else by_mem)[m]
+        for node, a, b in _overlaps(idle, nodes, t0 + grace_ms, t1):
+            # the idle spell's room began settle_s before it
+            declines.append((app[j], node, max(a - settle_ms, t0), min(b, t1)))
         if holdings is not None:
-            passed = _first_passed_over(containers, holdings, int(tasks.app[j]), eligible,
-                                        t0 + grace_ms, t1)
-            if passed is not None:
-                first = passed if first is None else min(first, passed)
-        if first is not None:
-            delayed[j] = True
-            delay_s[j] = min(t1 - first, cap_ms) / 1000.0
+            for node, t in _passed_over(containers, holdings, int(app[j]), elsewhere[j],
+                                        t0 + grace_ms, t1):
+                declines.append((app[j], node, t, t + 1))
+        # pending at the RM over [scheduled, launched - grace_s): its allocation came after
+        for node, a, b in _overlaps(room[m], nodes, t0, t1 - grace_ms):
+            declines.append((app[j], node, max(a, t0), min(b, t1 - grace_ms)))
+    first = np.full(n, np.iinfo(np.int64).max)
+    if declines:
+        d = np.array(declines, np.int64)
+        for a_id in np.unique(d[:, 0]):
+            ev = d[d[:, 0] == a_id]
+            mine = np.flatnonzero(app == a_id)
+            # [k, e]: map k of the application waited during decline e of a node without its split
+            hit = (tasks.scheduled_ms[mine][:, None] < ev[None, :, 3]) & \
+                  (tasks.launch_ms[mine][:, None] > ev[None, :, 2]) & elsewhere[mine][:, ev[:, 1]]
+            start = np.maximum(ev[None, :, 2], tasks.scheduled_ms[mine][:, None])
+            first[mine] = np.where(hit, start, first[mine][:, None]).min(axis=1)
+    delayed = first < np.iinfo(np.int64).max
+    delay_s[delayed] = np.minimum(tasks.launch_ms[delayed] - first[delayed], cap_ms) / 1000.0
     return delay_s, delayed, tasks.local(), wait_s, sampled
 
 
-def _first_idle(intervals: Intervals, nodes: np.ndarray, t0: int, t1: int) -> int | None:
-    """Earliest start of an idle interval of ``nodes`` that overlaps [t0, t1), or None."""
-    first = None
-    for n in nodes:
-        a, b = intervals[n]
-        i = int(np.searchsorted(b, t0, side="right"))
-        if i < len(a) and a[i] < t1:
-            first = int(a[i]) if first is None else min(first, int(a[i]))
-    return first
-
-
-def _first_passed_over(containers: Containers, holdings: Holdings, app: int,
-                       elsewhere: np.ndarray, t0: int, t1: int) -> int | None:
-    """Earliest launch in [t0, t1), on an elsewhere node, of a container of another application
-    that held more than ``app`` throughout the allocation round trip before it."""
+def _passed_over(containers: Containers, holdings: Holdings, app: int,
+                 elsewhere: np.ndarray, t0: int, t1: int) -> list[tuple[int, int]]:
+    """(node, launch) of every container launched in [t0, t1), on an elsewhere node, of another
+    application that held more than ``app`` throughout the allocation round trip before it."""
     start, node, owner = containers.start_ms, containers.node, containers.app
     ok = (start >= t0) & (start < t1) & (owner != app) & (node >= 0) & (node < len(elsewhere))
     idx = np.flatnonzero(ok)
-    if len(idx) == 0:
-        return None
-    idx = idx[elsewhere[node[idx]]]
     if len(idx) == 0 or app >= holdings.most.shape[1]:
-        return None
-    ahead = holdings.most[idx, app] < holdings.owner_least[idx]
-    return int(start[idx[ahead]].min()) if ahead.any() else None
+        return []
+    idx = idx[elsewhere[node[idx]]]
+    idx = idx[holdings.most[idx, app] < holdings.owner_least[idx]]
+    return [(int(node[c]), int(start[c])) for c in idx]

@@ -66,9 +66,10 @@ def test_the_scheduler_declines_no_map_offer_without_delay_scheduling():
         assert truth["map_declines"] == 0 and truth["M_true"] == 0
 
 
-def test_every_task_the_rule_flags_was_truly_delayed_by_the_scheduler():
-    """docs/metrics.md: against the Fair Scheduler's own log the rule is exact in what it flags
-    (it finds only part of the delayed tasks; that is reported there, not asserted here)."""
+def test_the_tasks_the_rule_flags_were_truly_delayed_by_the_scheduler():
+    """docs/metrics.md: against the Fair Scheduler's own log, the rule flags 69 tasks in the 4
+    runs with ground truth, 68 of them truly delayed (one in light1 is not), and finds 68 of
+    the 100 truly delayed tasks (issue 9: recall >= 50% at precision >= 0.8)."""
     attribute_record = _attribute_record()
     scored = [attribute_record(p)["truth"]
               for p in sorted(RESULTS.glob("validate_attribution-*-on.raw.json.gz"))
@@ -76,4 +77,7 @@ def test_every_task_the_rule_flags_was_truly_delayed_by_the_scheduler():
     assert scored, "the recorded ground-truth runs are missing"
     assert sum(t["M_rule"] for t in scored) > 0
     for truth in scored:
-        assert truth["both"] == truth["M_rule"]
+        assert truth["M_rule"] - truth["both"] <= 1
+    both = sum(t["both"] for t in scored)
+    assert both >= 0.98 * sum(t["M_rule"] for t in scored)
+    assert both >= 0.5 * sum(t["M_true"] for t in scored)
