@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -70,6 +71,47 @@ def idle_memory_mib(folder: Path) -> float:
     return total / 2**20
 
 
+def layer_step(created_by: str) -> str:
+    """A history entry as a reader knows it: the Dockerfile step, shortened."""
+    step = " ".join(created_by.replace("/bin/sh -c #(nop) ", "").replace("/bin/sh -c ", "RUN ")
+                    .split())
+    step = re.sub(r"\b(?:file|dir):[0-9a-f]{64} ", "", step)  # COPY's content hash
+    if not step:
+        return "the imported base root file system (debootstrap, docker import)"
+    return step if len(step) <= 80 else step[:77] + "..."
+
+
+def image_layers(client) -> list[dict]:
+    return [{"mb": round(layer["Size"] / 1e6), "step": layer_step(layer["CreatedBy"])}
+            for layer in client.api.history(image_tag()) if layer["Size"] > 1e6]
+
+
+def write_report(results: dict, out: Path) -> str:
+    """docker.json and docker.md from one run's results; returns the markdown."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "docker.json").write_text(json.dumps(results, indent=2) + "\n")
+    machine, load = results["machine"], results["loadavg_1m"]
+    lines = [f"# hadoop-docker benchmark ({results['measured_at']})", "",
+             f"Command: `{results['command']}`; {results['workers']} workers, engine "
+             f"{machine['engine']}, {machine['cpus']} CPUs, 1-minute load average "
+             f"{load['before']} before, {load['after']} after.", "",
+             "| metric | median | min | max | runs |", "| --- | --- | --- | --- | --- |"]
+    for key in ("up_seconds", "idle_memory_mib"):
+        v = results[key]
+        lines.append(f"| {key} | {v['median']} | {v['min']} | {v['max']} | {v['runs']} |")
+    lines += ["", "| build | seconds |", "| --- | --- |"]
+    lines += [f"| {key} | {results[key]} |" for key in ("cold_build_seconds", "cached_build_seconds")
+              if key in results]
+    lines += ["", "| image | MB |", "| --- | --- |"]
+    lines += [f"| {tag} | {mb} |" for tag, mb in results["image_mb"].items()]
+    lines += ["", f"Layers of {image_tag()} over 1 MB:", "", "| MB | step |", "| --- | --- |"]
+    lines += [f"| {layer['mb']} | `{layer['step']}` |" for layer in results["layers_over_1mb"]]
+    lines += ["", results["notes"], ""]
+    text = "\n".join(lines)
+    (out / "docker.md").write_text(text)
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="cold bring-ups")
@@ -89,8 +131,7 @@ def main() -> None:
     builds["cached_build_seconds"] = round(build(log=lambda *_: None).seconds, 1)
 
     sizes = {tag: round(client.images.get(tag).attrs["Size"] / 1e6) for tag in (BASE_IMAGE, image_tag())}
-    layers = [{"mb": round(layer["Size"] / 1e6), "step": layer["CreatedBy"][-90:]}
-              for layer in client.api.history(image_tag()) if layer["Size"] > 1e6]
+    layers = image_layers(client)
 
     spec = ClusterSpec(workers=args.workers, replication=min(3, args.workers), subnet=SUBNET)
     folder = work_dir() / PROJECT
@@ -122,25 +163,7 @@ def main() -> None:
                  f"cache (docker stats) after {args.settle:.0f} s idle. Sizes: uncompressed, as `docker images`. "
                  "The machine is shared with other work: expect noise.",
     }
-    out = ROOT / "benchmarks" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "docker.json").write_text(json.dumps(results, indent=2) + "\n")
-    lines = [f"# hadoop-docker benchmark ({results['measured_at']})", "",
-             f"Command: `{results['command']}`; {args.workers} workers, engine {results['machine']['engine']}, "
-             f"{results['machine']['cpus']} CPUs, 1-minute load average {results['loadavg_1m']['before']} before, "
-             f"{results['loadavg_1m']['after']} after.", "",
-             "| metric | median | min | max | runs |", "| --- | --- | --- | --- | --- |"]
-    for key in ("up_seconds", "idle_memory_mib"):
-        v = results[key]
-        lines.append(f"| {key} | {v['median']} | {v['min']} | {v['max']} | {v['runs']} |")
-    lines += ["", "| build | seconds |", "| --- | --- |"]
-    lines += [f"| {key} | {value} |" for key, value in builds.items()]
-    lines += ["", "| image | MB |", "| --- | --- |"] + [f"| {tag} | {mb} |" for tag, mb in sizes.items()]
-    lines += ["", f"Layers of {image_tag()} over 1 MB: "
-              + "; ".join(f"{layer['mb']} MB `{layer['step'].strip()}`" for layer in layers), "",
-              results["notes"], ""]
-    (out / "docker.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+    print(write_report(results, ROOT / "benchmarks" / "results"))
 
 
 if __name__ == "__main__":
