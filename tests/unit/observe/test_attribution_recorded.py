@@ -20,21 +20,39 @@ ROOT = Path(__file__).resolve().parents[3]
 RESULTS = ROOT / "benchmarks" / "results"
 
 
-def _attribute_record():
+def _validation():
     spec = importlib.util.spec_from_file_location("validate_attribution",
                                                   ROOT / "benchmarks" / "validate_attribution.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.attribute_record
+    return module
+
+
+def _attribute_record():
+    return _validation().attribute_record
 
 
 def _runs(workload: str) -> dict[str, list[dict]]:
-    """Summaries of the recorded runs of a workload (tags busy1, busy2, ...), by mode."""
-    attribute_record = _attribute_record()
+    """Summaries of the recorded runs of a workload (tags busy1, busy2, ...) the rule was
+    designed on, by mode (the held-out runs have their own test)."""
+    validation = _validation()
     out: dict[str, list[dict]] = {"on": [], "off": []}
     for path in sorted(RESULTS.glob(f"validate_attribution-{workload}[0-9]-o[nf]*.raw.json.gz")):
-        summary = attribute_record(path)
-        out[summary["mode"]].append(summary)
+        summary = validation.attribute_record(path)
+        if summary["tag"] not in validation.HELD_OUT:
+            out[summary["mode"]].append(summary)
+    return out
+
+
+def _ground_truth_runs(held_out: bool) -> list[dict]:
+    validation = _validation()
+    out = []
+    for path in sorted(RESULTS.glob("validate_attribution-*-o[nf]*.raw.json.gz")):
+        if '"allocations"' not in gzip.open(path, "rt").read():
+            continue
+        summary = validation.attribute_record(path)
+        if (summary["tag"] in validation.HELD_OUT) == held_out:
+            out.append(summary)
     return out
 
 
@@ -67,13 +85,11 @@ def test_the_scheduler_declines_no_map_offer_without_delay_scheduling():
 
 
 def test_the_tasks_the_rule_flags_were_truly_delayed_by_the_scheduler():
-    """docs/metrics.md: against the Fair Scheduler's own log, the rule flags 69 tasks in the 4
-    runs with ground truth, 68 of them truly delayed (one in light1 is not), and finds 68 of
-    the 100 truly delayed tasks (issue 9: recall >= 50% at precision >= 0.8)."""
-    attribute_record = _attribute_record()
-    scored = [attribute_record(p)["truth"]
-              for p in sorted(RESULTS.glob("validate_attribution-*-on.raw.json.gz"))
-              if '"allocations"' in gzip.open(p, "rt").read()]
+    """docs/metrics.md: against the Fair Scheduler's own log, on the runs it was designed on,
+    the rule flags 69 tasks, 68 of them truly delayed (one in light1 is not), finds 68 of the
+    100 truly delayed tasks, and flags nothing with delay scheduling off."""
+    runs = _ground_truth_runs(held_out=False)
+    scored = [r["truth"] for r in runs if r["mode"] == "on"]
     assert scored, "the recorded ground-truth runs are missing"
     assert sum(t["M_rule"] for t in scored) > 0
     for truth in scored:
@@ -81,3 +97,19 @@ def test_the_tasks_the_rule_flags_were_truly_delayed_by_the_scheduler():
     both = sum(t["both"] for t in scored)
     assert both >= 0.98 * sum(t["M_rule"] for t in scored)
     assert both >= 0.5 * sum(t["M_true"] for t in scored)
+    assert all(r["truth"]["M_rule"] == 0 for r in runs if r["mode"] == "off")
+
+
+def test_the_rule_on_runs_recorded_after_it_was_frozen():
+    """docs/metrics.md, the held-out runs (busy6, light3, busy7): with delay scheduling on,
+    pooled precision 0.81 and recall 0.57 (issue 9: recall >= 50% at precision >= 0.8); with
+    it off the rule still flags 17 maps (11 in busy6, recorded beside another cluster's load,
+    6 in busy7), far fewer than the 58 it flags with it on."""
+    runs = _ground_truth_runs(held_out=True)
+    on = [r["truth"] for r in runs if r["mode"] == "on"]
+    off = [r["truth"] for r in runs if r["mode"] == "off"]
+    assert len(on) >= 2 and len(off) >= 2, "the held-out ground-truth runs are missing"
+    both = sum(t["both"] for t in on)
+    assert both >= 0.8 * sum(t["M_rule"] for t in on)
+    assert both >= 0.5 * sum(t["M_true"] for t in on)
+    assert sum(t["M_rule"] for t in off) <= 0.3 * sum(t["M_rule"] for t in on)
