@@ -194,19 +194,23 @@ def _idle(room_a: np.ndarray, room_b: np.ndarray, starts: np.ndarray, settle_ms:
     return _subtract(ia[keep], ib[keep], starts, starts + settle_ms)
 
 
+def _room_runs(containers: Containers, capacity_mb: np.ndarray, mem_mb: int,
+               end_ms: int) -> Intervals:
+    """Per node, the spans where the containers leave room for one of ``mem_mb``."""
+    breaks, free = free_memory_steps(containers, capacity_mb)
+    breaks = np.r_[np.iinfo(np.int64).min // 4, breaks]
+    free = np.vstack([capacity_mb[None, :].astype(np.int64), free])
+    return [_runs(free[:, n] >= mem_mb, breaks, end_ms) for n in range(len(capacity_mb))]
+
+
 def idle_intervals(containers: Containers, capacity_mb: np.ndarray, mem_mb: int, end_ms: int,
                    settle_ms: int, node_up: np.ndarray) -> Intervals:
     """Idle spells per node for a container of ``mem_mb``, on the reconstructed occupancy."""
-    breaks, free = free_memory_steps(containers, capacity_mb)
-    lo = np.iinfo(np.int64).min // 4
-    breaks = np.r_[lo, breaks]
-    free = np.vstack([capacity_mb[None, :].astype(np.int64), free])
     idle = []
-    for n in range(len(capacity_mb)):
+    for n, (a, b) in enumerate(_room_runs(containers, capacity_mb, mem_mb, end_ms)):
         if not node_up[n]:
             idle.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
             continue
-        a, b = _runs(free[:, n] >= mem_mb, breaks, end_ms)
         idle.append(_idle(a, b, containers.start_ms[containers.node == n], settle_ms))
     return idle
 
@@ -272,13 +276,8 @@ def certain_room(containers: Containers, capacity_mb: np.ndarray, mem_mb: int, e
     ``am_linger_ms`` after), less ``release_ms`` around every RM sample showing no room."""
     end = containers.end_ms + np.where(_first_of_app(containers), am_linger_ms, release_ms)
     widened = Containers(containers.node, containers.start_ms - lead_ms, end, containers.mem_mb)
-    breaks, free = free_memory_steps(widened, capacity_mb)
-    lo = np.iinfo(np.int64).min // 4
-    breaks = np.r_[lo, breaks]
-    free = np.vstack([capacity_mb[None, :].astype(np.int64), free])
     out = []
-    for n in range(len(capacity_mb)):
-        a, b = _runs(free[:, n] >= mem_mb, breaks, end_ms)
+    for n, (a, b) in enumerate(_room_runs(widened, capacity_mb, mem_mb, end_ms)):
         if samples is not None and len(samples.times_ms) and n < samples.free_mb.shape[1]:
             full = samples.times_ms[(samples.free_mb[:, n] >= 0) & (samples.free_mb[:, n] < mem_mb)]
             a, b = _subtract(a, b, full - release_ms, full + release_ms)
