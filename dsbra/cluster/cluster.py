@@ -45,6 +45,8 @@ def status(layout: StateLayout) -> Status:
     data = st.load(layout.state_file)
     if data is None:
         return Status("down", {}, None)
+    if data.get("docker"):  # a container's client state: compose runs the daemons, not us
+        return Status("up" if data.get("phase") == "up" else "down", {}, data)
     alive = {name: dmn.is_ours(d["pid"], name, layout.root) for name, d in data["daemons"].items()}
     if data.get("phase") == "up" and alive and all(alive.values()):
         return Status("up", alive, data)

@@ -1,7 +1,7 @@
 """The dsbra cluster in Docker: build its image without any registry, render its compose file.
 
 No image registry is needed, nor any https from inside a container: the base image is Debian
-bookworm made by `debootstrap` from a plain-http mirror and `docker import`ed; the JRE comes
+bookworm made by `debootstrap` from a plain-http mirror and `docker import`ed; the JDK comes
 from that mirror with apt; the Hadoop jars are the project's own Maven fetch
 (.dsbra/hadoop/<version>) and the Python packages a wheelhouse `pip wheel` made on the host.
 Everything is staged under .dsbra/docker/context; the image carries a hash of that context

@@ -10,6 +10,7 @@ compose project `dsbra-test-slot<slot>`, so test sessions of two slots run side 
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -127,3 +128,19 @@ def test_daemon_sidecar_runs_dry_run_beside_the_namenode(compose):
             break
         assert time.monotonic() < deadline, logs[-1500:]
         time.sleep(2)
+
+
+def test_benchmark_schedule_replays_inside_the_namenode_container(compose):
+    """hadoop-docker/README.md's recipe: `dsbra bench data`, `schedule` and `replay` in the
+    NameNode's container, which find the cluster through its client state at /dsbra."""
+    out, err, code = compose.exec_in_container(
+        ["sh", "-c", "dsbra bench data --size 128m --path /bench/docker-test && "
+                     "dsbra bench schedule --jobs 2 --size 128m --path /bench/docker-test "
+                     "--inter-arrival-s 3 --out /dsbra/test-schedule.json && "
+                     "dsbra bench replay /dsbra/test-schedule.json --out /dsbra/test-results"],
+        service_name="namenode")
+    assert code == 0, (out + err)[-3000:]
+    assert "2 jobs" in out, out[-2000:]
+    summary = json.loads(compose.exec_in_container(
+        ["cat", "/dsbra/test-results/summary.json"], service_name="namenode")[0])
+    assert summary["failed_jobs"] == [] and summary["jobs"] == 2 and summary["maps"] >= 2, summary

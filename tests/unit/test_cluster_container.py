@@ -32,3 +32,20 @@ def test_namenode_dry_run_formats_first(tmp_path, capsys):
 def test_worker_index_is_checked(tmp_path):
     with pytest.raises(SystemExit):
         container.main(["worker", "9", "--state-dir", str(tmp_path), "--dry-run"])
+
+
+def test_the_namenode_containers_client_state_is_an_up_cluster_for_bench_commands(tmp_path):
+    """`dsbra bench data/replay --state-dir /dsbra` inside a container find the cluster through
+    the state the NameNode's container writes: up, at the compose file's addresses."""
+    from dsbra.cluster import cluster as cl
+    from dsbra.cluster.install import HadoopInstall
+    from dsbra.cluster.paths import StateLayout, hadoop_home
+    from dsbra.cluster.spec import ClusterSpec
+
+    spec = ClusterSpec(workers=4, replication=3, subnet="172.29.3.0/24")
+    layout = StateLayout(tmp_path)
+    container._client_state(spec, layout, HadoopInstall(hadoop_home(spec.hadoop_version)),
+                            container.find_java())
+    env = cl.env(layout)
+    assert env["rm"] == spec.urls["rm"] and env["webhdfs"] == spec.urls["webhdfs"]
+    assert "172.29.3." in env["rm"]
