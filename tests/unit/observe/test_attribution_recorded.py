@@ -10,7 +10,6 @@ and DT are near zero; with it on they rise and concentrate on the hot blocks.
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 from pathlib import Path
 
@@ -28,10 +27,6 @@ def _validation():
     return module
 
 
-def _attribute_record():
-    return _validation().attribute_record
-
-
 def _runs(workload: str) -> dict[str, list[dict]]:
     """Summaries of the recorded runs of a workload (tags busy1, busy2, ...) the rule was
     designed on, by mode (the held-out runs have their own test)."""
@@ -44,14 +39,15 @@ def _runs(workload: str) -> dict[str, list[dict]]:
     return out
 
 
-def _ground_truth_runs(held_out: bool) -> list[dict]:
+def _ground_truth_runs(held_out: bool | None = None) -> list[dict]:
+    """Summaries of the runs recorded with the scheduler's log (scored: a ``truth`` part),
+    the held-out ones, the others, or (None) all."""
     validation = _validation()
     out = []
     for path in sorted(RESULTS.glob("validate_attribution-*-o[nf]*.raw.json.gz")):
-        if '"allocations"' not in gzip.open(path, "rt").read():
-            continue
         summary = validation.attribute_record(path)
-        if (summary["tag"] in validation.HELD_OUT) == held_out:
+        if "truth" in summary and (held_out is None
+                                   or (summary["tag"] in validation.HELD_OUT) == held_out):
             out.append(summary)
     return out
 
@@ -75,12 +71,9 @@ def test_delay_scheduling_off_measures_near_zero_and_on_rises_on_hot_blocks(work
 
 def test_the_scheduler_declines_no_map_offer_without_delay_scheduling():
     """Checks the ground truth itself: with delay scheduling off, no declined map offer."""
-    attribute_record = _attribute_record()
-    recorded = [p for p in sorted(RESULTS.glob("validate_attribution-*-off.raw.json.gz"))
-                if '"allocations"' in gzip.open(p, "rt").read()]
+    recorded = [r["truth"] for r in _ground_truth_runs() if r["mode"] == "off"]
     assert recorded, "the recorded ground-truth runs are missing"
-    for path in recorded:
-        truth = attribute_record(path)["truth"]
+    for truth in recorded:
         assert truth["map_declines"] == 0 and truth["M_true"] == 0
 
 
