@@ -2,7 +2,7 @@
 JobHistoryServer down, a dead DataNode.
 
 One four-worker cluster in the second slot (test_daemon.py's: continuous scheduling,
-D = 10 s, one-block files at replication 1) serves every test of the module, in order. After
+D = 10 s, one-block hot files at replication 1, cold ones on every worker) serves every test of the module, in order. After
 each fault a scan of HDFS shows every file at or above its base replication, and the journal
 is consistent: every intent closed, none sent twice, and per file the chain of changes
 (each intent starts from the previous change's target) ends at the replication HDFS reports.
@@ -24,12 +24,11 @@ import requests
 import yaml
 
 from dsbra.cluster import cluster as cl
-from test_daemon import COLD, HOT, _replay, cluster_with_data
+from test_daemon import BASE, COLD, HOT, _replay, cluster_with_data
 
 pytestmark = pytest.mark.cluster
 
 DATA = HOT + COLD
-BASE = 1  # the data files' replication when written
 ROUND_LINE = re.compile(r" blocks=\d+ map_tasks=(\d+) gavg=\S+ decisions=(\d+) ")
 
 
@@ -144,7 +143,7 @@ def check_journal(ops: list[dict], client) -> dict[str, int]:
 def scan(client, ops: list[dict]) -> None:
     """Every file of HDFS at or above its base (the journal's, else as written for the data
     files), and the journal consistent."""
-    base = {p: BASE for p in DATA} | check_journal(ops, client)
+    base = BASE | check_journal(ops, client)
     for (root, _), _, files in client.walk("/", status=True):
         for name, st in files:
             path = f"{root.rstrip('/')}/{name}"
@@ -234,7 +233,7 @@ def test_kill_9_while_applying_then_restart_reconciles(fault_cluster, tmp_path):
     try:
         deadline = time.monotonic() + 300
         while not (_quiet_rounds(restart_log) >= QUIET_ROUNDS
-                   and all(client.status(p)["replication"] == BASE for p in DATA)
+                   and all(client.status(p)["replication"] == BASE[p] for p in DATA)
                    and not _open(_journal(state), ("intent", "sent"))):
             assert proc.poll() is None, restart_log.read_text()[-3000:]
             assert time.monotonic() < deadline, restart_log.read_text()[-3000:]
@@ -248,4 +247,4 @@ def test_kill_9_while_applying_then_restart_reconciles(fault_cluster, tmp_path):
     scan(client, ops)
     up = [r for r in ops if r["op"] == "intent" and r["target"] > r["before"]]
     assert up and all(r["path"] in HOT for r in up)
-    assert all(client.status(p)["replication"] == BASE for p in DATA)
+    assert all(client.status(p)["replication"] == BASE[p] for p in DATA)
