@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 @click.option("--max-replication", type=int, default=10, show_default=True,
               help="Most replicas a block may get from the policy.")
 @click.option("--workload", "workload", default="fb2009-bins", show_default=True,
-              help="fb2009-bins (Table 3 bins) or swim:PATH (a SWIM TSV trace).")
+              help="fb2009-bins (Table 3 bins), swim:PATH (a SWIM TSV trace) or schedule:PATH "
+                   "(a `dsbra bench schedule` file: the jobs a real-cluster replay runs).")
 @click.option("--jobs", type=int, default=None,
               help="Jobs (fb2009-bins: default 100; swim: first N of the trace).")
 @click.option("--inter-arrival-s", type=float, default=None,

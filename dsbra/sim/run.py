@@ -17,7 +17,7 @@ from dsbra.sim.policy_driver import PolicyDriver, policy_params
 class WorkloadSpec:
     """How to build the schedule (see :mod:`dsbra.sim.workload`)."""
 
-    source: str = "fb2009-bins"  # or "swim:PATH"
+    source: str = "fb2009-bins"  # or "swim:PATH", "schedule:PATH"
     jobs: int | None = None
     inter_arrival_s: float | None = None
     arrivals: str = "exp"
@@ -49,7 +49,12 @@ def build_workload(spec: WorkloadSpec, cfg: SimConfig) -> workloads.Workload:
                               hot_fraction=spec.hot_fraction, hot_share=spec.hot_share,
                               hot_period_s=spec.hot_period_s, dataset_gb=spec.dataset_gb,
                               seed=cfg.seed)
-    raise InputError(f"unknown workload {spec.source!r}; use fb2009-bins or swim:PATH")
+    if spec.source.startswith("schedule:"):
+        path = spec.source[len("schedule:"):]
+        if not path:
+            raise InputError("--workload schedule:PATH needs a schedule file")
+        return workloads.bench_schedule(Path(path))
+    raise InputError(f"unknown workload {spec.source!r}; use fb2009-bins, swim:PATH or schedule:PATH")
 
 
 @dataclass

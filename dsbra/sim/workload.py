@@ -1,12 +1,15 @@
 """Job schedules: which jobs arrive when, and which HDFS blocks each map reads.
 
-Two sources:
+Three sources:
 - ``fb2009-bins``: the delay scheduling paper's Facebook macrobenchmark (workload.md, Table 3):
   jobs drawn from the nine size bins in the benchmark's proportions, exponential inter-arrival
   gaps (mean 14 s), map counts scaled for small clusters (:func:`scaled_bin_maps`).
 - ``swim:PATH``: a SWIM trace (FB-2009 / FB-2010 TSV). Map count = ceil(map input bytes /
   block size), at least 1, capped at ``max_maps`` (default: the cluster's map slots). With an
   input-path column (FB-2010), same path = same file = same blocks: real popularity.
+- ``schedule:PATH``: a `dsbra bench schedule` file, the very jobs a real-cluster replay runs
+  (one-block files of the grep data set), so a simulated and a real run can be compared job
+  for job.
 
 Without input paths, inputs come from a shared data set with hot spots (workload.md, after the
 DSBRA paper): every ``hot_period_s`` a fresh ``hot_fraction`` of the data set's blocks is picked
@@ -16,6 +19,7 @@ contiguous run of the data set from a random offset (a table or partition).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -299,3 +303,34 @@ def swim(path: Path, *, total_slots: int, block_size_mb: float, max_maps: int | 
                     bins=bins.astype(np.int8), task_indptr=indptr,
                     task_block=task_block.astype(np.int64), task_mb=task_mb.astype(np.float64),
                     dataset=dataset, notes=notes)
+
+
+def bench_schedule(path: Path) -> Workload:
+    """A `dsbra bench schedule` file as a workload: its jobs, submit times and input files
+    (each one block of the data set's block size), bins as the schedule recorded them."""
+    from dsbra.bench.schedule import load_schedule  # bench builds its schedules from this module
+
+    doc = load_schedule(path)
+    data = doc["dataset"]
+    n_files, block_bytes = int(data["files"]), int(data["block_bytes"])
+    names = [f"{data['path'].rstrip('/')}/part-{i:05d}" for i in range(n_files)]  # bench data's
+    dataset = dataclasses.replace(Dataset.one_block_files(n_files, block_bytes),
+                                  file_paths=np.array(names, dtype=object))
+    row = {p: i for i, p in enumerate(names)}
+    jobs = doc["jobs"]
+    unknown = sorted({f for j in jobs for f in j["inputs"] if f not in row})
+    if unknown:
+        raise InputError(f"schedule {path}: {len(unknown)} inputs are not files of its data set, "
+                         f"e.g. {unknown[0]}")
+    maps = np.array([len(j["inputs"]) for j in jobs], np.int64)
+    task_block = np.array([row[f] for j in jobs for f in j["inputs"]], np.int64)
+    block_mb = block_bytes / MB
+    return Workload(name=f"schedule:{Path(path).name}",
+                    job_ids=np.array([j["job_id"] for j in jobs], dtype=object),
+                    submit_s=np.array([float(j["submit_s"]) for j in jobs], np.float64),
+                    bins=np.array([int(j.get("bin", size_bin(np.array([m]))[0])) for j, m in zip(jobs, maps)],
+                                  np.int8),
+                    task_indptr=np.concatenate([[0], np.cumsum(maps)]).astype(np.int64),
+                    task_block=task_block, task_mb=np.full(len(task_block), block_mb),
+                    dataset=dataset, notes={"schedule": str(path), "source": doc["source"],
+                                            "files": n_files, "dataset_blocks": n_files})

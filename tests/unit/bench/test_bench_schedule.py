@@ -88,3 +88,37 @@ def test_broken_schedules_are_input_errors(tmp_path, content, message):
     path.write_text(content)
     with pytest.raises(InputError, match=message):
         sch.load_schedule(path)
+
+
+def test_the_simulator_runs_a_bench_schedule_job_for_job(tmp_path):
+    """`dsbra sim --workload schedule:PATH` runs the very jobs a replay submits: same jobs,
+    times, bins and input files (one block each), so simulated and real runs pair up."""
+    from dsbra.sim.config import SimConfig
+    from dsbra.sim.run import WorkloadSpec, build_workload, simulate
+
+    doc = sch.fb2009_bins(PLAN, slots=8, jobs=12, seed=2)
+    path = tmp_path / "s.json"
+    sch.write_schedule(path, doc)
+    cfg = SimConfig(nodes=4, slots_per_node=2, racks=2, replication=2).validated()
+    work = build_workload(WorkloadSpec(source=f"schedule:{path}"), cfg)
+    assert list(work.job_ids) == [j["job_id"] for j in doc["jobs"]]
+    assert list(work.submit_s) == [j["submit_s"] for j in doc["jobs"]]
+    assert list(work.bins) == [j["bin"] for j in doc["jobs"]]
+    paths = work.dataset.file_paths
+    read = [[paths[work.dataset.block_file[b]] for b in work.task_block[a:z]]
+            for a, z in zip(work.task_indptr, work.task_indptr[1:])]
+    assert read == [j["inputs"] for j in doc["jobs"]]
+    assert work.dataset.n_blocks == PLAN.files and set(work.task_mb) == {64.0}
+    result = simulate(cfg, WorkloadSpec(source=f"schedule:{path}"))
+    assert result.summary["jobs"] == 12 and len(result.tasks["job_id"]) == work.n_tasks
+
+
+def test_a_schedule_reading_outside_its_data_set_is_refused(tmp_path):
+    from dsbra.sim.workload import bench_schedule
+
+    doc = sch.fb2009_bins(PLAN, slots=8, jobs=3, seed=2)
+    doc["jobs"][1]["inputs"][0] = "/elsewhere/part-00000"
+    path = tmp_path / "s.json"
+    sch.write_schedule(path, doc)
+    with pytest.raises(InputError, match="not files of its data set, e.g. /elsewhere/part-00000"):
+        bench_schedule(path)
