@@ -20,9 +20,9 @@ def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: i
     it since the observation).
     """
     out = []
-    records = plan.to_records(node_names)
-    for k in plan.changed():
-        rec = records[int(k)]
+    changed = plan.changed()
+    # records of the changed rows only: the plan also lists every refused file
+    for k, rec in zip(changed, plan.to_records(node_names, changed)):
         path, before, target = rec["file"], rec["current"], rec["target"]
         base = journal.base.get(path, int(plan_base(plan, k)))
         rec["base"] = base

@@ -107,10 +107,11 @@ class FilePlan:
         """Rows whose target differs from the current replication."""
         return np.flatnonzero(self.target != self.current)
 
-    def to_records(self, node_names) -> list[dict]:
-        """Plain dicts, one per row, for JSON output and decision logs."""
+    def to_records(self, node_names, rows=None) -> list[dict]:
+        """Plain dicts, one per row (or per row of ``rows``), for JSON output and decision
+        logs."""
         out = []
-        for k in range(len(self)):
+        for k in range(len(self)) if rows is None else rows:
             nodes = self.placement_nodes[self.placement_indptr[k]:self.placement_indptr[k + 1]]
             out.append({
                 "file": str(self.paths[k]),
@@ -126,18 +127,25 @@ class FilePlan:
 
 
 def plan_files(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
-    """Fold ``decision`` into per-file targets and apply ``rails`` (see the module doc)."""
-    if ri.files is None:
-        files = _one_block_files(ri, rails.block_bytes)
-        fidx = np.arange(len(ri), dtype=np.int64)
-    else:
-        files, fidx = ri.files, ri.file_index.astype(np.int64)
-    n_files = len(files)
+    """Fold ``decision`` into per-file targets and apply ``rails`` (see the module doc).
+
+    Memory follows the decided blocks, not the round: no array here is per block or per file
+    of the round except the passes that sum the extra bytes already in place.
+    """
     # per decided block: its delta, its file; placement CSR per decided-up block
     add = np.diff(decision.replicate_indptr)
     blocks = np.concatenate((decision.replicate_block, decision.dereplicate_block))
     delta = np.concatenate((add, -np.ones(len(decision.dereplicate_block), np.int64)))
-    bfile = fidx[blocks]
+    if ri.files is None:
+        # each block its own file: a table of the decided blocks only (file = row of it)
+        decided = np.unique(blocks)
+        files = _one_block_files(ri, decided, rails.block_bytes)
+        bfile = np.searchsorted(decided, blocks)
+        extra_before = _one_block_extra_bytes(ri, rails.block_bytes)
+    else:
+        files = ri.files
+        bfile = ri.file_index[blocks].astype(np.int64)
+        extra_before = _extra_bytes(files)
     # the driving block of each file: largest delta, then highest RF, then lowest row
     order = np.lexsort((blocks, -decision.rf[blocks], -delta, bfile))
     first = np.ones(len(order), bool)
@@ -146,8 +154,10 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
     f = bfile[drive]
     f_delta = delta[drive]
     # a file shrinks only if all of its blocks shrink
-    shrink_blocks = np.bincount(bfile[delta < 0], minlength=n_files)
-    all_shrink = shrink_blocks[f] >= files.block_count[f]
+    shrinking_files = np.sort(bfile[delta < 0])
+    shrink_blocks = (np.searchsorted(shrinking_files, f, side="right")
+                     - np.searchsorted(shrinking_files, f, side="left"))
+    all_shrink = shrink_blocks >= files.block_count[f]
     f_delta = np.where((f_delta < 0) & ~all_shrink, 0, f_delta)
     keep = f_delta != 0
     drive, f, f_delta = drive[keep], f[keep], f_delta[keep]
@@ -169,8 +179,6 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
         target = np.where(prot, current, target)
         status[prot] = STATUS_PROTECTED
 
-    extra_before = int(np.sum(np.maximum(files.current_replication.astype(np.int64)
-                                         - files.base_replication, 0) * files.length_bytes))
     # decreases first, then increases by priority; caps and budget as a prefix
     rf = decision.rf[blocks[drive]]
     prio = np.lexsort((f, -rf, up))  # decreases (up=False) sort first
@@ -193,10 +201,9 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
     added = np.maximum(target - current, 0)
     extra_after = extra_now + int(np.sum(added * length))
 
-    # intended placement: the driving block's nodes, as many as the file gains
-    rep_pos = np.full(len(ri), -1, np.int64)
-    rep_pos[decision.replicate_block] = np.arange(len(decision.replicate_block))
-    k = rep_pos[blocks[drive]]
+    # intended placement: the driving block's nodes, as many as the file gains; ``blocks``
+    # lists the replicated blocks first, so a driving row below their count is their row
+    k = np.where(drive < len(decision.replicate_block), drive, -1)
     starts = np.where(k >= 0, decision.replicate_indptr[np.maximum(k, 0)], 0)
     indptr = np.zeros(len(f) + 1, np.int64)
     np.cumsum(added, out=indptr[1:])
@@ -205,8 +212,10 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
     nodes = decision.replicate_nodes[starts[seg] + pos]
 
     row_order = np.argsort(f, kind="stable")
-    plan_rows = dict(file_index=f, paths=files.paths[f], current=current, wanted=wanted,
-                     target=target, rf=rf, rule=decision.rule[blocks[drive]], status=status)
+    file_index = f if ri.files is not None else decided[f]
+    plan_rows = dict(file_index=file_index, paths=files.paths[f], current=current,
+                     wanted=wanted, target=target, rf=rf, rule=decision.rule[blocks[drive]],
+                     status=status)
     plan_rows = {name: a[row_order] for name, a in plan_rows.items()}
     n_add = added[row_order]
     p_indptr = np.zeros(len(f) + 1, np.int64)
@@ -259,7 +268,25 @@ def _grant_prefix(rows, target, current, length, status, replicas_left, bytes_le
     status[later] = code
 
 
-def _one_block_files(ri: RoundInput, block_bytes: int) -> FileTable:
-    rc = ri.replica_count()
-    return FileTable.one_block_files(ri.block_ids, ri.base_replication,
+def _extra_bytes(files: FileTable) -> int:
+    """Bytes stored above base replication across ``files`` (only the raised files are
+    gathered, so no per-file int64 temporaries)."""
+    raised = np.flatnonzero(files.current_replication > files.base_replication)
+    over = (files.current_replication[raised].astype(np.int64)
+            - files.base_replication[raised])
+    return int(np.sum(over * files.length_bytes[raised]))
+
+
+def _one_block_files(ri: RoundInput, rows: np.ndarray, block_bytes: int) -> FileTable:
+    """The one-block files of block ``rows``: current replication = live replicas (>= 1)."""
+    rc = ri.replica_indptr[rows + 1] - ri.replica_indptr[rows]
+    return FileTable.one_block_files(ri.block_ids[rows], ri.base_replication[rows],
                                      np.maximum(rc, 1), block_bytes)
+
+
+def _one_block_extra_bytes(ri: RoundInput, block_bytes: int) -> int:
+    """``_extra_bytes`` of every block of the round as its own file."""
+    current = np.maximum(ri.replica_count(), 1)
+    raised = np.flatnonzero(current > ri.base_replication)
+    return int(np.sum(current[raised] - ri.base_replication[raised].astype(np.int64))
+               * block_bytes)
