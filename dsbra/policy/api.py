@@ -48,7 +48,7 @@ RULE_NAMES: dict[int, str] = {
     RULE_AGED: "aged",
 }
 
-STATE_FORMAT_VERSION = 1
+STATE_FORMAT_VERSION = 2
 
 
 def _as(a, dtype) -> np.ndarray:
