@@ -8,6 +8,7 @@ extra); TLS through a CA bundle given to the session's ``verify``.
 
 from __future__ import annotations
 
+import time
 from urllib.parse import quote
 
 import requests
@@ -115,6 +116,31 @@ class HdfsActor:
         """SETREPLICATION; the NameNode schedules the copies (or the removal) itself."""
         self._call(f"SETREPLICATION {path}={replication}", self.client.set_replication, path,
                    replication)
+
+    def create_new(self, path: str, text: str) -> bool:
+        """CREATE without overwrite (atomic in the NameNode); False when the file exists."""
+        try:
+            self._call(f"CREATE {path}", self.client.write, path, data=text, overwrite=False,
+                       encoding="utf-8")
+        except HadoopError as exc:
+            if exc.exception in ("FileAlreadyExistsException", "AlreadyBeingCreatedException"):
+                return False
+            raise
+        return True
+
+    def read_text(self, path: str) -> str:
+        def read():
+            with self.client.read(path, encoding="utf-8") as reader:
+                return reader.read()
+        return self._call(f"OPEN {path}", read)
+
+    def delete(self, path: str) -> None:
+        self._call(f"DELETE {path}", self.client.delete, path)
+
+    def touch(self, path: str) -> None:
+        """SETTIMES: the file's modification time to now."""
+        self._call(f"SETTIMES {path}", self.client.set_times, path,
+                   modification_time=int(time.time() * 1000))
 
     def live_replicas(self, path: str) -> list[int]:
         """Replicas the NameNode reports now, per block of the file (GET_BLOCK_LOCATIONS)."""

@@ -29,6 +29,8 @@ class ClusterConfig:
     kerberos_principal: str | None = None  #: None = the ticket cache's default principal
     kerberos_mutual_auth: str = "OPTIONAL"  #: REQUIRED, OPTIONAL or DISABLED
     ca_bundle: str | None = None
+    #: apply mode: one acting dsbra per cluster, by this file in HDFS (null: no cluster lock)
+    lock_path: str | None = "/system/dsbra.id"
 
 
 @dataclass(frozen=True)
@@ -237,6 +239,9 @@ def _validate(obj, prefix: str):
         if obj.kerberos_mutual_auth not in MUTUAL_AUTH:
             raise ConfigError(f"config: cluster.kerberos_mutual_auth must be one of "
                               f"{', '.join(MUTUAL_AUTH)}, got {obj.kerberos_mutual_auth!r}")
+        if obj.lock_path is not None and not obj.lock_path.startswith("/"):
+            raise ConfigError(f"config: cluster.lock_path must be an absolute HDFS path or null, "
+                              f"got {obj.lock_path!r}")
         if obj.ca_bundle is not None and not Path(obj.ca_bundle).is_file():
             raise ConfigError(f"config: cluster.ca_bundle {obj.ca_bundle!r} is not a file")
     return obj

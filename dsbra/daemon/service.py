@@ -1,6 +1,7 @@
 """The daemon loop: every interval, collect a window, decide, act (or not), persist, export.
 
-One instance per state directory (an fcntl lock). SIGTERM finishes the round and exits; SIGHUP
+One instance per state directory (an fcntl lock) and, in apply mode, one acting instance per
+cluster (a lock file in HDFS, dsbra.act.cluster_lock). SIGTERM finishes the round and exits; SIGHUP
 reloads the config at the next round. A ``paused`` file in the state directory (``dsbra
 pause``) keeps the daemon observing and deciding but not acting. Any Hadoop failure inside a
 round (RM down, NameNode unreachable, malformed reply) is a logged skip; the loop goes on.
@@ -19,12 +20,13 @@ import time
 from pathlib import Path
 
 from dsbra.act.apply import apply_plan
+from dsbra.act.cluster_lock import ClusterLock
 from dsbra.act.health import HealthLimits, refusals
 from dsbra.act.hdfs_client import HdfsActor, kerberos_auth, make_client, use_ca_bundle
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
 from dsbra.daemon.metrics import Metrics
-from dsbra.daemon.round import add_cooling_blocks, decide
+from dsbra.daemon.round import add_cooling_blocks, decide, top_hot_files
 from dsbra.errors import DsbraError, HadoopError, SafetyError
 from dsbra.policy.rails import Rails
 from dsbra.policy.state import load_state, save_state
@@ -54,6 +56,7 @@ class Daemon:
         self.metrics = Metrics()
         self.status: dict = {"state": "starting", "mode": cfg.mode, "rounds": 0}
         self._lock_fh = None
+        self.cluster_lock: ClusterLock | None = None
         self.collector = None
         self.round = 0
         self.last_poll_ok = time.time()
@@ -97,9 +100,28 @@ class Daemon:
         self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
                                    since_ms=int(time.time() * 1000))
 
+    def hold_cluster_lock(self) -> None:
+        """In apply mode, hold the cluster lock: take it, or refresh it (SafetyError when
+        another live daemon holds it, HadoopError when the NameNode cannot be asked)."""
+        path = self.cfg.cluster.lock_path
+        if not (self.cfg.apply and path):
+            return
+        stale_s = max(3 * self.cfg.interval_s, 120.0)
+        if self.cluster_lock is None:
+            self.cluster_lock = ClusterLock(self.actor, path, stale_s, str(self.dir.resolve()))
+        self.cluster_lock.stale_s = stale_s
+        if self.cluster_lock.held:
+            self.cluster_lock.refresh()
+        else:
+            self.cluster_lock.acquire()
+
     def run(self, once: bool = False) -> None:
         self.acquire_lock()
         self.connect()
+        try:
+            self.hold_cluster_lock()  # SafetyError: another daemon acts on this cluster, exit
+        except HadoopError as exc:
+            log.warning("start without the cluster lock, retried every round: %s", exc)
         server = None
         if self.cfg.http.enabled:
             from dsbra.daemon.http import serve
@@ -120,6 +142,8 @@ class Daemon:
         finally:
             signal.signal(signal.SIGTERM, old_term)
             signal.signal(signal.SIGHUP, old_hup)
+            if self.cluster_lock is not None:
+                self.cluster_lock.release()
             if server is not None:
                 server.shutdown()
             self.status["state"] = "stopped"
@@ -217,6 +241,10 @@ class Daemon:
                            observation_age_s=time.time() - self.last_poll_ok)
         if self.paused:
             reasons.append("paused: dsbra pause (resume with dsbra resume)")
+        try:
+            self.hold_cluster_lock()
+        except (SafetyError, HadoopError) as exc:
+            reasons.append(f"cluster-lock: {exc}")
         for reason in reasons:
             log.warning("round=%d refuse reason=%s", self.round, reason.split(":")[0])
             self.metrics.refusals.labels(reason=reason.split(":")[0]).inc()
@@ -234,12 +262,7 @@ class Daemon:
         info["map_tasks"] = doc["observe"]["map_tasks"]
         info["blocks"] = len(res.ri)
         info["health"] = health
-        order = sorted(range(len(res.ri)), key=lambda i: -res.decision.rf[i])[:TOP_HOT]
-        info["top_hot_files"] = [{"file": res.paths[i], "block_id": str(res.ri.block_ids[i]),
-                                  "rf": float(res.decision.rf[i]),
-                                  "tasks": int(res.ri.tasks[i]),
-                                  "delayed_tasks": int(res.ri.delayed_tasks[i])}
-                                 for i in order if res.ri.tasks[i] > 0]
+        info["top_hot_files"] = top_hot_files(res, TOP_HOT)
         self.metrics.observe_round(info, self.journal)
         log.info("round=%d blocks=%d map_tasks=%d gavg=%.3f decisions=%d acted=%s refusals=%d",
                  self.round, len(res.ri), info["map_tasks"], res.decision.gavg,

@@ -176,6 +176,57 @@ def _dead_datanodes(env: dict) -> int:
     return int(requests.get(url, timeout=5).json()["beans"][0]["NumDeadDataNodes"])
 
 
+LOCK = "/system/dsbra.id"  # the daemon's default cluster.lock_path
+
+
+def _run_once(config: str, mode: str | None = None) -> subprocess.CompletedProcess:
+    """`dsbra run --once` (``mode``: rewrite the config's mode first)."""
+    if mode is not None:
+        cfg = yaml.safe_load(Path(config).read_text()) | {"mode": mode}
+        Path(config).write_text(yaml.safe_dump(cfg))
+    return subprocess.run([sys.executable, "-m", "dsbra", "run", "--config", config, "--once"],
+                          capture_output=True, text=True, timeout=180)
+
+
+def _lock_holder(client) -> dict | None:
+    if client.status(LOCK, strict=False) is None:
+        return None
+    with client.read(LOCK, encoding="utf-8") as reader:
+        return json.loads(reader.read())
+
+
+def test_one_acting_daemon_per_cluster(fault_cluster, tmp_path):
+    """The lock file in HDFS: a second apply daemon (another state directory) refuses to start
+    and names the holder, a dry-run one runs beside it; a daemon whose lock another took
+    refuses to act; a lock nobody refreshed for long is taken over; a clean stop frees it."""
+    layout, env, client = fault_cluster
+    log = tmp_path / "a.log"
+    proc = _start(_config(tmp_path, env, "a", interval_s=3, poll_s=1), log)
+    try:
+        _wait_rounds(proc, log, 1, 60)
+        assert _lock_holder(client)["pid"] == proc.pid
+        second = _run_once(_config(tmp_path, env, "b", interval_s=3, poll_s=1))
+        assert second.returncode != 0, second.stderr[-2000:]
+        last = second.stderr.strip().splitlines()[-1]
+        assert last.startswith("dsbra: error: another dsbra") and f"pid {proc.pid}) holds the " \
+            f"cluster lock {LOCK}" in last and "Traceback" not in second.stderr, second.stderr
+        dry = _run_once(_config(tmp_path, env, "dry", interval_s=3, poll_s=1), mode="dry-run")
+        assert dry.returncode == 0, dry.stderr[-2000:]
+        other = {"host": "elsewhere", "pid": 1, "state_dir": "/x", "instance": "other"}
+        client.write(LOCK, json.dumps(other), overwrite=True, encoding="utf-8")
+        _wait_rounds(proc, log, 2, 60)
+        assert "refuse reason=cluster-lock" in log.read_text(), log.read_text()[-3000:]
+    finally:
+        _stop(proc, log)
+    assert _lock_holder(client) == other  # not its lock any more: left alone at the stop
+    client.set_times(LOCK, modification_time=int((time.time() - 3600) * 1000))
+    third = _run_once(_config(tmp_path, env, "c", interval_s=3, poll_s=1))
+    assert third.returncode == 0, third.stderr[-2000:]
+    assert "taking over from host elsewhere pid 1 (not refreshed for" in third.stderr
+    assert _lock_holder(client) is None  # released at its clean stop
+    scan(client, _journal(tmp_path / "a") + _journal(tmp_path / "c"))
+
+
 def test_dead_datanode_is_a_refusal(fault_cluster, tmp_path):
     layout, env, client = fault_cluster
     cl.stop_daemon(layout, "datanode-w4", kill=True)

@@ -16,6 +16,7 @@ def test_defaults_are_a_safe_dry_run_on_localhost():
     assert cfg.mode == "dry-run" and not cfg.apply
     assert cfg.interval_s == 60 and cfg.http.host == "127.0.0.1"
     assert cfg.policy.profile is None  # the policy engine's default profile, whatever it is
+    assert cfg.cluster.lock_path == "/system/dsbra.id"  # one acting daemon per cluster
 
 
 def test_yaml_then_environment_then_overrides(tmp_path):
@@ -38,6 +39,7 @@ def test_yaml_then_environment_then_overrides(tmp_path):
     ("policy:\n  params:\n    bogus: 1\n", {}, "unknown key policy.params.bogus"),
     ("policy:\n  params:\n    max_replication: 0\n", {}, "max_replication"),
     ("cluster:\n  rm: ftp://x\n", {}, "cluster.rm must be an http(s) URL"),
+    ("cluster:\n  lock_path: system/dsbra.id\n", {}, "cluster.lock_path must be an absolute HDFS path"),
     ("rails:\n  protected: /a\n", {}, "rails.protected must be a list of strings"),
     ("", {"DSBRA_HTTP__PORT": "abc"}, "http.port must be a non-negative integer, got 'abc'"),
     ("", {"DSBRA_NOPE": "1"}, "unknown key nope"),
