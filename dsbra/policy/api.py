@@ -269,9 +269,10 @@ class BlockState:
         """
         if self.block_ids is ri.block_ids or (
                 len(self) == len(ri) and np.array_equal(self.block_ids, ri.block_ids)):
-            if self.file_index is ri.file_index or np.array_equal(self.file_index, ri.file_index):
+            if self.block_ids is ri.block_ids and self.file_index is ri.file_index:
                 return self
-            return dataclasses.replace(self, file_index=ri.file_index)
+            # the round's id and file arrays: this state's own copies can be freed
+            return dataclasses.replace(self, block_ids=ri.block_ids, file_index=ri.file_index)
         out = BlockState.fresh(ri)
         if len(self) == 0:
             return dataclasses.replace(out, round=self.round)

@@ -108,27 +108,40 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     n_blocks = len(rf)
     tasks = ri.tasks
     pressure = tasks * rf
-    read = tasks > 0
-    n_read = int(np.count_nonzero(read))
+    n_read = int(np.count_nonzero(tasks))
     mean_pressure = float(pressure.sum() / n_read) if n_read else 0.0
     hot_mask = pressure > max(p.min_pressure, p.hot_factor * mean_pressure)
-    maps_per_node = float(tasks.sum()) / max(ri.n_nodes, 1)
-    need = np.ceil(tasks / max(p.holder_share * maps_per_node, 1e-12)).astype(np.int64)
-    rule = np.zeros(n_blocks, np.int8)
-    cold = (rc > st.base_replication) & ~hot_mask & (need < rc)
-    rule[cold] = RULE_COOL
     hot = np.flatnonzero(hot_mask)
     hot = hot[np.argsort(-pressure[hot], kind="stable")]  # hottest first, for the budget
+    del pressure
+    maps_per_node = float(tasks.sum()) / max(ri.n_nodes, 1)
+    # holders needed: whole numbers kept in the float array (compared with RC exactly)
+    need = np.divide(tasks, max(p.holder_share * maps_per_node, 1e-12))
+    np.ceil(need, out=need)
+    rule = np.zeros(n_blocks, np.int8)
+    cold = rc > st.base_replication
+    cold &= ~hot_mask
+    cold &= need < rc
+    del hot_mask
+    rule[cold] = RULE_COOL
     rc_hot = rc[hot].astype(np.int64)
-    r = np.minimum(np.maximum(need[hot], rc_hot + 1), ceiling) - rc_hot
+    r = np.minimum(np.maximum(need[hot].astype(np.int64), rc_hot + 1), ceiling) - rc_hot
+    del need
     r = np.maximum(r, 0)
     rule[hot] = np.where(r > 0, RULE_HOT, RULE_HOT_AT_CAP)
     if p.budget_fraction is not None and len(hot):
         size = _block_bytes(ri)
-        base = st.base_replication.astype(np.int64)
-        after_drops = rc.astype(np.int64) - cold
-        extra_now = float(np.sum(np.maximum(after_drops - base, 0) * size))
-        left = p.budget_fraction * ri.budget_base_bytes(float(np.sum(base * size))) - extra_now
+        # replicas above base after this round's drops, then the bytes they hold; the same
+        # float array then holds the base bytes
+        over = rc - st.base_replication
+        over -= cold
+        np.maximum(over, 0, out=over)
+        held_bytes = np.multiply(over, size)
+        del over
+        extra_now = float(np.sum(held_bytes))
+        base_bytes = float(np.sum(np.multiply(st.base_replication, size, out=held_bytes)))
+        del held_bytes
+        left = p.budget_fraction * ri.budget_base_bytes(base_bytes) - extra_now
         # round-robin as Scarlett grants: every hot block one more replica, hottest first,
         # before any gets a second; the budget takes a prefix of that order
         which = np.repeat(np.arange(len(hot)), r)
@@ -146,33 +159,38 @@ def _block_bytes(ri: RoundInput) -> np.ndarray:
     """Each block's size: its file's length over its blocks (1 per block without a file
     table, so the budget then counts replicas)."""
     if ri.files is None:
-        return np.ones(len(ri), np.float64)
+        return np.broadcast_to(np.float64(1.0), (len(ri),))  # ones, without an array of them
     f = ri.files
     per_file = f.length_bytes / np.maximum(f.block_count, 1)
-    return per_file[ri.file_index].astype(np.float64)
+    return per_file[ri.file_index].astype(np.float64, copy=False)
 
 
 def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
     """The round itself, on validated input and a state aligned to its rows."""
     n_blocks = len(ri)
     tasks = ri.tasks
+    # Per-block arrays are few and reused in place (one float scratch array, RF in X's array):
+    # the round's peak memory is a handful of arrays beside its input and state.
     n_eff = np.maximum(tasks, 1)  # the paper's "initial value of N_i is 1"
     # 1. current load, evaluated in the formula's own order (bit-identical to the reference)
     x = ri.delayed_tasks / n_eff
     tmp = np.multiply(n_eff, p.delay_threshold_s, dtype=np.float64)
+    del n_eff
     np.divide(ri.delay_s, tmp, out=tmp)
     x += tmp
     x /= 2
     # 2. replication factor (history Y from before this round)
-    rf = np.multiply(x, p.alpha)
+    rf = x
+    del x
+    rf *= p.alpha
     np.multiply(st.y, 1.0 - p.alpha, out=tmp)
     rf += tmp
     rf /= p.rf_divisor
-    del tmp
     # 3. history update
     y_next = st.y * st.n
     y_next += rf
-    y_next /= st.n + 1.0
+    y_next /= np.add(st.n, 1.0, out=tmp)
+    del tmp
     n_next = st.n + 1
     # 4. global average over the scope
     if p.gavg_scope == "all":
