@@ -8,6 +8,9 @@ daemon adds to it before the policy sees it:
   invisible to the policy);
 - the journal's per-file base replication wins over both the observed replication and the
   state's, so "base" is what the file had before our first change.
+
+Block ids are HDFS's numeric ids (int64) from the document's "blk_<n>" names on: eight bytes a
+block instead of a Python string, in the round and in the persisted state.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dsbra.errors import InputError
 from dsbra.policy.api import BlockState, Decision, FileTable, RoundInput, make_policy
 from dsbra.policy.cli import _round_input
 from dsbra.policy.rails import FilePlan, Rails, plan_files
@@ -63,6 +67,7 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     block on a quiet cluster.
     """
     ri, _, _ = _round_input(doc)
+    ri = dataclasses.replace(ri, block_ids=block_numbers(ri.block_ids))
     paths = [str(b.get("path", b["block_id"])) for b in doc["blocks"]]
     file_of = {p: i for i, p in enumerate(dict.fromkeys(paths))}
     fidx = np.array([file_of[p] for p in paths], np.int64)
@@ -99,25 +104,71 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     return RoundResult(ri, decision, merge_state(new_state, old), plan, paths)
 
 
+def block_numbers(names) -> np.ndarray:
+    """HDFS's numeric block ids (int64) of "blk_<n>" names, as the observe document has them."""
+    def number(name: str) -> int:
+        if not name.startswith("blk_"):
+            raise ValueError(name)
+        return int(name[4:])
+
+    try:
+        return np.fromiter((number(name) for name in names), np.int64, len(names))
+    except (ValueError, OverflowError) as exc:
+        raise InputError(f"round input: block id {exc} is not an HDFS block name (blk_<n>)"
+                         ) from None
+
+
+def top_hot_files(res: RoundResult, k: int) -> list[dict]:
+    """The ``k`` blocks of highest RF (equal RF: lower row first), those the window read."""
+    rf = res.decision.rf
+    rows = np.arange(len(rf))
+    if len(rf) > k:  # only the rows at or above the k-th largest RF need sorting
+        rows = np.flatnonzero(rf >= np.partition(rf, len(rf) - k)[len(rf) - k])
+    rows = rows[np.argsort(-rf[rows], kind="stable")][:k]
+    return [{"file": res.paths[i], "block_id": f"blk_{res.ri.block_ids[i]}", "rf": float(rf[i]),
+             "tasks": int(res.ri.tasks[i]), "delayed_tasks": int(res.ri.delayed_tasks[i])}
+            for i in rows if res.ri.tasks[i] > 0]
+
+
 def merge_state(new: BlockState, old: BlockState | None) -> BlockState:
     """This round's rows plus the old rows of blocks this round did not see (their history)."""
     if old is None or not len(old):
         return new
-    keep = ~pc.is_in(_as_strings(old.block_ids),
-                     value_set=_as_strings(new.block_ids)).to_numpy(zero_copy_only=False)
-    if not keep.any():
+    unseen = ~_seen(old.block_ids, new.block_ids)
+    if not unseen.any():
         return new
-    cat = lambda a, b: np.concatenate((a, b))  # noqa: E731
-    return BlockState(block_ids=cat(new.block_ids.astype(object), old.block_ids[keep].astype(object)),
-                      y=cat(new.y, old.y[keep]), n=cat(new.n, old.n[keep]),
-                      base_replication=cat(new.base_replication, old.base_replication[keep]),
-                      file_index=np.full(len(new) + int(keep.sum()), -1, np.int32),
-                      idle_rounds=cat(new.idle_rounds, old.idle_rounds[keep]), round=new.round)
+    cat = lambda a, b: np.concatenate((a, b[unseen]))  # noqa: E731
+    return BlockState(block_ids=cat(new.block_ids, old.block_ids),
+                      y=cat(new.y, old.y), n=cat(new.n, old.n),
+                      base_replication=cat(new.base_replication, old.base_replication),
+                      file_index=np.full(len(new) + int(unseen.sum()), -1, np.int32),
+                      idle_rounds=cat(new.idle_rounds, old.idle_rounds), round=new.round)
+
+
+_SEEN_CHUNK = 1 << 20
+
+
+def _seen(ids: np.ndarray, round_ids: np.ndarray) -> np.ndarray:
+    """Which of ``ids`` are among ``round_ids``: numeric ids by binary search, a chunk at a
+    time (no hash table or sort of both sets); other ids through Arrow strings."""
+    if ids.dtype.kind not in "iu" or round_ids.dtype.kind not in "iu":
+        return pc.is_in(_as_strings(ids), value_set=_as_strings(round_ids)).to_numpy(
+            zero_copy_only=False)
+    seen = np.zeros(len(ids), bool)
+    if not len(round_ids):
+        return seen
+    ordered = round_ids if np.all(round_ids[1:] > round_ids[:-1]) else np.sort(round_ids)
+    for lo in range(0, len(ids), _SEEN_CHUNK):
+        chunk = ids[lo:lo + _SEEN_CHUNK]
+        pos = np.searchsorted(ordered, chunk)
+        np.minimum(pos, len(ordered) - 1, out=pos)
+        seen[lo:lo + _SEEN_CHUNK] = ordered[pos] == chunk
+    return seen
 
 
 def _as_strings(ids: np.ndarray) -> pa.Array:
-    """Block ids as an Arrow string array (the daemon's are "blk_<n>" strings; a 1 M-id
-    membership test through Arrow takes a sixth of numpy's on fixed-width unicode copies)."""
+    """Block ids as an Arrow string array (a membership test through Arrow takes a sixth of
+    numpy's on fixed-width unicode copies)."""
     try:
         return pa.array(ids, pa.string())
     except (pa.ArrowInvalid, pa.ArrowTypeError):

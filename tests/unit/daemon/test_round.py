@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
+from types import SimpleNamespace
 
-from dsbra.daemon.round import add_cooling_blocks, decide, merge_state
+import numpy as np
+import pytest
+
+from dsbra.daemon import round as round_mod
+from dsbra.daemon.round import (add_cooling_blocks, block_numbers, decide, merge_state,
+                                top_hot_files)
+from dsbra.errors import InputError
 from dsbra.observe.window import FileBlocks
 from dsbra.policy.api import BlockState
 from dsbra.policy.rails import Rails
@@ -45,3 +52,49 @@ def test_merge_keeps_the_history_of_blocks_this_round_did_not_see():
     out = merge_state(new, old)
     assert list(out.block_ids) == ["b", "c", "a"] and out.round == 5
     assert list(out.y) == [1.0, 0.1, 0.5] and list(out.base_replication) == [2, 1, 1]
+
+
+def test_block_names_become_hdfs_numeric_ids():
+    doc = _doc([_block("blk_1073741825", "/a", ["10.0.0.1"], tasks=1),
+                _block("blk_-9223372036854775792", "/b", ["10.0.0.2"])])
+    res = decide(doc, None, {}, profile=None, params={}, rails=Rails(),
+                 file_bytes={"/a": 100, "/b": 100})
+    assert res.ri.block_ids.dtype == np.int64 and res.state.block_ids.dtype == np.int64
+    assert list(res.ri.block_ids) == [1073741825, -9223372036854775792]
+    with pytest.raises(InputError, match="block id b7 is not an HDFS block name"):
+        block_numbers(np.array(["blk_1", "b7"], dtype=object))
+
+
+def test_the_state_of_numeric_ids_carries_the_history_into_the_next_round():
+    doc = _doc([_block("blk_5", "/a", ["10.0.0.1"], tasks=2, delayed=2, delay=20.0)])
+    first = decide(doc, None, {}, profile=None, params={}, rails=Rails(), file_bytes={})
+    again = decide(doc, first.state, {}, profile=None, params={}, rails=Rails(), file_bytes={})
+    assert first.state.n[0] == 1 and again.state.n[0] == 2 and again.state.round == 2
+
+
+def test_merge_of_numeric_ids_keeps_unseen_rows_in_any_order(monkeypatch):
+    monkeypatch.setattr(round_mod, "_SEEN_CHUNK", 2)  # several search chunks
+    old = BlockState(block_ids=np.array([9, 4, 7, 1, 3], np.int64), y=[0.9, 0.4, 0.7, 0.1, 0.3],
+                     n=[9, 4, 7, 1, 3], base_replication=[1, 1, 1, 1, 1], file_index=[0] * 5,
+                     idle_rounds=[0] * 5, round=4)
+    new = BlockState(block_ids=np.array([7, 2, 9], np.int64), y=[1.0, 0.2, 2.0], n=[8, 1, 10],
+                     base_replication=[2, 2, 2], file_index=[0, 1, 2], idle_rounds=[0] * 3,
+                     round=5)
+    out = merge_state(new, old)
+    assert out.block_ids.dtype == np.int64 and list(out.block_ids) == [7, 2, 9, 4, 1, 3]
+    assert list(out.y) == [1.0, 0.2, 2.0, 0.4, 0.1, 0.3] and list(out.n) == [8, 1, 10, 4, 1, 3]
+    assert list(out.file_index) == [-1] * 6  # a file row means nothing across rounds
+    assert merge_state(new, dataclasses.replace(new, round=4)) is new
+
+
+def test_top_hot_files_are_the_highest_rf_blocks_read_in_the_window():
+    rf = np.array([0.5, 0.9, 0.1, 0.9, 0.7, 0.0])
+    tasks = np.array([1, 2, 1, 0, 3, 0])
+    res = SimpleNamespace(decision=SimpleNamespace(rf=rf), paths=[f"/f{i}" for i in range(6)],
+                          ri=SimpleNamespace(block_ids=np.arange(10, 16), tasks=tasks,
+                                             delayed_tasks=tasks))
+    top = top_hot_files(res, 3)
+    # the three highest: rows 1 and 3 (0.9, lower row first), then 4; row 3 was not read
+    assert [(t["file"], t["block_id"], t["rf"]) for t in top] == [("/f1", "blk_11", 0.9),
+                                                                 ("/f4", "blk_14", 0.7)]
+    assert [t["file"] for t in top_hot_files(res, 10)] == ["/f1", "/f4", "/f0", "/f2"]
