@@ -169,8 +169,9 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
     """The round itself, on validated input and a state aligned to its rows."""
     n_blocks = len(ri)
     tasks = ri.tasks
-    # Per-block arrays are few and reused in place (one float scratch array, RF in X's array):
-    # the round's peak memory is a handful of arrays beside its input and state.
+    # Per-block arrays are few and reused in place (one float scratch array, RF in X's array,
+    # step 3's outputs made last, scratch deleted when done): the round's peak memory is a
+    # handful of arrays beside its input and state.
     n_eff = np.maximum(tasks, 1)  # the paper's "initial value of N_i is 1"
     # 1. current load, evaluated in the formula's own order (bit-identical to the reference)
     x = ri.delayed_tasks / n_eff
@@ -186,12 +187,7 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
     np.multiply(st.y, 1.0 - p.alpha, out=tmp)
     rf += tmp
     rf /= p.rf_divisor
-    # 3. history update
-    y_next = st.y * st.n
-    y_next += rf
-    y_next /= np.add(st.n, 1.0, out=tmp)
     del tmp
-    n_next = st.n + 1
     # 4. global average over the scope
     if p.gavg_scope == "all":
         gavg = float(rf.mean()) if n_blocks else 0.0
@@ -199,14 +195,15 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
         active = (tasks > 0) | (st.y > 0)
         n_active = int(np.count_nonzero(active))
         gavg = float(np.sum(rf, where=active) / n_active) if n_active else 0.0
+        del active
     # 5. node heat: mean RF of the blocks each live node holds
     rc = ri.replica_count()
-    held = np.bincount(ri.replica_nodes, minlength=ri.n_nodes)
+    held = placement.replicas_per_node(ri.replica_nodes, ri.n_nodes)
     warm = np.flatnonzero(rf)  # blocks with RF = 0 add nothing to NSum: skip their replicas
     pos, warm_rc = placement.csr_positions(ri.replica_indptr, warm)
     nsum = np.bincount(ri.replica_nodes[pos], weights=np.repeat(rf[warm], warm_rc),
                        minlength=ri.n_nodes)
-    del pos
+    del pos, warm
     dn_avg = np.divide(nsum, held, out=np.zeros(ri.n_nodes), where=held > 0)
     order, rank = placement.node_order(dn_avg, ri.node_names)
 
@@ -223,7 +220,14 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
         p_order, p_rank = placement.node_order(-dn_avg, ri.node_names)
     indptr, nodes = placement.coolest_non_holders(ri.replica_indptr, ri.replica_nodes,
                                                   hot_rows, r, p_order, p_rank)
-    idle = np.where(tasks > 0, 0, st.idle_rounds + 1)
+    del rc
+    idle = st.idle_rounds + 1
+    idle[tasks > 0] = 0
+    # 3. history update (Y_i n_i + RF_i) / (n_i + 1); n_i + 1 is exact in float64
+    n_next = st.n + 1
+    y_next = st.y * st.n
+    y_next += rf
+    y_next /= n_next
     new_state = BlockState(block_ids=ri.block_ids, y=y_next, n=n_next,
                            base_replication=st.base_replication, file_index=ri.file_index,
                            idle_rounds=idle, round=st.round + 1)

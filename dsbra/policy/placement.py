@@ -11,6 +11,16 @@ import numpy as np
 
 # Upper bound on the temporary (blocks x candidate nodes) boolean matrix built per batch.
 _BATCH_CELLS = 1 << 24
+# Replicas counted per np.bincount call (it copies its input to int64 first).
+_COUNT_CHUNK = 1 << 20
+
+
+def replicas_per_node(nodes: np.ndarray, n_nodes: int) -> np.ndarray:
+    """How many of ``nodes`` (node ids of replicas) each node holds (int64)."""
+    held = np.zeros(n_nodes, np.int64)
+    for lo in range(0, len(nodes), _COUNT_CHUNK):
+        held += np.bincount(nodes[lo:lo + _COUNT_CHUNK], minlength=n_nodes)
+    return held
 
 
 def node_order(heat: np.ndarray, names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
