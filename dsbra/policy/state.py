@@ -54,7 +54,9 @@ def save_state(path: str | os.PathLike, state: BlockState) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            pq.write_table(table, fh, compression="zstd")
+            # no dictionary pages: ids and histories are mostly distinct, and building them
+            # cost memory, time and bytes (zstd alone makes the smaller file)
+            pq.write_table(table, fh, compression="zstd", use_dictionary=False)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
