@@ -284,9 +284,15 @@ def _one_block_files(ri: RoundInput, rows: np.ndarray, block_bytes: int) -> File
                                      np.maximum(rc, 1), block_bytes)
 
 
+_EXTRA_CHUNK = 1 << 18
+
+
 def _one_block_extra_bytes(ri: RoundInput, block_bytes: int) -> int:
-    """``_extra_bytes`` of every block of the round as its own file."""
-    current = np.maximum(ri.replica_count(), 1)
-    raised = np.flatnonzero(current > ri.base_replication)
-    return int(np.sum(current[raised] - ri.base_replication[raised].astype(np.int64))
-               * block_bytes)
+    """``_extra_bytes`` of every block of the round as its own file, a chunk of blocks at a
+    time (the plan runs beside the round's decision and new state)."""
+    extra = 0
+    for lo in range(0, len(ri), _EXTRA_CHUNK):
+        hi = min(lo + _EXTRA_CHUNK, len(ri))
+        current = np.maximum(np.diff(ri.replica_indptr[lo:hi + 1]), 1)
+        extra += int(np.sum(np.maximum(current - ri.base_replication[lo:hi], 0)))
+    return extra * block_bytes
