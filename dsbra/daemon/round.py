@@ -71,8 +71,9 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     paths = [str(b.get("path", b["block_id"])) for b in doc["blocks"]]
     file_of = {p: i for i, p in enumerate(dict.fromkeys(paths))}
     fidx = np.array([file_of[p] for p in paths], np.int64)
+    st, unseen = split_state(old, ri)
+    del old  # a caller passing its only reference frees the rows now held by st or unseen
     # base: the journal's (before our first change), else the state's, else as observed
-    st = (old.aligned_to(ri) if old is not None and len(old) else BlockState.fresh(ri))
     base = st.base_replication.copy()
     for row, p in enumerate(paths):
         if p in journal_base:
@@ -100,8 +101,24 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     rails = dataclasses.replace(rails, max_replication=min(rails.max_replication,
                                                            policy.params.max_replication))
     decision, new_state = policy.decide(ri, st)
+    del st
     plan = plan_files(ri, decision, rails)
-    return RoundResult(ri, decision, merge_state(new_state, old), plan, paths)
+    return RoundResult(ri, decision, merge_state(new_state, unseen), plan, paths)
+
+
+def split_state(old: BlockState | None, ri: RoundInput) -> tuple[BlockState, BlockState | None]:
+    """(``old`` aligned to the round's rows, the old rows the round does not cover or None).
+
+    Both are all a round needs of the persisted state, so ``old`` itself need not outlive this
+    call: its id and file arrays, and every row the round covers, are then freed."""
+    if old is None or not len(old):
+        return BlockState.fresh(ri), None
+    unseen = np.flatnonzero(~_seen(old.block_ids, ri.block_ids))
+    rest = None if not len(unseen) else BlockState(
+        block_ids=old.block_ids[unseen], y=old.y[unseen], n=old.n[unseen],
+        base_replication=old.base_replication[unseen], file_index=old.file_index[unseen],
+        idle_rounds=old.idle_rounds[unseen], round=old.round)
+    return old.aligned_to(ri), rest
 
 
 def block_numbers(names) -> np.ndarray:
@@ -145,7 +162,7 @@ def merge_state(new: BlockState, old: BlockState | None) -> BlockState:
                       idle_rounds=cat(new.idle_rounds, old.idle_rounds), round=new.round)
 
 
-_SEEN_CHUNK = 1 << 20
+_SEEN_CHUNK = 1 << 18
 
 
 def _seen(ids: np.ndarray, round_ids: np.ndarray) -> np.ndarray:

@@ -221,7 +221,6 @@ class Daemon:
             self.metrics.rounds_skipped.inc()
             return self._finish(info, t0)
         file_bytes = {p: int(v["located"].get("fileLength") or 0) for p, v in files.items() if v}
-        old = load_state(self.dir / "state.parquet")
         r = self.cfg.rails
         rails = Rails(cluster_min_replication=r.min_replication,
                       max_replication=r.max_replication or 2**15 - 1,
@@ -229,7 +228,9 @@ class Daemon:
                       max_files_per_round=r.max_files_per_round,
                       max_replicas_per_round=r.max_replicas_per_round,
                       max_bytes_per_round=r.max_bytes_per_round, protected=r.protected)
-        res = decide(doc, old, self.journal.base, profile=self.cfg.policy.profile,
+        # the loaded state is handed over, not kept: decide keeps only the rows it needs
+        res = decide(doc, load_state(self.dir / "state.parquet"), self.journal.base,
+                     profile=self.cfg.policy.profile,
                      params=self.cfg.policy.params, rails=rails, file_bytes=file_bytes,
                      stored_bytes=health.get("capacity_used_bytes"))
         h = self.cfg.health

@@ -98,3 +98,26 @@ def test_top_hot_files_are_the_highest_rf_blocks_read_in_the_window():
     assert [(t["file"], t["block_id"], t["rf"]) for t in top] == [("/f1", "blk_11", 0.9),
                                                                  ("/f4", "blk_14", 0.7)]
     assert [t["file"] for t in top_hot_files(res, 10)] == ["/f1", "/f4", "/f0", "/f2"]
+
+
+def test_split_state_keeps_the_rows_of_the_round_aligned_and_the_others_apart():
+    old = BlockState(block_ids=np.array([9, 4, 7], np.int64), y=[0.9, 0.4, 0.7], n=[9, 4, 7],
+                     base_replication=[3, 1, 2], file_index=[0, 1, 2], idle_rounds=[1, 2, 3],
+                     round=6)
+    doc = _doc([_block("blk_7", "/a", ["10.0.0.1"]), _block("blk_8", "/b", ["10.0.0.2"])])
+    ri = decide(doc, None, {}, profile=None, params={}, rails=Rails(), file_bytes={}).ri
+    aligned, unseen = round_mod.split_state(old, ri)
+    assert list(aligned.y) == [0.7, 0.0] and list(aligned.n) == [7, 0] and aligned.round == 6
+    assert list(unseen.block_ids) == [9, 4] and list(unseen.idle_rounds) == [1, 2]
+    covered = dataclasses.replace(ri, block_ids=np.array([7, 9]))
+    assert list(round_mod.split_state(old, covered)[1].block_ids) == [4]
+    assert round_mod.split_state(None, ri)[1] is None
+
+
+def test_a_round_keeps_the_history_of_state_rows_it_did_not_see():
+    old = BlockState(block_ids=np.array([9, 5], np.int64), y=[0.9, 0.5], n=[9, 5],
+                     base_replication=[3, 1], file_index=[0, 1], idle_rounds=[1, 2], round=6)
+    doc = _doc([_block("blk_5", "/a", ["10.0.0.1"], tasks=1)])
+    res = decide(doc, old, {}, profile=None, params={}, rails=Rails(), file_bytes={})
+    assert list(res.state.block_ids) == [5, 9] and res.state.round == 7
+    assert res.state.n[0] == 6 and res.state.y[1] == 0.9 and res.state.idle_rounds[1] == 1
