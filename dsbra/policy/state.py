@@ -107,6 +107,7 @@ def load_state(path: str | os.PathLike, missing_ok: bool = True) -> BlockState |
             col = {c: _read_column(pf, c, np.empty(rows, dt)) for c, dt in _DTYPES.items()}
     except (OSError, pa.ArrowException) as exc:
         raise StateError(f"state file {path} is unreadable: {exc}") from None
+    pa.default_memory_pool().release_unused()  # the read buffers: the round allocates via numpy
     if rows and (np.any(col["n"] < 0) or np.any(col["base_replication"] < 1)
                  or not np.all(np.isfinite(col["y"]))):
         raise StateError(f"state file {path} holds invalid values (n < 0, base < 1 or bad y)")
