@@ -14,15 +14,16 @@ Targets (issue 10): a round under 5 s of CPU; RSS under 1 GiB at 10 M blocks.
   polls of one window plus build_round.
 - **decide + act**: what the daemon runs after collecting, on a synthetic columnar round of B
   blocks shaped as bench_policy.synthetic_round (5 % read, 0.1 % hot, 1 % above base), with
-  the daemon's own block ids ("blk_<n>" strings) and every block in the round (an upper
+  the daemon's own block ids (HDFS's numeric ids, int64) and every block in the round (an upper
   bound: the daemon's round holds the window's blocks plus the cooling ones): the persisted
   state is loaded (state.parquet), the default-profile DSBRA round runs, the rails fold it
   into a file plan (the daemon's default caps), apply_plan runs it in dry-run (journal base
   look-ups, one decision log line per file), the state is merged with the old one and saved.
 - **RSS**: the same decide + act round at ``--rss-blocks`` in a fresh process that loads
   the round input (saved by another process, so the generator's temporaries do not count) and
-  the persisted state: its peak resident set (ru_maxrss), input, state and decisions included;
-  and the same with int64 block ids, for comparison.
+  the persisted state: its peak resident set (ru_maxrss), input, state and decisions included,
+  with the bytes of the arrays held while the policy runs (where the peak goes); and the same
+  with the "blk_<n>" strings the daemon held as block ids before, for comparison.
 
 CPU is this process's ``time.process_time`` (other jobs on the machine do not count); each
 part is repeated and reported as min / median / max. Results: benchmarks/results/daemon.json
@@ -56,7 +57,7 @@ from bench_policy import D, synthetic_round  # noqa: E402
 from dsbra.act.apply import apply_plan  # noqa: E402
 from dsbra.act.journal import Journal  # noqa: E402
 from dsbra.daemon.config import RailsConfig  # noqa: E402
-from dsbra.daemon.round import merge_state  # noqa: E402
+from dsbra.daemon.round import merge_state, split_state  # noqa: E402
 from dsbra.observe.window import build_round  # noqa: E402
 from dsbra.policy.api import RoundInput, make_policy  # noqa: E402
 from dsbra.policy.rails import Rails, plan_files  # noqa: E402
@@ -82,8 +83,8 @@ def collect_cpu(n_jobs: int) -> dict:
             "map_tasks": doc["observe"]["map_tasks"], "requests": adapter.requests}
 
 
-def daemon_ids(ri, st):
-    """The daemon's block ids are "blk_<n>" strings (object arrays), as WebHDFS names them."""
+def block_names(ri, st):
+    """Block ids as "blk_<n>" strings (object arrays), as the daemon held them before."""
     ids = np.array([f"blk_{b}" for b in ri.block_ids], dtype=object)
     return dataclasses.replace(ri, block_ids=ids), dataclasses.replace(st, block_ids=ids)
 
@@ -99,36 +100,56 @@ def decide_act(ri, state_path: Path, journal: Journal) -> dict:
     old = load_state(state_path)
     t["load_state"] = time.process_time() - c
     c = time.process_time()
-    old_aligned = old.aligned_to(ri)
+    state, unseen = split_state(old, ri)  # as the daemon's round: the loaded state not kept
+    del old
     policy = make_policy("dsbra", delay_threshold_s=D)
-    decision, new_state = policy.decide(ri, old_aligned)
+    decision, new_state = policy.decide(ri, state)
+    held = held_bytes(ri, state, decision, new_state)
+    del state
     t["decide"] = time.process_time() - c
     c = time.process_time()
     plan = plan_files(ri, decision, rails)
     records = apply_plan(plan, ri.node_names, journal, actor=None, round_=1, apply=False)
     t["plan_and_dry_run"] = time.process_time() - c
     c = time.process_time()
-    save_state(state_path, merge_state(new_state, old))
+    save_state(state_path, merge_state(new_state, unseen))
     t["merge_and_save_state"] = time.process_time() - c
     t["total"] = sum(t.values())
     t["decisions"] = len(records)
+    t["held_bytes"] = held
     return t
 
 
+INPUT_ARRAYS = ("block_ids", "replica_indptr", "replica_nodes", "delay_s", "tasks",
+                "delayed_tasks", "nonlocal_tasks", "peak_readers", "file_index",
+                "base_replication")
+
+
+def held_bytes(ri, state, decision, new_state) -> dict:
+    """Bytes of the per-block arrays held while the policy runs, by group (the state's ids and
+    file rows are the round input's arrays, not counted twice; object ids count pointers)."""
+    def nbytes(obj, names, prefix=""):
+        return {prefix + name: int(getattr(obj, name).nbytes) for name in names}
+    return {"round input": nbytes(ri, INPUT_ARRAYS),
+            "state": nbytes(state, ("y", "n", "idle_rounds", "base_replication")),
+            "decision and new state": {**nbytes(decision, ("rf", "rule")),
+                                       **nbytes(new_state, ("y", "n", "idle_rounds"), "new ")}}
+
+
 def prepare(n_blocks: int, workdir: Path):
-    ri, st = daemon_ids(*synthetic_round(n_blocks, NODES))
+    ri, st = synthetic_round(n_blocks, NODES)
     state_path = workdir / "state.parquet"
     save_state(state_path, st)
     return ri, st, state_path, Journal.open(workdir / "journal.jsonl")
 
 
-def rss_prepare(n_blocks: int, workdir: Path, int_ids: bool = False) -> None:
+def rss_prepare(n_blocks: int, workdir: Path, names: bool = False) -> None:
     """Child 1: the synthetic round (its generator's temporaries are not the daemon's) saved
-    as arrays, and the state as the daemon persists it (``int_ids``: HDFS's numeric block ids
-    kept as int64 instead of the daemon's strings, for comparison)."""
+    as arrays, and the state as the daemon persists it (``names``: block ids as "blk_<n>"
+    strings instead of the daemon's int64, for comparison)."""
     ri, st = synthetic_round(n_blocks, NODES)
-    if not int_ids:
-        ri, st = daemon_ids(ri, st)
+    if names:
+        ri, st = block_names(ri, st)
     save_state(workdir / "state.parquet", st)
     np.savez(workdir / "round.npz", **{
         f.name: (v.astype(str) if v.dtype == object else v)
@@ -137,21 +158,42 @@ def rss_prepare(n_blocks: int, workdir: Path, int_ids: bool = False) -> None:
 
 def rss_run(workdir: Path) -> None:
     """Child 2: a fresh process holding the round input, running decide + act; its peak RSS."""
+    before_input = resident_bytes()  # not ru_maxrss: that starts at the parent's, across exec
     arrays = np.load(workdir / "round.npz")
     ri = RoundInput(**{k: (arrays[k].astype(object) if arrays[k].dtype.kind == "U"
                            else arrays[k]) for k in arrays.files})
     del arrays
-    decide_act(ri, workdir / "state.parquet", Journal.open(workdir / "journal.jsonl"))
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    t = decide_act(ri, workdir / "state.parquet", Journal.open(workdir / "journal.jsonl"))
+    print(json.dumps({"peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                      "before_input": before_input, "held_bytes": t["held_bytes"]}))
 
 
-def peak_rss(n_blocks: int, int_ids: bool = False) -> int:
+def resident_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def peak_rss(n_blocks: int, names: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as d:
         subprocess.run([sys.executable, __file__, "--rss-prepare", str(n_blocks), d,
-                        *(["--int-ids"] if int_ids else [])], check=True)
+                        *(["--block-names"] if names else [])], check=True)
         out = subprocess.run([sys.executable, __file__, "--rss-run", d], check=True,
                              capture_output=True, text=True).stdout
-    return int(out.split()[-1])
+    return json.loads(out.splitlines()[-1])
+
+
+def rss_breakdown(rss: dict) -> dict:
+    """MiB of the peak by group: the process before the input (interpreter, numpy, pyarrow,
+    dsbra), the arrays held while the policy runs, and what remains (scratch arrays at the
+    peak, allocator caches, Arrow's read and write buffers)."""
+    mib = lambda b: round(b / 2**20, 1)  # noqa: E731
+    groups = {"interpreter and libraries": mib(rss["before_input"])}
+    for group, arrays in rss["held_bytes"].items():
+        groups[group] = {"total": mib(sum(arrays.values())),
+                         **{k: mib(v) for k, v in arrays.items()}}
+    held = rss["before_input"] + sum(sum(a.values()) for a in rss["held_bytes"].values())
+    groups["scratch, allocator caches, Arrow buffers"] = mib(rss["peak"] - held)
+    return groups
 
 
 def spread(values: list[float]) -> dict:
@@ -168,11 +210,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--rss-prepare", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--rss-run", help=argparse.SUPPRESS)
-    ap.add_argument("--int-ids", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--block-names", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     logging.getLogger("dsbra").setLevel(logging.WARNING)  # the daemon logs decisions at INFO
     if args.rss_prepare:
-        rss_prepare(int(args.rss_prepare[0]), Path(args.rss_prepare[1]), args.int_ids)
+        rss_prepare(int(args.rss_prepare[0]), Path(args.rss_prepare[1]), args.block_names)
         return
     if args.rss_run:
         rss_run(Path(args.rss_run))
@@ -186,7 +228,7 @@ def main() -> None:
             save_state(state_path, st)
             runs.append(decide_act(ri, state_path, journal))
     rss = peak_rss(args.rss_blocks)
-    rss_int = peak_rss(args.rss_blocks, int_ids=True)
+    rss_names = peak_rss(args.rss_blocks, names=True)
     collect_total = [c["polls_cpu_s"] + c["build_round_cpu_s"] for c in collect]
     round_total = [a + b["total"] for a, b in zip(collect_total, runs)]
     result = {
@@ -202,11 +244,12 @@ def main() -> None:
         "decisions": runs[0]["decisions"],
         "round_cpu_s": spread(round_total),
         "rss_blocks": args.rss_blocks,
-        "rss_gib": round(rss / 2**30, 3),
-        "rss_gib_int64_ids": round(rss_int / 2**30, 3),
+        "rss_gib": round(rss["peak"] / 2**30, 3),
+        "rss_breakdown_mib": rss_breakdown(rss),
+        "rss_gib_blk_names": round(rss_names["peak"] / 2**30, 3),
         "targets": TARGETS,
         "meets": {"round_cpu_s": max(round_total) < TARGETS["round_cpu_s"],
-                  "rss_gib": rss / 2**30 < TARGETS["rss_gib"]},
+                  "rss_gib": rss["peak"] / 2**30 < TARGETS["rss_gib"]},
         "loadavg_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
         "command": f".venv/bin/python benchmarks/bench_daemon.py --jobs {args.jobs} --blocks "
                    f"{args.blocks} --rss-blocks {args.rss_blocks} --repeat {args.repeat}",
@@ -234,8 +277,15 @@ def markdown(r: dict) -> str:
         f"| **round** | **{r['round_cpu_s']['min']} / {r['round_cpu_s']['median']} / "
         f"{r['round_cpu_s']['max']}** (target < {r['targets']['round_cpu_s']} s) |", "",
         f"Peak RSS of a decide + act round at {r['rss_blocks']:,} blocks: **{r['rss_gib']} GiB** "
-        f"(target < {r['targets']['rss_gib']} GiB); the same round with HDFS's numeric block ids "
-        f"kept as int64 instead of the daemon's \"blk_<n>\" strings: {r['rss_gib_int64_ids']} GiB.",
+        f"(target < {r['targets']['rss_gib']} GiB); the same round with block ids as the "
+        f"\"blk_<n>\" strings the daemon held before instead of int64: "
+        f"{r['rss_gib_blk_names']} GiB.", "",
+        f"Where the peak goes at {r['rss_blocks']:,} blocks (arrays held while the policy runs):",
+        "", "| part | MiB | by array (MiB) |", "|---|---|---|",
+        *[f"| {part} | {v['total'] if isinstance(v, dict) else v} | "
+          + (", ".join(f"{k} {m}" for k, m in v.items() if k != "total")
+             if isinstance(v, dict) else "") + " |"
+          for part, v in r["rss_breakdown_mib"].items()],
         "",
         f"Load average before / after: {r['loadavg_before_after']}.", ""])
 
