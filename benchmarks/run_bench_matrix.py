@@ -1,0 +1,163 @@
+"""The reproduction benchmark's arms on the bundled real cluster, repeated (issue 11 item 5).
+
+One schedule, one data set, several arms, each run ``--reps`` times:
+
+- ``static``: replication 2, delay scheduling on (D = 10 s, time-based);
+- ``static-nodelay``: replication 2, delay scheduling off;
+- ``dsbra``: the daemon (`dsbra run --apply`, the default profile) beside the jobs;
+- ``calibrated``, ``paper-literal``: the daemon with those named profiles;
+- ``oracle``: every data file on every worker before the run (the physical limit).
+
+Scarlett and DARE exist only in the simulator (dsbra/policy/baselines.py): the daemon runs
+DSBRA profiles, so they are not arms here.
+
+Before every run the data set is put back at its base replication (or, for the oracle, on every
+worker) and the script waits until the NameNode reports exactly that many live replicas per
+block, so no arm inherits another's copies. The delay-on arms run repetition by repetition
+(rep 1 of every arm, then rep 2...), so a change of machine load falls on every arm alike; the
+delay-off arm needs the ResourceManager restarted with other settings and runs last. A run
+whose ``summary.json`` exists is kept, so an interrupted matrix resumes. At the end,
+``dsbra report`` writes OUT/report/.
+
+    python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-20 --jobs 20
+    python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-40-loaded --jobs 40 \
+        --slots 20 --inter-arrival-s 3 --arms static dsbra oracle static-nodelay
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from dsbra.act.hdfs_client import HdfsActor
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.paths import StateLayout, default_state_dir
+from hdfs import InsecureClient
+
+WORKERS = 4
+DELAY_MS = 10_000
+NET_MBIT = 40.0
+SIZE, BLOCK = "1g", "64m"
+DAEMON_ARMS = {"dsbra": None, "calibrated": "calibrated", "paper-literal": "paper-literal"}
+LAYOUT = StateLayout(default_state_dir())
+ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "static-nodelay"]
+
+
+def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    print("$ dsbra " + " ".join(args), flush=True)
+    return subprocess.run([sys.executable, "-m", "dsbra", *args], check=check, text=True)
+
+
+def cluster_up(delay: bool, seed: int) -> None:
+    """The cluster with delay scheduling on or off, restarted when it runs with the other, and
+    the data set in it (a restarted cluster's HDFS starts empty; `bench data` keeps what is
+    there)."""
+    ms = DELAY_MS if delay else -1
+    current = cl.status(LAYOUT)
+    if current.state != "down":
+        spec = current.data.get("spec", {})
+        if (current.state == "up" and spec.get("locality_delay_node_ms") == ms
+                and spec.get("net_mbit") == NET_MBIT and spec.get("workers") == WORKERS):
+            return
+        dsbra("cluster", "down")
+    dsbra("cluster", "up", "--workers", str(WORKERS), "--replication", "2", "--block-size", BLOCK,
+          "--net-mbit", str(NET_MBIT), "--continuous-scheduling",
+          "--locality-delay-node-ms", str(ms), "--locality-delay-rack-ms", str(ms), "--timeout", "400")
+    dsbra("bench", "data", "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(seed))
+
+
+def set_data_replication(actor: HdfsActor, paths: list[str], n: int, timeout_s: float = 900) -> float:
+    """Every file at replication n, and the NameNode reporting n live replicas of each block;
+    the seconds it took."""
+    t0 = time.monotonic()
+    for p in paths:
+        if actor.replication(p) != n:
+            actor.set_replication(p, n)
+    while True:
+        off = [p for p in paths if any(r != n for r in actor.live_replicas(p))]
+        if not off:
+            return time.monotonic() - t0
+        if time.monotonic() - t0 > timeout_s:
+            raise SystemExit(f"{len(off)} files still not at {n} live replicas after {timeout_s:.0f} s")
+        time.sleep(5)
+
+
+def daemon_config(run_dir: Path, env: dict, profile: str | None, interval_s: float) -> Path:
+    cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
+           "state_dir": str(run_dir / "daemon-state"),
+           "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"], "user": "root"},
+           "http": {"enabled": False}}
+    if profile:
+        cfg["policy"] = {"profile": profile}
+    path = run_dir / "daemon.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float) -> None:
+    run_dir = out / arm / f"rep{rep}"
+    if (run_dir / "summary.json").exists():
+        print(f"{arm} rep{rep}: done before, kept", flush=True)
+        return
+    cluster_up(delay=arm != "static-nodelay", seed=json.loads(schedule.read_text())["seed"])
+    env = cl.env(LAYOUT)
+    actor = HdfsActor(InsecureClient(env["namenode"], user="root"))
+    data = json.loads(schedule.read_text())["dataset"]
+    paths = [f"{data['path']}/{name}" for name in actor.client.list(data["path"])
+             if name.startswith("part-")]
+    n = WORKERS if arm == "oracle" else data["replication"]
+    took = set_data_replication(actor, paths, n)
+    print(f"{arm} rep{rep}: {len(paths)} files at {n} live replicas ({took:.0f} s)", flush=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    args = ["bench", "replay", str(schedule), "--out", str(run_dir), "--label", f"{arm}-rep{rep}-{int(time.time())}"]
+    if arm in DAEMON_ARMS:
+        args += ["--daemon-config", str(daemon_config(run_dir, env, DAEMON_ARMS[arm], interval_s))]
+    t0 = time.monotonic()
+    dsbra(*args)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary["wall_s"] = round(time.monotonic() - t0, 1)
+    summary["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"{arm} rep{rep}: mean response {summary.get('mean_response_s')} s, "
+          f"node locality {summary.get('node_locality')}, {summary['wall_s']} s wall", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--jobs", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--slots", type=int, default=8, help="the schedule's --slots (job sizes scale to it)")
+    ap.add_argument("--inter-arrival-s", type=float, default=14.0, help="the schedule's mean gap between jobs")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS)
+    ap.add_argument("--interval-s", type=float, default=30.0, help="the daemon arms' round length")
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    schedule = a.out / "schedule.json"
+    cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed)
+    dsbra("bench", "data", "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(a.seed))
+    if not schedule.exists():
+        dsbra("bench", "schedule", "--out", str(schedule), "--jobs", str(a.jobs), "--seed", str(a.seed),
+              "--slots", str(a.slots), "--inter-arrival-s", str(a.inter_arrival_s),
+              "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(a.seed))
+    delay_on = [arm for arm in a.arms if arm != "static-nodelay"]
+    for rep in range(1, a.reps + 1):
+        for arm in delay_on:
+            run_arm(arm, rep, a.out, schedule, a.interval_s)
+    if "static-nodelay" in a.arms:
+        for rep in range(1, a.reps + 1):
+            run_arm("static-nodelay", rep, a.out, schedule, a.interval_s)
+    runs = [str(a.out / arm) for arm in ARMS if (a.out / arm).is_dir()]
+    dsbra("report", *runs, "--out", str(a.out / "report"))
+
+
+if __name__ == "__main__":
+    main()
