@@ -6,11 +6,10 @@ held across calls. Here the file names its holder (host, pid, state directory, a
 instance id) and the holder refreshes the file's modification time every round; a lock not
 refreshed for ``stale_s`` belongs to a dead daemon and the next one takes it over, and so does
 a restart on the same host and state directory at once (its fcntl lock proves the previous run
-dead). CREATE without overwrite
-is atomic in the NameNode, so of two daemons starting at once exactly one gets the lock. Taking
-over a stale lock (delete, then create) is not atomic: of two daemons doing it at once both may
-believe they hold it until the next round's refresh, where the one whose id is not in the file
-stops.
+dead). CREATE without overwrite is atomic in the NameNode, so of two daemons starting at once
+exactly one gets the lock. Taking over a stale lock (delete, then create) is not atomic: of two
+daemons doing it at once both may believe they hold it until the next round's refresh, where
+the one whose id is not in the file stops acting.
 
 The local fcntl lock on the state directory keeps two daemons on one host from sharing a
 journal; this one keeps two daemons on two hosts from changing the same files.
@@ -38,6 +37,10 @@ class ClusterLock:
                        "instance": uuid.uuid4().hex, "since_ms": int(time.time() * 1000)}
         self.held = False
 
+    def _create(self) -> bool:
+        """CREATE the lock file naming us, without overwrite; False when it exists."""
+        return self.actor.create_new(self.path, json.dumps(self.holder) + "\n")
+
     def _current(self) -> tuple[dict, float]:
         """The lock file's holder and seconds since it was last refreshed."""
         try:
@@ -49,7 +52,7 @@ class ClusterLock:
 
     def acquire(self) -> None:
         """Take the lock, or raise SafetyError naming the live holder."""
-        if self.actor.create_new(self.path, json.dumps(self.holder) + "\n"):
+        if self._create():
             self.held = True
             log.info("cluster lock %s taken (instance %s)", self.path, self.holder["instance"])
             return
@@ -68,7 +71,7 @@ class ClusterLock:
                     "the previous run of this state directory" if mine
                     else f"not refreshed for {age:.0f} s")
         self.actor.delete(self.path)
-        if not self.actor.create_new(self.path, json.dumps(self.holder) + "\n"):
+        if not self._create():
             raise SafetyError(f"another dsbra took the stale cluster lock {self.path} first")
         self.held = True
 
@@ -80,7 +83,7 @@ class ClusterLock:
         except HadoopError as exc:
             if exc.exception != "FileNotFoundException":
                 raise
-            if self.actor.create_new(self.path, json.dumps(self.holder) + "\n"):
+            if self._create():
                 log.warning("cluster lock %s was deleted under us; taken again", self.path)
                 return
             holder, _ = self._current()

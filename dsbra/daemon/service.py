@@ -115,6 +115,14 @@ class Daemon:
         else:
             self.cluster_lock.acquire()
 
+    def _cluster_lock_refusal(self) -> str | None:
+        """Why this round may not act for want of the cluster lock (None: held, or not needed)."""
+        try:
+            self.hold_cluster_lock()
+        except (SafetyError, HadoopError) as exc:
+            return f"cluster-lock: {exc}"
+        return None
+
     def run(self, once: bool = False) -> None:
         self.acquire_lock()
         self.connect()
@@ -196,6 +204,8 @@ class Daemon:
         self.round += 1
         t0 = time.process_time()
         start, end = self._window()
+        # refreshed every round, a skipped one too: an outage elsewhere must not let it go stale
+        lock_refusal = self._cluster_lock_refusal()
         info: dict = {"round": self.round, "window_start_ms": start, "window_end_ms": end,
                       "mode": self.cfg.mode, "decisions": [], "refusals": []}
         obs = []
@@ -242,10 +252,8 @@ class Daemon:
                            observation_age_s=time.time() - self.last_poll_ok)
         if self.paused:
             reasons.append("paused: dsbra pause (resume with dsbra resume)")
-        try:
-            self.hold_cluster_lock()
-        except (SafetyError, HadoopError) as exc:
-            reasons.append(f"cluster-lock: {exc}")
+        if lock_refusal:
+            reasons.append(lock_refusal)
         for reason in reasons:
             log.warning("round=%d refuse reason=%s", self.round, reason.split(":")[0])
             self.metrics.refusals.labels(reason=reason.split(":")[0]).inc()
