@@ -74,12 +74,13 @@ def task_model(runs) -> dict:
     local_mbps = _local_read_mbps(json.loads((RESULTS / "network.json").read_text()))
     med = {k: statistics.median(v) if v else None for k, v in secs.items()}
     overhead = med[0] - 64.0 / local_mbps
-    rates = [local_mbps]
-    for k in (1, 2):
-        extra = (med[k] - overhead) if med[k] is not None else None
-        rates.append(64.0 / extra if extra and extra > 0 else local_mbps)
-    if med[2] is None and med[1] is not None:
-        rates[2] = rates[1]
+
+    def rate(seconds: float | None, fallback: float) -> float:
+        """64 MB over a map's time beyond the overhead; ``fallback`` without such maps."""
+        return 64.0 / (seconds - overhead) if seconds is not None and seconds > overhead else fallback
+
+    rack = rate(med[1], local_mbps)
+    rates = [local_mbps, rack, rate(med[2], rack)]  # no off-rack map: as a rack-local one
     return {"task_overhead_s": round(overhead, 2), "cpu_s_per_mb": 0.0,
             "read_mbps_local": round(rates[0], 2), "read_mbps_rack": round(rates[1], 2),
             "read_mbps_remote": round(rates[2], 2),

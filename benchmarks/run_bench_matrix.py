@@ -61,15 +61,14 @@ def cluster_up(delay: bool, seed: int) -> None:
     there)."""
     ms = DELAY_MS if delay else -1
     current = cl.status(LAYOUT)
-    if current.state != "down":
-        spec = current.data.get("spec", {})
-        if (current.state == "up" and spec.get("locality_delay_node_ms") == ms
-                and spec.get("net_mbit") == NET_MBIT and spec.get("workers") == WORKERS):
-            return
-        dsbra("cluster", "down")
-    dsbra("cluster", "up", "--workers", str(WORKERS), "--replication", "2", "--block-size", BLOCK,
-          "--net-mbit", str(NET_MBIT), "--continuous-scheduling",
-          "--locality-delay-node-ms", str(ms), "--locality-delay-rack-ms", str(ms), "--timeout", "400")
+    spec = current.data.get("spec", {}) if current.state == "up" else {}
+    if (spec.get("locality_delay_node_ms"), spec.get("net_mbit"), spec.get("workers")) != (
+            ms, NET_MBIT, WORKERS):
+        if current.state != "down":
+            dsbra("cluster", "down")
+        dsbra("cluster", "up", "--workers", str(WORKERS), "--replication", "2", "--block-size", BLOCK,
+              "--net-mbit", str(NET_MBIT), "--continuous-scheduling",
+              "--locality-delay-node-ms", str(ms), "--locality-delay-rack-ms", str(ms), "--timeout", "400")
     dsbra("bench", "data", "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(seed))
 
 
@@ -143,7 +142,6 @@ def main() -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     schedule = a.out / "schedule.json"
     cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed)
-    dsbra("bench", "data", "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(a.seed))
     if not schedule.exists():
         dsbra("bench", "schedule", "--out", str(schedule), "--jobs", str(a.jobs), "--seed", str(a.seed),
               "--slots", str(a.slots), "--inter-arrival-s", str(a.inter_arrival_s),

@@ -323,13 +323,13 @@ def bench_schedule(path: Path) -> Workload:
         raise InputError(f"schedule {path}: {len(unknown)} inputs are not files of its data set, "
                          f"e.g. {unknown[0]}")
     maps = np.array([len(j["inputs"]) for j in jobs], np.int64)
+    by_size = size_bin(maps)  # for a job the schedule gives no bin
     task_block = np.array([row[f] for j in jobs for f in j["inputs"]], np.int64)
     block_mb = block_bytes / MB
     return Workload(name=f"schedule:{Path(path).name}",
                     job_ids=np.array([j["job_id"] for j in jobs], dtype=object),
                     submit_s=np.array([float(j["submit_s"]) for j in jobs], np.float64),
-                    bins=np.array([int(j.get("bin", size_bin(np.array([m]))[0])) for j, m in zip(jobs, maps)],
-                                  np.int8),
+                    bins=np.array([int(j.get("bin", b)) for j, b in zip(jobs, by_size)], np.int8),
                     task_indptr=np.concatenate([[0], np.cumsum(maps)]).astype(np.int64),
                     task_block=task_block, task_mb=np.full(len(task_block), block_mb),
                     dataset=dataset, notes={"schedule": str(path), "source": doc["source"],
