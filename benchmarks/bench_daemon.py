@@ -21,7 +21,8 @@ Targets (issue 10): a round under 5 s of CPU; RSS under 1 GiB at 10 M blocks.
   look-ups, one decision log line per file), the state is merged with the old one and saved.
 - **RSS**: the same decide + act round at ``--rss-blocks`` in a fresh process that loads
   the round input (saved by another process, so the generator's temporaries do not count) and
-  the persisted state: its peak resident set (ru_maxrss), input, state and decisions included,
+  the persisted state: its peak resident set (ru_maxrss; the worst of ``--repeat`` fresh
+  processes), input, state and decisions included,
   with the bytes of the arrays held while the policy runs (where the peak goes); and the same
   with the "blk_<n>" strings the daemon held as block ids before, for comparison.
 
@@ -227,7 +228,8 @@ def main() -> None:
         for _ in range(args.repeat):
             save_state(state_path, st)
             runs.append(decide_act(ri, state_path, journal))
-    rss = peak_rss(args.rss_blocks)
+    rss_runs = [peak_rss(args.rss_blocks) for _ in range(args.repeat)]
+    rss = max(rss_runs, key=lambda r: r["peak"])  # the breakdown of the worst run
     rss_names = peak_rss(args.rss_blocks, names=True)
     collect_total = [c["polls_cpu_s"] + c["build_round_cpu_s"] for c in collect]
     round_total = [a + b["total"] for a, b in zip(collect_total, runs)]
@@ -245,6 +247,7 @@ def main() -> None:
         "round_cpu_s": spread(round_total),
         "rss_blocks": args.rss_blocks,
         "rss_gib": round(rss["peak"] / 2**30, 3),
+        "rss_gib_runs": spread([r["peak"] / 2**30 for r in rss_runs]),
         "rss_breakdown_mib": rss_breakdown(rss),
         "rss_gib_blk_names": round(rss_names["peak"] / 2**30, 3),
         "targets": TARGETS,
@@ -276,8 +279,10 @@ def markdown(r: dict) -> str:
                                        "merge_and_save_state")],
         f"| **round** | **{r['round_cpu_s']['min']} / {r['round_cpu_s']['median']} / "
         f"{r['round_cpu_s']['max']}** (target < {r['targets']['round_cpu_s']} s) |", "",
-        f"Peak RSS of a decide + act round at {r['rss_blocks']:,} blocks: **{r['rss_gib']} GiB** "
-        f"(target < {r['targets']['rss_gib']} GiB); the same round with block ids as the "
+        f"Peak RSS of a decide + act round at {r['rss_blocks']:,} blocks: **{r['rss_gib']} GiB**, "
+        f"the worst of {r['repeat']} fresh processes (min / median / max "
+        f"{r['rss_gib_runs']['min']} / {r['rss_gib_runs']['median']} / {r['rss_gib_runs']['max']};"
+        f" target < {r['targets']['rss_gib']} GiB); the same round with block ids as the "
         f"\"blk_<n>\" strings the daemon held before instead of int64: "
         f"{r['rss_gib_blk_names']} GiB.", "",
         f"Where the peak goes at {r['rss_blocks']:,} blocks (arrays held while the policy runs):",

@@ -45,7 +45,8 @@ from dsbra.sim.run import WorkloadSpec, simulate
 RESULTS = Path(__file__).resolve().parent / "results"
 ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
               "dsbra": ("dsbra", True), "calibrated": ("dsbra", True),
-              "paper-literal": ("dsbra", True), "oracle": ("oracle", True)}
+              "paper-literal": ("dsbra", True), "scarlett": ("scarlett", True),
+              "dare": ("dare", True), "oracle": ("oracle", True)}
 PROFILE = {"calibrated": "calibrated", "paper-literal": "paper-literal"}
 DELAY_S = 10.0
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE = 10.0, 0.15

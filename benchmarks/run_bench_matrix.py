@@ -6,10 +6,9 @@ One schedule, one data set, several arms, each run ``--reps`` times:
 - ``static-nodelay``: replication 2, delay scheduling off;
 - ``dsbra``: the daemon (`dsbra run --apply`, the default profile) beside the jobs;
 - ``calibrated``, ``paper-literal``: the daemon with those named profiles;
+- ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
+  dsbra/policy/baselines.py), on the same observed signals;
 - ``oracle``: every data file on every worker before the run (the physical limit).
-
-Scarlett and DARE exist only in the simulator (dsbra/policy/baselines.py): the daemon runs
-DSBRA profiles, so they are not arms here.
 
 Before every run the data set is put back at its base replication (or, for the oracle, on every
 worker) and the script waits until the NameNode reports exactly that many live replicas per
@@ -45,9 +44,13 @@ WORKERS = 4
 DELAY_MS = 10_000
 NET_MBIT = 40.0
 SIZE, BLOCK = "1g", "64m"
-DAEMON_ARMS = {"dsbra": None, "calibrated": "calibrated", "paper-literal": "paper-literal"}
+#: arm -> the daemon's ``policy`` section
+DAEMON_ARMS = {"dsbra": {}, "calibrated": {"profile": "calibrated"},
+               "paper-literal": {"profile": "paper-literal"}, "scarlett": {"name": "scarlett"},
+               "dare": {"name": "dare"}}
 LAYOUT = StateLayout(default_state_dir())
-ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "static-nodelay"]
+ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
+        "static-nodelay"]
 
 
 def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -88,13 +91,13 @@ def set_data_replication(actor: HdfsActor, paths: list[str], n: int, timeout_s: 
         time.sleep(5)
 
 
-def daemon_config(run_dir: Path, env: dict, profile: str | None, interval_s: float) -> Path:
+def daemon_config(run_dir: Path, env: dict, policy: dict, interval_s: float) -> Path:
     cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
            "state_dir": str(run_dir / "daemon-state"),
            "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"], "user": "root"},
            "http": {"enabled": False}}
-    if profile:
-        cfg["policy"] = {"profile": profile}
+    if policy:
+        cfg["policy"] = policy
     path = run_dir / "daemon.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path

@@ -17,6 +17,7 @@ import yaml
 from dsbra.errors import ConfigError
 
 MODES = ("dry-run", "apply")
+DAEMON_POLICIES = ("dsbra", "scarlett", "dare")
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,9 @@ class ClusterConfig:
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    profile: str | None = None  #: None = the policy engine's default profile
+    #: dsbra, or a baseline to compare it with on the same cluster: scarlett, dare
+    name: str = "dsbra"
+    profile: str | None = None  #: DSBRA's profile; None = the policy engine's default profile
     params: dict = field(default_factory=dict)
 
 
@@ -204,8 +207,21 @@ def _validate(obj, prefix: str):
         if obj.poll_s <= 0 or obj.poll_s > obj.interval_s:
             raise ConfigError(f"config: poll_s must be in (0, interval_s], got {obj.poll_s}")
     elif isinstance(obj, PolicyConfig):
+        from dsbra.policy.api import make_policy
         from dsbra.policy.profiles import PARAM_NAMES, PROFILES
 
+        if obj.name not in DAEMON_POLICIES:
+            raise ConfigError(f"config: policy.name must be one of {', '.join(DAEMON_POLICIES)}, "
+                              f"got {obj.name!r}")
+        if obj.name != "dsbra":
+            if obj.profile is not None:
+                raise ConfigError(f"config: policy.profile is DSBRA's; policy.name {obj.name} "
+                                  "takes none")
+            try:
+                make_policy(obj.name, **obj.params)
+            except Exception as exc:  # the baseline's own validation names the parameter
+                raise ConfigError(f"config: policy.params: {exc}") from None
+            return obj
         if obj.profile is not None and obj.profile not in PROFILES:
             raise ConfigError(f"config: policy.profile must be one of "
                               f"{', '.join(sorted(PROFILES))}, got {obj.profile!r}")

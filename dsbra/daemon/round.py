@@ -59,8 +59,10 @@ def add_cooling_blocks(doc: dict, located: dict[str, object], base: dict[str, in
 
 def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
            profile: str | None, params: dict, rails: Rails,
-           file_bytes: dict[str, int], stored_bytes: int | None = None) -> RoundResult:
-    """Run the DSBRA policy (default profile unless ``profile``) and the rails on one window.
+           file_bytes: dict[str, int], stored_bytes: int | None = None,
+           policy_name: str = "dsbra") -> RoundResult:
+    """Run the policy (DSBRA's default profile unless ``profile``; ``policy_name`` scarlett or
+    dare runs that baseline instead) and the rails on one window.
 
     ``stored_bytes``: what the cluster stores (the NameNode's CapacityUsed), the policy's
     storage budget is a fraction of it; the window's few blocks would make it a fraction of a
@@ -93,13 +95,14 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     ri = dataclasses.replace(ri, files=files,
                              storage_base_bytes=float(stored_bytes) if stored_bytes else None)
     kw = dict(params)
-    kw.setdefault("delay_threshold_s", float(doc["params"]["delay_threshold_s"]))
-    if profile is not None:
-        kw["profile"] = profile
-    policy = make_policy("dsbra", **kw)
+    if policy_name == "dsbra":
+        kw.setdefault("delay_threshold_s", float(doc["params"]["delay_threshold_s"]))
+        if profile is not None:
+            kw["profile"] = profile
+    policy = make_policy(policy_name, **kw)
     # the rails' ceiling never exceeds the policy's own max_replication
-    rails = dataclasses.replace(rails, max_replication=min(rails.max_replication,
-                                                           policy.params.max_replication))
+    ceiling = getattr(policy, "params", policy).max_replication
+    rails = dataclasses.replace(rails, max_replication=min(rails.max_replication, ceiling))
     decision, new_state = policy.decide(ri, st)
     del st
     plan = plan_files(ri, decision, rails)

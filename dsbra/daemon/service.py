@@ -137,8 +137,10 @@ class Daemon:
             server = serve(self, self.cfg.http.host, self.cfg.http.port)
         old_term = signal.signal(signal.SIGTERM, lambda *_: self.stop.set())
         old_hup = signal.signal(signal.SIGHUP, lambda *_: self.reload.set())
-        log.info("start mode=%s interval_s=%s state_dir=%s rm=%s webhdfs=%s", self.cfg.mode,
-                 self.cfg.interval_s, self.dir, self.urls["rm"], self.urls["webhdfs"])
+        log.info("start mode=%s interval_s=%s policy=%s profile=%s state_dir=%s rm=%s webhdfs=%s",
+                 self.cfg.mode, self.cfg.interval_s, self.cfg.policy.name,
+                 self.cfg.policy.profile or "default", self.dir, self.urls["rm"],
+                 self.urls["webhdfs"])
         try:
             self._reconcile()
             while not self.stop.is_set():
@@ -169,7 +171,8 @@ class Daemon:
             log.error("reload refused: state_dir and cluster need a restart")
             return
         self.cfg = cfg
-        log.info("reloaded config mode=%s interval_s=%s", cfg.mode, cfg.interval_s)
+        log.info("reloaded config mode=%s interval_s=%s policy=%s", cfg.mode, cfg.interval_s,
+                 cfg.policy.name)
 
     def _reconcile(self) -> None:
         try:
@@ -240,7 +243,7 @@ class Daemon:
                       max_bytes_per_round=r.max_bytes_per_round, protected=r.protected)
         # the loaded state is handed over, not kept: decide keeps only the rows it needs
         res = decide(doc, load_state(self.dir / "state.parquet"), self.journal.base,
-                     profile=self.cfg.policy.profile,
+                     policy_name=self.cfg.policy.name, profile=self.cfg.policy.profile,
                      params=self.cfg.policy.params, rails=rails, file_bytes=file_bytes,
                      stored_bytes=health.get("capacity_used_bytes"))
         h = self.cfg.health

@@ -55,6 +55,12 @@ def _as(a, dtype) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
 
 
+def _narrowest(limit: int, *dtypes) -> type:
+    """The first of ``dtypes`` that holds ``limit``, else int64: the replica CSR is the largest
+    part of a round's input at millions of blocks (the daemon's 1 GiB at 10 M blocks)."""
+    return next((dt for dt in dtypes if limit <= np.iinfo(dt).max), np.int64)
+
+
 @dataclass(frozen=True)
 class FileTable:
     """One row per file. Replication changes are per file in HDFS (SETREPLICATION).
@@ -107,7 +113,9 @@ class RoundInput:
       ``peak_readers``   peak concurrent map tasks reading it in the window (Scarlett).
       ``replica_indptr`` / ``replica_nodes``  CSR of live replicas: the replicas of block row b
                          are ``replica_nodes[replica_indptr[b]:replica_indptr[b+1]]``, node ids
-                         into ``node_names``; RC_i = the row's length.
+                         into ``node_names``; RC_i = the row's length. Stored narrow: the
+                         pointers int32 (int64 past 2^31 replicas), the node ids int16 (int32
+                         past 32,767 nodes); do arithmetic on them in a wider type.
       ``base_replication`` DRC_i for blocks the state has not seen yet (the file's replication
                          as observed); for known blocks the state's recorded base wins, since a
                          policy may have changed the current replication since.
@@ -137,9 +145,15 @@ class RoundInput:
         for name, dt in (("file_index", np.int32), ("tasks", np.int32),
                          ("delayed_tasks", np.int32), ("delay_s", np.float64),
                          ("nonlocal_tasks", np.int32), ("peak_readers", np.int32),
-                         ("replica_indptr", np.int64), ("replica_nodes", np.int32),
                          ("base_replication", np.int16)):
             object.__setattr__(self, name, _as(getattr(self, name), dt))
+        # sized to the values too, so validate() still sees an out-of-range id as it was given
+        indptr, nodes = np.asarray(self.replica_indptr), np.asarray(self.replica_nodes)
+        top = lambda a: max(int(a.max()), -int(a.min())) if a.size else 0  # noqa: E731
+        object.__setattr__(self, "replica_indptr", _as(
+            indptr, _narrowest(max(len(nodes), top(indptr)), np.int32)))
+        object.__setattr__(self, "replica_nodes", _as(
+            nodes, _narrowest(max(len(self.node_names), top(nodes)), np.int16, np.int32)))
         ids = np.asarray(self.block_ids)
         if ids.dtype.kind in "iu":
             ids = ids.astype(np.int64, copy=False)

@@ -119,7 +119,7 @@ def _round_input(doc: dict) -> tuple[RoundInput, BlockState, np.ndarray]:
     if not isinstance(blocks, list):
         raise InputError("input: 'blocks' must be a list")
     cols = {k: [] for k in ("id", "rc_nodes", "base", "tasks", "delayed", "delay", "y", "n",
-                            "bytes")}
+                            "bytes", "nonlocal", "peak")}
     seen = set()
     for i, b in enumerate(blocks):
         where = f"blocks[{i}]"
@@ -148,6 +148,9 @@ def _round_input(doc: dict) -> tuple[RoundInput, BlockState, np.ndarray]:
         delayed = _count(b, "delayed_tasks", where)
         if delayed > tasks:
             raise InputError(f"input: {where}: delayed_tasks {delayed} > tasks {tasks}")
+        nonlocal_ = _count(b, "nonlocal_tasks", where, default=0)
+        if nonlocal_ > tasks:
+            raise InputError(f"input: {where}: nonlocal_tasks {nonlocal_} > tasks {tasks}")
         base = _count(b, "default_replicas", where)
         if base < 1:
             raise InputError(f"input: {where}: default_replicas must be >= 1, got {base}")
@@ -156,6 +159,8 @@ def _round_input(doc: dict) -> tuple[RoundInput, BlockState, np.ndarray]:
         cols["base"].append(base)
         cols["tasks"].append(tasks)
         cols["delayed"].append(delayed)
+        cols["nonlocal"].append(nonlocal_)
+        cols["peak"].append(_count(b, "peak_readers", where, default=0))
         cols["delay"].append(_number(b, "delay_s", where))
         cols["y"].append(_number(b, "y", where, default=0.0))
         cols["n"].append(_count(b, "n", where, default=0))
@@ -168,7 +173,8 @@ def _round_input(doc: dict) -> tuple[RoundInput, BlockState, np.ndarray]:
     zeros = np.zeros(k, np.int32)
     ri = RoundInput(block_ids=ids, file_index=np.arange(k), tasks=cols["tasks"],
                     delayed_tasks=cols["delayed"], delay_s=cols["delay"],
-                    nonlocal_tasks=zeros, peak_readers=zeros, replica_indptr=indptr,
+                    nonlocal_tasks=cols["nonlocal"], peak_readers=cols["peak"],
+                    replica_indptr=indptr,
                     replica_nodes=[j for r in cols["rc_nodes"] for j in r],
                     base_replication=cols["base"], node_names=np.array(nodes, dtype=object))
     state = BlockState(block_ids=ids, y=cols["y"], n=cols["n"], base_replication=cols["base"],

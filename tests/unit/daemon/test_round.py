@@ -121,3 +121,19 @@ def test_a_round_keeps_the_history_of_state_rows_it_did_not_see():
     res = decide(doc, old, {}, profile=None, params={}, rails=Rails(), file_bytes={})
     assert list(res.state.block_ids) == [5, 9] and res.state.round == 7
     assert res.state.n[0] == 6 and res.state.y[1] == 0.9 and res.state.idle_rounds[1] == 1
+
+
+@pytest.mark.parametrize("name, signal, rule", [("dare", "nonlocal_tasks", "nonlocal"),
+                                                ("scarlett", "peak_readers", "readers")])
+def test_a_baseline_runs_in_the_daemon_round_on_its_own_signal(name, signal, rule):
+    hot = _block("blk_1", "/hot", ["10.0.0.1"], tasks=3)
+    hot[signal] = 3
+    doc = _doc([hot, _block("blk_2", "/cold", ["10.0.0.2"], tasks=1)])
+    params = {"p": 1.0} if name == "dare" else {}
+    res = decide(doc, None, {}, profile=None, params=params, rails=Rails(),
+                 file_bytes={"/hot": 100, "/cold": 100}, stored_bytes=10_000,
+                 policy_name=name)
+    rows = {str(p): (int(c), int(t)) for p, c, t in
+            zip(res.plan.paths, res.plan.current, res.plan.target)}
+    assert list(rows) == ["/hot"] and rows["/hot"][1] > rows["/hot"][0] == 1
+    assert res.plan.to_records(res.ri.node_names)[0]["reason"]["rule"] == rule

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dsbra.errors import InputError
-from dsbra.policy.api import RULE_COLD, RULE_COOL, RULE_HOT, RULE_HOT_AT_CAP, RULE_NONE
+from dsbra.policy.api import RoundInput, RULE_COLD, RULE_COOL, RULE_HOT, RULE_HOT_AT_CAP, RULE_NONE
 from dsbra.policy.dsbra import DsbraPolicy
 from dsbra.policy.profiles import params_for
 from policy_helpers import dereplicate_map, make_round, replicate_map, state_for
@@ -134,6 +134,17 @@ def test_bad_input_is_an_input_error():
         params_for()
     with pytest.raises(InputError, match="unknown parameter"):
         params_for(delay_threshold_s=1, bogus=1)
+
+
+def test_replica_csr_is_stored_narrow_and_still_validated():
+    ri = make_round(NODES, BLOCKS)
+    assert (ri.replica_indptr.dtype, ri.replica_nodes.dtype) == (np.int32, np.int16)
+    wide = dict(ri.__dict__, node_names=np.array([f"dn{j}" for j in range(40_000)], dtype=object))
+    assert RoundInput(**wide).replica_nodes.dtype == np.int32
+    # an id past int16 must not wrap into a valid node id on the way in
+    bad = dict(ri.__dict__, replica_nodes=np.append(ri.replica_nodes[:-1].astype(np.int64), 65_536 + 1))
+    with pytest.raises(InputError, match="replica node id out of range"):
+        RoundInput(**bad).validate()
 
 
 def test_overlapping_thresholds_hot_wins():
