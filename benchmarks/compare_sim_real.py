@@ -5,28 +5,31 @@ the ``schedule.json`` they ran). The simulator's model is calibrated to those ru
 
 - cluster: 4 workers on 2 racks, replication 2, 64 MiB blocks, delay scheduling with
   D = 10 s for node and rack locality (off for ``static-nodelay``), as the replays ran;
-- map slots per node and node heartbeat, fitted on the static arm only: a NodeManager holds up
-  to 5 map containers (2560 MB over 512), but the machine has 2 cores for all four workers,
-  so under load the maps that run at once share them and the effective parallelism is lower;
-  and the real maps wait for their containers (the AppMaster's heartbeats, the container
-  launch). From a grid (1-5 slots, 0.5-4 s), the pair whose simulated static arm is closest to
-  the real one in map-phase response and mean map wait (relative errors summed) is kept; the
-  other arms are then predictions, not fits;
 - task model: overhead = the median node-local map (launch to finish) less its local read at
   the measured node-local rate (``network.json``); rack and off-rack read rates from the median
   rack-local and off-switch maps (the simulator's cost is overhead + MB / rate of the level);
-- the MapReduce AppMaster is not simulated: each job arrives in the simulator when its real
-  AM made its maps pending (the mean over the arm's repetitions of the first map's
-  ``scheduled_s``), and the real response compared is the map phase (last map finish less that
-  moment). The full real response, AM start-up included, is reported beside it.
+- the MapReduce ApplicationMasters, by ``--model``:
+  - ``am`` (default): simulated. Every job's AM holds one container of a NodeManager until the
+    job ends; a NodeManager has 4 vcores and every container takes one (its 2560 MB would hold
+    5 maps of 512 MB, or 4 AMs of 640 MB, so the vcores bind), so a node is 4 slots and an AM
+    one of them; at most half the cluster's resources hold AMs (the bundled queues'
+    maxAMShare 0.5: 8 AMs), later jobs wait for one to end, as on the real cluster; an AM's
+    maps become pending ``am_startup_s`` after it starts, the median over the delay-on runs of
+    their first job's submission-to-first-request gap (no other AM held that job up). The
+    jobs arrive at their real submission times and the full response is compared;
+  - ``shifted``: not simulated. Each job arrives in the simulator when its real AM made its
+    maps pending (the mean over the arm's repetitions of the first map's ``scheduled_s``), and
+    the real response compared is the map phase (last map finish less that moment);
+- map slots per node and node heartbeat, fitted on the static arm only (response and mean map
+  wait, relative errors summed, over a grid); the other arms are then predictions, not fits.
 
 Every arm runs in the simulator over ``--seeds`` placements (the real HDFS placement is one
 draw we do not reproduce block for block). Output: ``OUT/sim/<arm>/seed<k>/`` runs,
 ``OUT/sim-vs-real.json`` and ``OUT/sim-vs-real.md``: per arm node locality (overall and per
-bin), map-phase response and the oracle's captured share, real against simulated, and whether
-each arm is within the issue's goal (10 points of locality, 15% of response time).
+bin), response and the oracle's captured share, real against simulated, and whether each arm
+is within the issue's goal (10 points of locality, 15% of response time).
 
-    .venv/bin/python benchmarks/compare_sim_real.py benchmarks/results/bench-fb2009-20
+    .venv/bin/python benchmarks/compare_sim_real.py benchmarks/results/bench-fb2009-40-loaded
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.report import Run, arm_table, captured, find_runs
+from dsbra.report import Run, arm_table, captured, find_runs, mean_or_none
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 
@@ -52,6 +55,8 @@ DELAY_S = 10.0
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE = 10.0, 0.15
 HEARTBEATS = (0.5, 1.0, 2.0, 3.0, 4.0)
 SLOTS = (1, 2, 3, 4, 5)
+AM_SLOTS = (2, 3, 4, 5)  # with AMs: a node must hold one AM and at least one map
+MAX_AM_SHARE = 0.5  # the bundled queues' maxAMShare (dsbra/cluster/config.py)
 
 
 def map_phase(run) -> tuple[dict[str, float], dict[str, float]]:
@@ -110,8 +115,20 @@ def shifted_schedule(schedule: dict, pending_by_rep: list[dict[str, float]]) -> 
     return {**schedule, "jobs": jobs}
 
 
+def am_startup_s(runs) -> float:
+    """Median over ``runs`` of their first-submitted job's gap from submission to its first
+    map request: the AM's start-up when no other AM holds it up."""
+    gaps = []
+    for run in runs:
+        pending, _ = map_phase(run)
+        j = run.jobs
+        first = int(np.argmin(j["submit_s"]))
+        gaps.append(pending[j["job_id"][first]] - j["submit_s"][first])
+    return statistics.median(gaps)
+
+
 def simulate_arm(arm: str, schedule_path: Path, model: dict, slots: int, seeds: int, out: Path,
-                 interval_s: float, heartbeat_s: float) -> list[Path]:
+                 interval_s: float, heartbeat_s: float, am: dict) -> list[Path]:
     policy, delay = ARM_POLICY[arm]
     dirs = []
     for seed in range(seeds):
@@ -121,15 +138,11 @@ def simulate_arm(arm: str, schedule_path: Path, model: dict, slots: int, seeds: 
                         delay_threshold_s=DELAY_S, policy=policy, interval_s=interval_s,
                         signals="observed" if policy == "dsbra" else "scheduler",
                         policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
-                        seed=seed, **{k: v for k, v in model.items() if k != "sources"})
+                        seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
         run_dir = out / "sim" / arm / f"seed{seed}"
         simulate(cfg, WorkloadSpec(source=f"schedule:{schedule_path}"), out_dir=run_dir)
         dirs.append(run_dir)
     return dirs
-
-
-def _mean(values) -> float | None:
-    return statistics.fmean(values) if values else None
 
 
 def main() -> None:
@@ -137,65 +150,81 @@ def main() -> None:
     ap.add_argument("results", type=Path)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--interval-s", type=float, default=30.0, help="the daemon arms' round length")
+    ap.add_argument("--model", choices=("am", "shifted"), default="am",
+                    help="simulate the ApplicationMasters (am), or start each job when its real AM "
+                         "requested its maps (shifted)")
     a = ap.parse_args()
     schedule = json.loads((a.results / "schedule.json").read_text())
     arms_dirs = [a.results / arm for arm in ARM_POLICY if (a.results / arm).is_dir()]
     real = find_runs(arms_dirs)
     all_runs = [r for runs in real.values() for r in runs]
     model = task_model(all_runs)
-    sim_dirs, real_phase, schedules = {}, {}, {}
-    for arm, runs in real.items():
-        phases = [map_phase(r) for r in runs]
-        real_phase[arm] = [_mean(list(resp.values())) for _, resp in phases]
-        path = a.results / "sim" / arm / "schedule.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(shifted_schedule(schedule, [p for p, _ in phases]), indent=1) + "\n")
-        schedules[arm] = path
+    sim_dirs, real_resp, schedules = {}, {}, {}
+    if a.model == "am":
+        am = {"am_slots": 1.0, "max_am_share": MAX_AM_SHARE, "am_startup_s": round(am_startup_s(
+            [r for arm, runs in real.items() if ARM_POLICY[arm][1] for r in runs]), 2)}
+        slot_grid = AM_SLOTS
+        for arm, runs in real.items():
+            real_resp[arm] = [mean_or_none(r.jobs["response_s"]) for r in runs]
+            schedules[arm] = a.results / "schedule.json"
+    else:
+        am, slot_grid = {}, SLOTS
+        for arm, runs in real.items():
+            phases = [map_phase(r) for r in runs]
+            real_resp[arm] = [mean_or_none(list(resp.values())) for _, resp in phases]
+            path = a.results / "sim" / arm / "schedule.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(shifted_schedule(schedule, [p for p, _ in phases]), indent=1) + "\n")
+            schedules[arm] = path
     real_wait = mean_wait(real["static"])
-    real_resp = statistics.fmean(real_phase["static"])
+    real_static = statistics.fmean(real_resp["static"])
     fit = {}
-    for slots in SLOTS:
+    for slots in slot_grid:
         for hb in HEARTBEATS:
             runs = [Run.load(d) for d in simulate_arm(
                 "static", schedules["static"], model, slots, a.seeds, a.results / "fit" / f"s{slots}-hb{hb:g}",
-                a.interval_s, hb)]
-            resp = statistics.fmean(_mean(r.jobs["response_s"]) for r in runs)
+                a.interval_s, hb, am)]
+            resp = statistics.fmean(mean_or_none(r.jobs["response_s"]) for r in runs)
             wait = mean_wait(runs)
-            fit[(slots, hb)] = (abs(resp / real_resp - 1) + abs(wait / real_wait - 1), resp, wait)
+            fit[(slots, hb)] = (abs(resp / real_static - 1) + abs(wait / real_wait - 1), resp, wait)
     slots, heartbeat = min(fit, key=lambda k: fit[k][0])
     for arm, path in schedules.items():
-        sim_dirs[arm] = simulate_arm(arm, path, model, slots, a.seeds, a.results, a.interval_s, heartbeat)
+        sim_dirs[arm] = simulate_arm(arm, path, model, slots, a.seeds, a.results, a.interval_s, heartbeat, am)
     sim = find_runs([d for dirs in sim_dirs.values() for d in dirs])
     # find_runs names a seed<k> run's arm by its parent directory: the arm itself
     t_real, t_sim = arm_table(real), arm_table(sim)
     for arm in real:
-        t_real[arm]["map_phase_response_s"] = real_phase[arm]
-        t_sim[arm]["map_phase_response_s"] = t_sim[arm]["mean_response_s"]
+        t_real[arm]["compared_response_s"] = real_resp[arm]
+        t_sim[arm]["compared_response_s"] = t_sim[arm]["mean_response_s"]
     rows = {}
     for arm in real:
         r, s = t_real[arm], t_sim[arm]
-        loc_r, loc_s = _mean(r["node_locality"]), _mean(s["node_locality"])
-        resp_r, resp_s = _mean(r["map_phase_response_s"]), _mean(s["map_phase_response_s"])
+        loc_r, loc_s = mean_or_none(r["node_locality"]), mean_or_none(s["node_locality"])
+        resp_r, resp_s = mean_or_none(r["compared_response_s"]), mean_or_none(s["compared_response_s"])
         rows[arm] = {
             "reps": len(real[arm]), "seeds": len(sim_dirs[arm]),
             "node_locality_real": loc_r, "node_locality_sim": loc_s,
             "node_locality_real_sd": statistics.pstdev(r["node_locality"]),
-            "map_phase_response_real_s": resp_r, "map_phase_response_sim_s": resp_s,
-            "map_phase_response_real_sd": statistics.pstdev(r["map_phase_response_s"]),
-            "full_response_real_s": _mean(r["mean_response_s"]),
-            "extra_storage_mean_real": _mean(r.get("extra_storage_mean", [])),
-            "extra_storage_mean_sim": _mean(s.get("extra_storage_mean", [])),
-            "locality_by_bin": {b: [_mean(r.get(f"locality_bin{b}", [])), _mean(s.get(f"locality_bin{b}", []))]
+            "response_real_s": resp_r, "response_sim_s": resp_s,
+            "response_real_sd": statistics.pstdev(r["compared_response_s"]),
+            "full_response_real_s": mean_or_none(r["mean_response_s"]),
+            "extra_storage_mean_real": mean_or_none(r.get("extra_storage_mean", [])),
+            "extra_storage_mean_sim": mean_or_none(s.get("extra_storage_mean", [])),
+            "locality_by_bin": {b: [mean_or_none(r.get(f"locality_bin{b}", [])),
+                                    mean_or_none(s.get(f"locality_bin{b}", []))]
                                 for b in range(1, 10) if f"locality_bin{b}" in r},
             "within_goal": (abs(loc_r - loc_s) <= GOAL_LOCALITY_POINTS
                             and abs(resp_s - resp_r) <= GOAL_RESPONSE * resp_r),
         }
         if "oracle" in real and "static" in real and arm not in ("oracle", "static"):
-            rows[arm]["captured_real"] = captured(t_real, arm, "static", "oracle", "map_phase_response_s")
-            rows[arm]["captured_sim"] = captured(t_sim, arm, "static", "oracle", "map_phase_response_s")
-    doc = {"command": f".venv/bin/python benchmarks/compare_sim_real.py {a.results} --seeds {a.seeds}",
-           "task_model": model, "slots_per_node": slots, "heartbeat_s": heartbeat, "delay_s": DELAY_S,
-           "fit_on_static": {"real_map_phase_response_s": round(real_resp, 2),
+            rows[arm]["captured_real"] = captured(t_real, arm, "static", "oracle", "compared_response_s")
+            rows[arm]["captured_sim"] = captured(t_sim, arm, "static", "oracle", "compared_response_s")
+    doc = {"command": f".venv/bin/python benchmarks/compare_sim_real.py {a.results} --seeds {a.seeds} "
+                      f"--model {a.model}",
+           "model": a.model, "response": "full" if a.model == "am" else "map phase",
+           "task_model": model, "am": am, "slots_per_node": slots, "heartbeat_s": heartbeat,
+           "delay_s": DELAY_S,
+           "fit_on_static": {"real_response_s": round(real_static, 2),
                              "real_mean_map_wait_s": round(real_wait, 2),
                              "grid": [{"slots": k[0], "heartbeat_s": k[1], "error": round(v[0], 3),
                                        "response_s": round(v[1], 2), "wait_s": round(v[2], 2)}
@@ -213,32 +242,38 @@ def _f(v, digits=1, pct=False) -> str:
 
 
 def markdown(doc: dict) -> str:
-    m = doc["task_model"]
+    m, am = doc["task_model"], doc["am"]
+    fit = doc["fit_on_static"]
+    how = (f"ApplicationMasters simulated: one container of a node's slots each, at most "
+           f"{am['max_am_share']:.0%} of the cluster's slots held by AMs, maps pending "
+           f"{am['am_startup_s']} s after the AM starts (the first job's gap, median over the "
+           f"delay-on runs); jobs arrive at their real submission; response is the full one."
+           if doc["model"] == "am" else
+           "ApplicationMasters not simulated: each job arrives when its real AM requested its "
+           "maps; response is the map phase (the full real response is in the last column).")
     lines = ["# The simulator against the real cluster, same schedule", "",
              f"`{doc['command']}`", "",
              f"Calibrated from the real runs: task overhead "
              f"{m['task_overhead_s']} s, reads {m['read_mbps_local']} / {m['read_mbps_rack']} / "
              f"{m['read_mbps_remote']} MB/s node / rack / off-rack (median real maps: "
              f"{m['sources']['median_map_s']}, counts {m['sources']['maps']}); D = {doc['delay_s']:.0f} s. "
-             f"Fitted on the static arm: {doc['slots_per_node']} map slots per node, node heartbeat "
+             f"Fitted on the static arm: {doc['slots_per_node']} slots per node, node heartbeat "
              f"{doc['heartbeat_s']} s (best three of the grid: "
              + "; ".join(f"{g['slots']} slots {g['heartbeat_s']} s -> response {g['response_s']} s, wait "
-                         f"{g['wait_s']} s" for g in doc["fit_on_static"]["grid"][:3])
-             + f"; real: response {doc['fit_on_static']['real_map_phase_response_s']} s, wait "
-               f"{doc['fit_on_static']['real_mean_map_wait_s']} s). The static row is therefore a fit; "
-               "the others are predictions.",
-             "", "Response is the map phase (the real AppMaster's start-up is not simulated; the full real "
-             "response is in the last column).", "",
-             "| arm | node locality real / sim (points) | map-phase response real / sim s (diff) | within goal | "
-             "captured real / sim | extra storage real / sim | full real response s |",
+                         f"{g['wait_s']} s" for g in fit["grid"][:3])
+             + f"; real: response {fit['real_response_s']} s, wait {fit['real_mean_map_wait_s']} s). "
+               "The static row is therefore a fit; the others are predictions.",
+             "", how, "",
+             f"| arm | node locality real / sim (points) | {doc['response']} response real / sim s (diff) | "
+             "within goal | captured real / sim | extra storage real / sim | full real response s |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for arm, r in doc["arms"].items():
-        diff = (r["map_phase_response_sim_s"] / r["map_phase_response_real_s"] - 1) * 100
+        diff = (r["response_sim_s"] / r["response_real_s"] - 1) * 100
         lines.append(
             f"| {arm} | {_f(r['node_locality_real'])} ± {_f(r['node_locality_real_sd'])} / "
             f"{_f(r['node_locality_sim'])} ({r['node_locality_sim'] - r['node_locality_real']:+.1f}) | "
-            f"{_f(r['map_phase_response_real_s'])} ± {_f(r['map_phase_response_real_sd'])} / "
-            f"{_f(r['map_phase_response_sim_s'])} ({diff:+.0f}%) | {'yes' if r['within_goal'] else 'no'} | "
+            f"{_f(r['response_real_s'])} ± {_f(r['response_real_sd'])} / "
+            f"{_f(r['response_sim_s'])} ({diff:+.0f}%) | {'yes' if r['within_goal'] else 'no'} | "
             f"{_f(r.get('captured_real'), 0, True)} / {_f(r.get('captured_sim'), 0, True)} | "
             f"{_f(r['extra_storage_mean_real'], 1, True)} / {_f(r['extra_storage_mean_sim'], 1, True)} | "
             f"{_f(r['full_response_real_s'])} |")

@@ -64,7 +64,7 @@ class Run:
         bins = np.asarray(self.jobs["bin"])
         delay = np.asarray(self.jobs["delay_wait_s"], np.float64)
         out = {"jobs": len(maps), "maps": int(maps.sum()),
-               "mean_response_s": _mean(self.jobs["response_s"]),
+               "mean_response_s": mean_or_none(self.jobs["response_s"]),
                "node_locality": 100 * local.sum() / maps.sum() if maps.sum() else None,
                # per map, as the paper's "waiting time" of tasks for a local slot
                "delay_wait_s_per_map": delay.sum() / maps.sum() if maps.sum() else None,
@@ -97,7 +97,7 @@ def _storage(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(0), np.zeros(0)
 
 
-def _mean(values) -> float | None:
+def mean_or_none(values) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
 
@@ -174,13 +174,19 @@ def claims_rows(table, arm: str, baseline: str) -> list[str]:
     ]
 
 
+#: below this gain of the oracle over the baseline (a fraction of the baseline) a captured
+#: share is noise divided by noise, and is not reported
+MIN_ORACLE_GAIN = 0.02
+
+
 def captured(table, arm: str, baseline: str, oracle: str, key: str) -> float | None:
-    """(baseline - arm) / (baseline - oracle) on ``key``'s means, in percent."""
+    """(baseline - arm) / (baseline - oracle) on ``key``'s means, in percent; None where the
+    oracle gains less than MIN_ORACLE_GAIN."""
     try:
         a, b, o = (statistics.fmean(table[x][key]) for x in (arm, baseline, oracle))
     except (KeyError, statistics.StatisticsError):
         return None
-    return 100 * (b - a) / (b - o) if b != o else None
+    return 100 * (b - a) / (b - o) if b - o > MIN_ORACLE_GAIN * abs(b) else None
 
 
 def plots(arms: dict[str, list[Run]], table, out: Path) -> list[str]:

@@ -67,6 +67,13 @@ log = logging.getLogger(__name__)
               help="NodeManager heartbeat interval.")
 @click.option("--assign-multiple/--no-assign-multiple", default=False, show_default=True,
               help="Fill all free slots of a node per heartbeat.")
+@click.option("--am-slots", type=float, default=0.0, show_default=True,
+              help="Map slots an ApplicationMaster holds on one node while its job runs "
+                   "(0: no AMs, maps pending at submission; 1.25 = a 640 MB AM beside 512 MB maps).")
+@click.option("--am-startup-s", type=float, default=0.0, show_default=True,
+              help="From an AM's start to its maps' requests.")
+@click.option("--max-am-share", type=float, default=1.0, show_default=True,
+              help="Share of the cluster's slots AMs may hold at once (Fair Scheduler maxAMShare).")
 @click.option("--task-overhead-s", type=float, default=2.0, show_default=True)
 @click.option("--cpu-s-per-mb", type=float, default=0.02, show_default=True)
 @click.option("--read-mbps", nargs=3, type=float, default=(40.0, 20.0, 10.0),
@@ -119,7 +126,9 @@ def sim(**kw) -> None:
         delay_mode=kw["delay_mode"], delay_node_s=kw["delay_node_s"],
         delay_rack_s=kw["delay_rack_s"], yarn_threshold_node=kw["yarn_threshold_node"],
         yarn_threshold_rack=kw["yarn_threshold_rack"], heartbeat_s=kw["heartbeat_s"],
-        assign_multiple=kw["assign_multiple"], task_overhead_s=kw["task_overhead_s"],
+        assign_multiple=kw["assign_multiple"], am_slots=kw["am_slots"],
+        am_startup_s=kw["am_startup_s"], max_am_share=kw["max_am_share"],
+        task_overhead_s=kw["task_overhead_s"],
         cpu_s_per_mb=kw["cpu_s_per_mb"], read_mbps_local=local, read_mbps_rack=rack,
         read_mbps_remote=remote, copy_mbps=kw["copy_mbps"], policy=kw["policy"],
         policy_params=parse_assignments(kw["policy_param"], "--policy-param"), interval_s=kw["interval_s"],

@@ -32,6 +32,14 @@ class SimConfig:
     scheduling. ``heartbeat_s``: NodeManager heartbeat interval. ``assign_multiple``: fill all
     free slots of a node on one heartbeat (YARN's ``assignmultiple``; default one container).
 
+    ApplicationMasters (off by default: a job's maps are pending from its submission). With
+    ``am_slots`` > 0 every job first needs an AM container holding that many map slots of one
+    node until the job ends, placed as YARN's continuous scheduling does (the node with the
+    most free slots) and ahead of maps (an application without its AM has the smallest fair
+    share); at most ``max_am_share`` of the cluster's slots hold AMs at once (the Fair
+    Scheduler's maxAMShare), later jobs wait for one to end. Its maps become pending
+    ``am_startup_s`` after the AM starts.
+
     Cost model, per map: ``task_overhead_s`` + ``cpu_s_per_mb`` x MB + MB / read bandwidth of
     the level the data actually came from (local / rack / remote MB/s). Re-replication copies
     a block at ``copy_mbps``; the replica counts from the moment the copy lands.
@@ -62,6 +70,9 @@ class SimConfig:
     yarn_threshold_rack: float = -1.0
     heartbeat_s: float = 1.0
     assign_multiple: bool = False
+    am_slots: float = 0.0
+    am_startup_s: float = 0.0
+    max_am_share: float = 1.0
 
     task_overhead_s: float = 2.0
     cpu_s_per_mb: float = 0.02
@@ -115,6 +126,16 @@ class SimConfig:
             if not _finite(v) or v > 1:
                 raise ConfigError(f"{name.replace('_', '-')} must be <= 1 (a fraction of the "
                                   f"cluster size; < 0 disables), got {v!r}")
+        if not _finite(self.am_slots) or not 0 <= self.am_slots <= self.slots_per_node:
+            raise ConfigError(f"am-slots must be in [0, slots-per-node {self.slots_per_node}], "
+                              f"got {self.am_slots!r}")
+        if not _finite(self.am_startup_s) or self.am_startup_s < 0:
+            raise ConfigError(f"am-startup-s must be >= 0, got {self.am_startup_s!r}")
+        if not _finite(self.max_am_share) or not 0 < self.max_am_share <= 1:
+            raise ConfigError(f"max-am-share must be in (0, 1], got {self.max_am_share!r}")
+        if self.am_slots > self.max_am_share * self.slots_per_node * self.nodes:
+            raise ConfigError(f"max-am-share {self.max_am_share} of {self.nodes} x "
+                              f"{self.slots_per_node} slots holds no AM of {self.am_slots} slots")
         if self.signals not in SIGNALS:
             raise ConfigError(f"signals must be one of {', '.join(SIGNALS)}, got "
                               f"{self.signals!r}")

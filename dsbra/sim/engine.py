@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import heapq
 import time
-from bisect import bisect_right
 from array import array
+from bisect import bisect_right
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,10 @@ from dsbra.sim.scheduler import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Job, Schedul
 from dsbra.sim.workload import Workload
 
 # event kinds, in tie-break order at equal times
-ARRIVE, FINISH, COPY, HEARTBEAT, POLICY = 0, 1, 2, 3, 4
+ARRIVE, AM_READY, FINISH, COPY, HEARTBEAT, POLICY = 0, 1, 2, 3, 4, 5
+# a node's free capacity is counted in thousandths of a map slot, so an ApplicationMaster can
+# hold a fraction of a slot more than a map (YARN's 640 MB AM beside 512 MB maps) exactly
+SLOT = 1000
 
 
 @dataclass
@@ -42,6 +46,7 @@ class RawResult:
     task_delayed: np.ndarray
     job_start: np.ndarray
     job_finish: np.ndarray
+    job_pending: np.ndarray  # when its maps became pending: submission, or its AM's start-up
     rounds: list
     events: int
     heartbeats: int
@@ -112,6 +117,13 @@ class Simulation:
         t_delayed = array("b", bytes(n_tasks))
         job_start = array("d", [-1.0]) * n_jobs
         job_finish = array("d", [-1.0]) * n_jobs
+        job_pending = array("d", [-1.0]) * n_jobs
+        am_units = round(cfg.am_slots * SLOT)
+        am_cap = int(cfg.max_am_share * cfg.slots_per_node * cfg.nodes * SLOT + 1e-6)
+        am_queue: deque[int] = deque()  # jobs waiting for their AM, in submission order
+        am_node = array("i", [-1]) * n_jobs
+        am_start = array("d", [-1.0]) * n_jobs
+        am_held = 0
         jobs: list[Job | None] = [None] * n_jobs
 
         sched = Scheduler(policy=cfg.scheduler, delay_mode=cfg.delay_mode,
@@ -123,9 +135,10 @@ class Simulation:
                         np.frombuffer(t_delayed, np.int8), np.frombuffer(t_delay, np.float64))
         observer = None
         if cfg.signals == "observed":
-            observer = Observer(cfg, wl, t_launch, t_finish, t_node, launched)
+            observer = Observer(cfg, wl, t_launch, t_finish, t_node, launched, job_pending,
+                                (am_start, am_node, job_finish, SLOT, am_units))
         job_split: list = [None] * n_jobs
-        free = [cfg.slots_per_node] * cfg.nodes
+        free = [cfg.slots_per_node * SLOT] * cfg.nodes
         # heartbeat cursor: ring position, heartbeat cycle, whether its event is queued
         cur_pos = cur_cycle = cur_token = 0
         cur_time = 0.0
@@ -169,7 +182,7 @@ class Simulation:
             for _ in range(n_nodes + 1):
                 if pos == n_nodes:
                     pos, cycle = 0, cycle + 1
-                if free[ring[pos]]:
+                if free[ring[pos]] >= SLOT:
                     t = cycle * hb + ring_phase[pos]
                     if t > now:
                         push(heap, (t, HEARTBEAT, seq, ring[pos], 0))
@@ -183,6 +196,37 @@ class Simulation:
             cycle = int(now // hb)
             return cursor_from(bisect_right(ring_phase, now - cycle * hb), cycle, now)
 
+        def wake(node: int, now: float) -> None:
+            """``node`` can take a map again: if the cursor skipped it while it was full and
+            its heartbeat comes before the cursor's, move the cursor back to it."""
+            nonlocal seq, cur_pos, cur_cycle, cur_token, cur_time
+            pos = ring_pos[node]
+            cycle = int(now // hb)
+            t = cycle * hb + ring_phase[pos]
+            if t <= now:
+                t += hb
+                cycle += 1
+            if t < cur_time:
+                push(heap, (t, HEARTBEAT, seq, node, 0))
+                cur_pos, cur_cycle, cur_token, cur_time = pos, cycle, seq, t
+                seq += 1
+
+        def place_ams(now: float) -> None:
+            """Start waiting AMs, oldest first, on the node with the most free slots, while
+            the AM share allows; each job's maps become pending am_startup_s later."""
+            nonlocal seq, am_held
+            while am_queue and am_held + am_units <= am_cap:
+                node = max(range(n_nodes), key=free.__getitem__)
+                if free[node] < am_units:
+                    return
+                j = am_queue.popleft()
+                free[node] -= am_units
+                am_held += am_units
+                am_node[j] = node
+                am_start[j] = now
+                push(heap, (now + cfg.am_startup_s, AM_READY, seq, j, 0))
+                seq += 1
+
         while heap and jobs_done < n_jobs:
             now, kind, token, a, b = pop(heap)
             if kind == HEARTBEAT and token != cur_token:
@@ -194,14 +238,14 @@ class Simulation:
                 cur_live = False
                 if not sched.active:
                     continue  # the cursor stops; the next arrival restarts it
-                while free[node]:
+                while free[node] >= SLOT:
                     got = sched.offer(node, now)
                     if got is None:
                         break
                     job, task, level = got
                     # --- launch ---
                     launched[task] = 1
-                    free[node] -= 1
+                    free[node] -= SLOT
                     job.pending -= 1
                     job.running += 1
                     if job.first_launch < 0.0:
@@ -254,29 +298,32 @@ class Simulation:
                 job.done += 1
                 if job.pending:
                     sched.changed()
+                free[node] += SLOT
+                freed_am = -1
                 if job.done == len(job.tasks):
                     job_finish[job.index] = now
                     jobs[job.index] = None
                     jobs_done += 1
-                free[node] += 1
+                    if am_units:  # the AM ends with its job
+                        freed_am = am_node[job.index]
+                        free[freed_am] += am_units
+                        am_held -= am_units
+                if am_queue:  # a waiting AM comes before any map
+                    place_ams(now)
                 if sched.active:
                     if not cur_live:
                         cur_live = start_cursor(now)
-                    elif free[node] == 1:
-                        # the cursor skipped this node while it was busy: if its heartbeat
-                        # comes before the cursor's, move the cursor back to it
-                        pos = ring_pos[node]
-                        cycle = int(now // hb)
-                        t = cycle * hb + ring_phase[pos]
-                        if t <= now:
-                            t += hb
-                            cycle += 1
-                        if t < cur_time:
-                            push(heap, (t, HEARTBEAT, seq, node, 0))
-                            cur_pos, cur_cycle, cur_token, cur_time = pos, cycle, seq, t
-                            seq += 1
-            elif kind == ARRIVE:
+                    else:
+                        if SLOT <= free[node] < 2 * SLOT:
+                            wake(node, now)
+                        if freed_am >= 0 and free[freed_am] >= SLOT:
+                            wake(freed_am, now)
+            elif kind == ARRIVE and am_units:
+                am_queue.append(a)
+                place_ams(now)
+            elif kind == ARRIVE or kind == AM_READY:
                 j = a
+                job_pending[j] = now
                 lo, hi = indptr[j], indptr[j + 1]
                 tasks = list(range(lo, hi))
                 if everywhere:
@@ -354,5 +401,6 @@ class Simulation:
             task_delayed=np.frombuffer(t_delayed, np.int8).astype(bool),
             job_start=np.frombuffer(job_start, np.float64).copy(),
             job_finish=np.frombuffer(job_finish, np.float64).copy(),
+            job_pending=np.frombuffer(job_pending, np.float64).copy(),
             rounds=rounds, events=events, heartbeats=heartbeats, stale_reads=stale_reads,
             wall_s=time.perf_counter() - t_wall, sim_end_s=now)

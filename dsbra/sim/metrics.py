@@ -102,7 +102,7 @@ def build_tables(workload, raw, node_names) -> tuple[dict, dict]:
     wl = workload
     maps = wl.maps
     task_job = np.repeat(np.arange(wl.n_jobs), maps)
-    scheduled = wl.submit_s[task_job]
+    scheduled = raw.job_pending[task_job]
     wait = raw.task_launch - scheduled
     # the delay columns hold what the policy saw: the scheduler's accounting, or under
     # --signals observed the real-cluster rule (as the real-cluster benchmark records it)

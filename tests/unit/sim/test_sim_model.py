@@ -284,3 +284,51 @@ def test_observed_signals_use_the_real_cluster_rule():
     ref = simulate(small_cfg(policy="static", task_overhead_s=4.0, read_mbps_local=10.0,
                              read_mbps_rack=5.0, read_mbps_remote=2.5), spec)
     assert np.array_equal(ref.tasks["launch_s"], t["launch_s"]) or s["replicas_added"] > 0
+
+
+def test_application_masters_hold_slots_queue_on_the_am_share_and_delay_the_maps():
+    from dsbra.sim.engine import Simulation
+    from dsbra.sim.run import build_workload
+
+    cfg = small_cfg(nodes=4, racks=2, slots_per_node=3, am_slots=1.0, am_startup_s=4.0,
+                    max_am_share=0.5).validated()
+    wl = build_workload(WorkloadSpec(jobs=60, inter_arrival_s=1.0), cfg)
+    sim = Simulation(cfg, wl)
+    raw = sim.run()
+    assert (raw.job_finish > 0).all()
+    ready = raw.job_pending
+    assert (ready >= wl.submit_s + 4.0 - 1e-9).all()  # maps pending only after AM start-up
+    am_start = ready - 4.0
+    job_of = np.repeat(np.arange(wl.n_jobs), wl.maps)
+    assert (raw.task_launch >= ready[job_of] - 1e-9).all()
+    # the AMs held at once never exceed the share: 0.5 x 12 slots = 6 AMs of one slot
+    ev = sorted([(t, 1) for t in am_start] + [(t, -1) for t in raw.job_finish])
+    assert max(np.cumsum([d for _, d in ev])) == 6  # reached: 60 jobs at 1 s gaps queue
+    assert (ready > wl.submit_s + 4.0 + 1e-6).any()  # some job waited for an AM to end
+    # maps beside the AMs of their node never exceed its slots (AM nodes are not recorded in
+    # the tables; the cluster-wide count bounds them): maps + AMs <= 12 at every instant
+    ev = sorted([(t, 1) for t in am_start] + [(t, -1) for t in raw.job_finish]
+                + [(t, 1) for t in raw.task_launch] + [(t, -1) for t in raw.task_finish],
+                key=lambda e: (e[0], e[1]))
+    assert max(np.cumsum([d for _, d in ev])) <= 12
+    # the tables count a map's wait from when its AM asked for it
+    res = simulate(cfg, WorkloadSpec(jobs=60, inter_arrival_s=1.0))
+    assert np.allclose(res.tasks["scheduled_s"], ready[job_of])
+
+
+def test_without_application_masters_maps_are_pending_at_submission():
+    res = simulate(small_cfg(), WorkloadSpec(jobs=40))
+    submit = dict(zip(res.jobs["job_id"], res.jobs["submit_s"]))
+    assert np.array_equal(res.tasks["scheduled_s"], [submit[j] for j in res.tasks["job_id"]])
+
+
+@pytest.mark.parametrize("kw, needle", [
+    (dict(am_slots=3.0), "am-slots must be in [0, slots-per-node 2]"),
+    (dict(am_slots=1.0, max_am_share=0.0), "max-am-share must be in (0, 1]"),
+    (dict(nodes=2, racks=1, am_slots=2.0, max_am_share=0.25), "holds no AM of 2.0 slots"),
+    (dict(am_startup_s=-1.0), "am-startup-s must be >= 0"),
+])
+def test_application_master_settings_are_validated(kw, needle):
+    with pytest.raises(ConfigError) as info:
+        small_cfg(**kw).validated()
+    assert needle in str(info.value)
