@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from dsbra.errors import InputError
-from dsbra.sim.config import DELAY_MODES, ORACLE, SCHEDULERS, SIGNALS
+from dsbra.sim.config import DELAY_MODES, ORACLE, REACTIVE_ORACLE, SCHEDULERS, SIGNALS
 from dsbra.sim.workload import ARRIVALS
 from dsbra.policy.profiles import parse_assignments
 
@@ -81,8 +81,10 @@ log = logging.getLogger(__name__)
 @click.option("--copy-mbps", type=float, default=40.0, show_default=True,
               help="Re-replication copy bandwidth per block (MB/s).")
 @click.option("--policy", default="static", show_default=True,
-              help="static, dsbra, dsbra-literal, scarlett, dare, or oracle (every block on "
-                   "every node from the start: the limit of what replication can do).")
+              help="static, dsbra, dsbra-literal, scarlett, dare, oracle (every block on "
+                   "every node from the start: the limit of what replication can do), or "
+                   "oracle-reactive (a block on every node, instantly, once a job asks for it: "
+                   "the limit of a policy that reacts).")
 @click.option("--policy-param", "policy_param", multiple=True, metavar="KEY=VALUE",
               help="Policy parameter override (JSON value), repeatable.")
 @click.option("--interval-s", type=float, default=60.0, show_default=True,
@@ -113,7 +115,7 @@ def sim(**kw) -> None:
     from dsbra.sim.config import SimConfig
     from dsbra.sim.run import WorkloadSpec, simulate
 
-    known = (*POLICY_NAMES, ORACLE)
+    known = (*POLICY_NAMES, ORACLE, REACTIVE_ORACLE)
     if kw["policy"] not in known:
         raise InputError(f"unknown policy {kw['policy']!r}; known: {', '.join(known)}")
     if kw["setup_name"]:

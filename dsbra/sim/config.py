@@ -13,6 +13,12 @@ SIGNALS = ("scheduler", "observed")
 ORACLE = "oracle"
 """Not a replication policy but its limit: every block readable node-locally on every node from
 the start, at a storage cost of nodes / replication - 1 (the simulator's ``--policy oracle``)."""
+REACTIVE_ORACLE = "oracle-reactive"
+"""The limit of a policy that reacts to what it sees: a block is copied to every node, at no
+cost in time, the moment the first job asking for it is submitted. That job's split hosts are
+already fixed (its maps only read faster); every later job finds the block local everywhere.
+Its storage is that of the blocks copied so far. ``policy_params`` {"min_jobs": k}: copied at
+the k-th job asking for it instead of the first (k >= 1)."""
 
 
 @dataclass(frozen=True)
@@ -143,9 +149,15 @@ class SimConfig:
             v = getattr(self, name)
             if not _finite(v) or v < 0:
                 raise ConfigError(f"{name.replace('_', '-')} must be >= 0, got {v!r}")
-        if self.policy == ORACLE and self.signals != "scheduler":
-            raise ConfigError("policy oracle never delays a map for locality: use --signals "
-                              "scheduler")
+        if self.policy == REACTIVE_ORACLE:
+            k = self.policy_params.get("min_jobs", 1)
+            if set(self.policy_params) - {"min_jobs"} or isinstance(k, bool) or \
+                    not isinstance(k, int) or k < 1:
+                raise ConfigError(f"policy {REACTIVE_ORACLE} takes one parameter, min_jobs, an "
+                                  f"integer >= 1; got {self.policy_params!r}")
+        if self.policy in (ORACLE, REACTIVE_ORACLE) and self.signals != "scheduler":
+            raise ConfigError(f"policy {self.policy} runs no policy rounds on signals: use "
+                              "--signals scheduler")
         if self.delay_mode == "hfs" and (self.yarn_threshold_node >= 0
                                          or self.yarn_threshold_rack >= 0):
             raise ConfigError("yarn-threshold-node/rack need delay mode yarn (--delay-mode yarn)")

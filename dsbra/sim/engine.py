@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dsbra.sim.config import ORACLE, SimConfig
+from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.hdfs import Replicas, Topology, hdfs_default_placement
 from dsbra.sim.metrics import Window
 from dsbra.sim.observed import Observer
@@ -85,6 +85,8 @@ class Simulation:
         # the oracle: every block readable node-locally on every node (the limit of what
         # replication can do for locality), without materialising nodes x blocks replicas
         self.everywhere = cfg.policy == ORACLE
+        # its reactive bound: a block is on every node from the first submission asking for it
+        self.reactive = cfg.policy == REACTIVE_ORACLE
 
     # ------------------------------------------------------------------------------------
     def run(self, progress: bool = False) -> RawResult:
@@ -146,7 +148,14 @@ class Simulation:
         mbps = (cfg.read_mbps_local, cfg.read_mbps_rack, cfg.read_mbps_remote)
         overhead, cpu = cfg.task_overhead_s, cfg.cpu_s_per_mb
         assign_multiple = cfg.assign_multiple
-        everywhere = self.everywhere
+        everywhere, reactive = self.everywhere, self.reactive
+        # reactive: jobs submitted so far that asked for each block; at min_jobs it is copied
+        asks = array("i", bytes(4 * len(reps)))
+        min_jobs = int(cfg.policy_params.get("min_jobs", 1)) if reactive else 0
+        block_bytes = wl.dataset.block_bytes.tolist()
+        base_bytes = float((rep_count.astype(np.int64) * wl.dataset.block_bytes).sum())
+        seen_extra_bytes = 0.0
+        all_nodes = list(range(cfg.nodes))
 
         heap: list = []
         seq = 0
@@ -263,9 +272,10 @@ class Simulation:
                     blk = task_block[task]
                     # read cost from where the data is now (replicas may have moved since
                     # submission); locality as the AM counted it
-                    c = 0 if everywhere else rep_count[blk]
+                    here = everywhere or (reactive and asks[blk] >= min_jobs)
+                    c = 0 if here else rep_count[blk]
                     row = rep_nodes[blk]
-                    actual = NODE_LOCAL if everywhere else OFF_SWITCH
+                    actual = NODE_LOCAL if here else OFF_SWITCH
                     rk = rack_of[node]
                     for i in range(c):
                         h = int(row[i])
@@ -336,6 +346,10 @@ class Simulation:
                 blocks = wl.task_block[lo:hi]
                 holders_np, counts_np = rep_nodes[blocks], rep_count[blocks]
                 holders, counts = holders_np.tolist(), counts_np.tolist()
+                if reactive:  # blocks copied before: split hosts on every node
+                    for k, b in enumerate(blocks.tolist()):
+                        if asks[b] >= min_jobs:
+                            holders[k], counts[k] = all_nodes, n_nodes
                 by_host: dict[int, list[int]] = {}
                 by_rack: dict[int, list[int]] = {}
                 # walk tasks backwards so each list pops its earliest task from the end
@@ -358,6 +372,11 @@ class Simulation:
                             last_rack = r
                 if observer is not None:
                     job_split[j] = (holders_np, counts_np)  # the split hosts, for attribution
+                if reactive:  # copied everywhere now: later jobs and every read find it local
+                    for b in blocks.tolist():
+                        asks[b] += 1
+                        if asks[b] == min_jobs:
+                            seen_extra_bytes += (n_nodes - int(rep_count[b])) * block_bytes[b]
                 job = Job(j, now, tasks, by_host, by_rack)
                 jobs[j] = job
                 sched.add(job)
@@ -378,6 +397,8 @@ class Simulation:
                     copies_in_flight[blk] = copies_in_flight.get(blk, 0) + 1
                     push(heap, (now + dur, COPY, seq, blk, node))
                     seq += 1
+                if reactive:
+                    record["extra_storage"] = seen_extra_bytes / base_bytes
                 rounds.append(record)
                 push(heap, (now + cfg.interval_s, POLICY, seq, 0, 0))
                 seq += 1

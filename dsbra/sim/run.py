@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dsbra.errors import InputError
 from dsbra.sim import workload as workloads
-from dsbra.sim.config import ORACLE, SimConfig
+from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.engine import Simulation
 from dsbra.sim.metrics import build_tables, summarize, write_run
 from dsbra.sim.policy_driver import PolicyDriver, policy_params
@@ -72,11 +72,11 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
     wl = build_workload(spec, cfg)
     sim = Simulation(cfg, wl)
     # the oracle needs no rounds to place anything: a static driver keeps the round records
-    driven = "static" if cfg.policy == ORACLE else cfg.policy
+    driven = "static" if cfg.policy in (ORACLE, REACTIVE_ORACLE) else cfg.policy
     params = policy_params(driven, delay_threshold_s=sim.D,
                            max_replication=min(cfg.max_replication, cfg.nodes),
                            block_bytes=int(cfg.block_size_mb * (1 << 20)), seed=cfg.seed,
-                           overrides=cfg.policy_params)
+                           overrides={} if driven != cfg.policy else cfg.policy_params)
     sim.policy_driver = PolicyDriver(driven, params, sim.topo, wl.dataset, sim.replicas,
                                      cfg.copy_mbps)
     raw = sim.run(progress=progress)

@@ -36,3 +36,45 @@ def test_oracle_is_every_block_on_every_node():
 def test_oracle_refuses_observed_signals():
     with pytest.raises(ConfigError, match="oracle"):
         SimConfig(policy="oracle", signals="observed").validated()
+
+
+def _copied_before(res, k) -> list[tuple[str, int]]:
+    """(job, block) of the maps whose block k earlier-submitted jobs had asked for."""
+    t, j = res.tasks, res.jobs
+    blocks_of: dict[str, list[int]] = {}
+    for job, b in zip(t["job_id"], t["block_id"]):
+        blocks_of.setdefault(job, []).append(int(b))
+    asks: dict[int, int] = {}
+    out = []
+    for _, job in sorted(zip(j["submit_s"], j["job_id"])):
+        out += [(job, b) for b in blocks_of[job] if asks.get(b, 0) >= k]
+        for b in blocks_of[job]:
+            asks[b] = asks.get(b, 0) + 1
+    return out
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_reactive_oracle_copies_a_block_everywhere_once_k_jobs_asked(k):
+    res = simulate(SimConfig(**CLUSTER, policy="oracle-reactive", policy_params={"min_jobs": k},
+                             seed=3), WORKLOAD)
+    t = res.tasks
+    local = {(jb, int(b)): loc == 0 for jb, b, loc in
+             zip(t["job_id"], t["block_id"], t["locality"])}
+    copied = _copied_before(res, k)
+    # a map whose block was copied before its job was submitted is always node-local
+    assert copied and all(local[key] for key in copied)
+    s = res.summary
+    static = simulate(SimConfig(**CLUSTER, seed=3), WORKLOAD).summary
+    assert static["node_locality"] < s["node_locality"] <= 1.0
+    assert s["mean_response_s"] < static["mean_response_s"]
+    # storage grows with the blocks copied, up to the oracle's
+    assert 0 < s["extra_storage_mean"] <= s["extra_storage_max"] <= 3.0
+
+
+def test_reactive_oracle_parameters_are_checked():
+    with pytest.raises(ConfigError, match="min_jobs"):
+        SimConfig(policy="oracle-reactive", policy_params={"min_jobs": 0}).validated()
+    with pytest.raises(ConfigError, match="min_jobs"):
+        SimConfig(policy="oracle-reactive", policy_params={"gate": 1}).validated()
+    with pytest.raises(ConfigError, match="oracle-reactive"):
+        SimConfig(policy="oracle-reactive", signals="observed").validated()
