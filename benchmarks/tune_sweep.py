@@ -2,9 +2,12 @@
 
 For every setting of the grid (round length, ``min_pressure``, ``hot_factor``,
 ``holder_share``) and every setup, the captured share of the oracle's mean-response gain over
-static (paired by seed) and the mean / max extra storage. Results: benchmarks/results/tune-sweep.md.
+static (paired by seed) and the mean / max extra storage, with the policy fed the scheduler's
+own delay accounting or (``--signals observed``) the rule the daemon uses on a real cluster.
+Results: benchmarks/results/tune-sweep[-observed].md.
 
     .venv/bin/python benchmarks/tune_sweep.py [--setups hotspot-stress hotspot-stress-long]
+        [--signals scheduler|observed]
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ GRID = {"interval_s": (10.0, 20.0, 30.0), "min_pressure": (0.1, 0.25, 0.5),
         "hot_factor": (1.0, 1.25, 1.5), "holder_share": (0.05, 0.01)}
 
 
-def run(setup: str, policy: str, params: dict, interval_s: float, seed: int) -> dict:
+def run(setup: str, policy: str, params: dict, interval_s: float, seed: int,
+        signals: str = "scheduler") -> dict:
     s = SETUPS[setup]
     cfg = SimConfig(**s["cluster"], delay_node_s=5.0, delay_rack_s=5.0, delay_threshold_s=5.0,
-                    policy=policy, policy_params=params, interval_s=interval_s, seed=seed)
+                    policy=policy, policy_params=params, interval_s=interval_s, seed=seed,
+                    signals=signals)
     return simulate(cfg, WorkloadSpec(**s["workload"])).summary
 
 
@@ -35,12 +40,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--setups", nargs="+", default=["hotspot-stress", "hotspot-stress-long"],
                     choices=list(SETUPS))
+    ap.add_argument("--signals", choices=("scheduler", "observed"), default="scheduler")
     a = ap.parse_args()
     ref = {(st, sd): (run(st, "static", {}, 60.0, sd)["mean_response_s"],
                       run(st, "oracle", {}, 60.0, sd)["mean_response_s"])
            for st in a.setups for sd in SEEDS}
-    lines = ["# DSBRA tuning sweep (seeds 0-2)", "",
-             f"`.venv/bin/python benchmarks/tune_sweep.py --setups {' '.join(a.setups)}`", "",
+    lines = [f"# DSBRA tuning sweep (seeds 0-2, {a.signals} signals)", "",
+             f"`.venv/bin/python benchmarks/tune_sweep.py --setups {' '.join(a.setups)} "
+             f"--signals {a.signals}`", "",
              "| round s | min_pressure | hot_factor | holder_share | "
              + " | ".join(f"{st}: captured %, storage mean / max %" for st in a.setups) + " |",
              "| --- | --- | --- | --- |" + " --- |" * len(a.setups)]
@@ -49,7 +56,7 @@ def main() -> None:
         params = {k: v for k, v in g.items() if k != "interval_s"}
         cells = []
         for st in a.setups:
-            runs = [(sd, run(st, "dsbra", params, g["interval_s"], sd)) for sd in SEEDS]
+            runs = [(sd, run(st, "dsbra", params, g["interval_s"], sd, a.signals)) for sd in SEEDS]
             share = statistics.mean((ref[(st, sd)][0] - r["mean_response_s"])
                                     / (ref[(st, sd)][0] - ref[(st, sd)][1]) for sd, r in runs)
             cells.append(f"{100 * share:.0f}, {100 * statistics.mean(r['extra_storage_mean'] for _, r in runs):.1f}"
@@ -57,7 +64,8 @@ def main() -> None:
         lines.append(f"| {g['interval_s']:g} | {g['min_pressure']} | {g['hot_factor']} | "
                      f"{g['holder_share']} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
-    (RESULTS / "tune-sweep.md").write_text("\n".join(lines) + "\n")
+    name = "tune-sweep.md" if a.signals == "scheduler" else f"tune-sweep-{a.signals}.md"
+    (RESULTS / name).write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
