@@ -41,18 +41,21 @@ def main() -> None:
     ap.add_argument("--setups", nargs="+", default=["hotspot-stress", "hotspot-stress-long"],
                     choices=list(SETUPS))
     ap.add_argument("--signals", choices=("scheduler", "observed"), default="scheduler")
+    ap.add_argument("--intervals", type=float, nargs="+", default=GRID["interval_s"],
+                    help="round lengths to sweep, seconds")
     a = ap.parse_args()
+    grid = {**GRID, "interval_s": tuple(a.intervals)}
     ref = {(st, sd): (run(st, "static", {}, 60.0, sd)["mean_response_s"],
                       run(st, "oracle", {}, 60.0, sd)["mean_response_s"])
            for st in a.setups for sd in SEEDS}
     lines = [f"# DSBRA tuning sweep (seeds 0-2, {a.signals} signals)", "",
              f"`.venv/bin/python benchmarks/tune_sweep.py --setups {' '.join(a.setups)} "
-             f"--signals {a.signals}`", "",
+             f"--signals {a.signals} --intervals {' '.join(f'{i:g}' for i in a.intervals)}`", "",
              "| round s | min_pressure | hot_factor | holder_share | "
              + " | ".join(f"{st}: captured %, storage mean / max %" for st in a.setups) + " |",
              "| --- | --- | --- | --- |" + " --- |" * len(a.setups)]
-    for values in itertools.product(*GRID.values()):
-        g = dict(zip(GRID, values))
+    for values in itertools.product(*grid.values()):
+        g = dict(zip(grid, values))
         params = {k: v for k, v in g.items() if k != "interval_s"}
         cells = []
         for st in a.setups:

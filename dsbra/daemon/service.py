@@ -139,7 +139,8 @@ class Daemon:
         old_hup = signal.signal(signal.SIGHUP, lambda *_: self.reload.set())
         log.info("start mode=%s interval_s=%s policy=%s profile=%s state_dir=%s rm=%s webhdfs=%s",
                  self.cfg.mode, self.cfg.interval_s, self.cfg.policy.name,
-                 self.cfg.policy.profile or "default", self.dir, self.urls["rm"],
+                 self.cfg.policy.profile or ("default" if self.cfg.policy.name == "dsbra" else "-"),
+                 self.dir, self.urls["rm"],
                  self.urls["webhdfs"])
         try:
             self._reconcile()
