@@ -78,6 +78,13 @@ VARIANTS = {
     "scarlett-20s": {"policy": "scarlett", "delay": "hfs", "small_only": True,
                      "interval_s": 20.0},
     "dare-20s": {"policy": "dare", "delay": "hfs", "small_only": True, "interval_s": 20.0},
+    # the adaptive-20s profile (the best of benchmarks/tune_sweep.py --signals observed on the
+    # tuning seeds) in 20 s rounds, on both kinds of signals
+    "dsbra-20s-tuned": {"policy": "dsbra", "delay": "hfs", "small_only": True, "interval_s": 20.0,
+                        "params": {"profile": "adaptive-20s"}},
+    "dsbra-20s-tuned-observed": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                                 "interval_s": 20.0, "signals": "observed",
+                                 "params": {"profile": "adaptive-20s"}},
     # the policy fed the signals the daemon would derive on a real cluster (dsbra.signals rule)
     "dsbra-observed": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                        "signals": "observed"},

@@ -29,6 +29,17 @@ def test_yaml_then_environment_then_overrides(tmp_path):
     assert cfg.rails.max_files_per_round == 3 and cfg.policy.params == {"max_replication": 4}
 
 
+@pytest.mark.parametrize("section, policy", [
+    ("policy:\n  profile: adaptive-20s\n", ("dsbra", "adaptive-20s")),
+    ("policy:\n  name: dare\n  params:\n    p: 0.5\n", ("dare", None)),
+])
+def test_a_named_profile_or_a_baseline_loads(tmp_path, section, policy):
+    path = tmp_path / "d.yaml"
+    path.write_text("interval_s: 20\n" + section)
+    cfg = load_config(path, env={})
+    assert (cfg.policy.name, cfg.policy.profile) == policy
+
+
 @pytest.mark.parametrize("text, env, needle", [
     ("mode: yes-please\n", {}, "mode must be one of dry-run, apply, got 'yes-please'"),
     ("intervl_s: 5\n", {}, "unknown key intervl_s"),
