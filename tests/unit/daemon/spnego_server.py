@@ -11,13 +11,12 @@ from __future__ import annotations
 import base64
 import json
 import sys
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 import gssapi
 
-from test_secure import FILE, _captured
+from test_secure import FILE, _captured, start_server, write_reply
 
 from dsbra.daemon.config import load_config
 from dsbra.daemon.service import Daemon
@@ -37,32 +36,21 @@ def serve(replies: dict, seen: list) -> ThreadingHTTPServer:
         def do_GET(self):  # noqa: N802 -- http.server's name
             auth = self.headers.get("Authorization", "")
             if not auth.startswith("Negotiate "):
-                self.send_response(401)
-                self.send_header("WWW-Authenticate", "Negotiate")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+                write_reply(self, 401, "text/plain", b"", (("WWW-Authenticate", "Negotiate"),))
                 return
             ctx = gssapi.SecurityContext(creds=server_creds, usage="accept")
             answer = ctx.step(base64.b64decode(auth.split(" ", 1)[1]))
             seen.append(str(ctx.initiator_name))
             url = urlsplit(self.path)
-            status, ctype, body = replies.get((url.path, _query(url.query)),
-                                              (404, "text/plain", b"not captured"))
-            self.send_response(status)
-            if answer:
-                self.send_header("WWW-Authenticate",
-                                 "Negotiate " + base64.b64encode(answer).decode())
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            mutual = (("WWW-Authenticate", "Negotiate " + base64.b64encode(answer).decode()),
+                      ) if answer else ()
+            write_reply(self, *replies.get((url.path, _query(url.query)),
+                                           (404, "text/plain", b"not captured")), mutual)
 
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return start_server(Handler)
 
 
 def main() -> None:

@@ -46,6 +46,26 @@ def _captured() -> dict:
     return out
 
 
+def write_reply(handler: BaseHTTPRequestHandler, status: int, ctype: str, body: bytes,
+                headers: tuple = ()) -> None:
+    handler.send_response(status)
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.send_header("Content-Type", ctype)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def start_server(handler: type, tls: ssl.SSLContext | None = None) -> ThreadingHTTPServer:
+    """``handler`` served on a free loopback port in a daemon thread (https with ``tls``)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 def _openssl(*args: str, cwd: Path) -> None:
     subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
 
@@ -71,21 +91,14 @@ def tls(tmp_path_factory):
         def do_GET(self):  # noqa: N802 -- http.server's name
             url = urlsplit(self.path)
             reply = replies.get((url.path, frozenset(parse_qsl(url.query))))
-            status, ctype, body = reply or (404, "text/plain", b"not captured")
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            write_reply(self, *(reply or (404, "text/plain", b"not captured")))
 
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(d / "nn.pem", d / "nn.key")
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = start_server(Handler, ctx)
     yield {"url": f"https://localhost:{server.server_address[1]}", "ca": str(d / "ca.pem")}
     server.shutdown()
 
