@@ -137,11 +137,11 @@ class Daemon:
             server = serve(self, self.cfg.http.host, self.cfg.http.port)
         old_term = signal.signal(signal.SIGTERM, lambda *_: self.stop.set())
         old_hup = signal.signal(signal.SIGHUP, lambda *_: self.reload.set())
+        pol = self.cfg.policy
         log.info("start mode=%s interval_s=%s policy=%s profile=%s state_dir=%s rm=%s webhdfs=%s",
-                 self.cfg.mode, self.cfg.interval_s, self.cfg.policy.name,
-                 self.cfg.policy.profile or ("default" if self.cfg.policy.name == "dsbra" else "-"),
-                 self.dir, self.urls["rm"],
-                 self.urls["webhdfs"])
+                 self.cfg.mode, self.cfg.interval_s, pol.name,
+                 pol.profile or ("default" if pol.name == "dsbra" else "-"), self.dir,
+                 self.urls["rm"], self.urls["webhdfs"])
         try:
             self._reconcile()
             while not self.stop.is_set():

@@ -149,13 +149,13 @@ class Simulation:
         overhead, cpu = cfg.task_overhead_s, cfg.cpu_s_per_mb
         assign_multiple = cfg.assign_multiple
         everywhere, reactive = self.everywhere, self.reactive
-        # reactive: jobs submitted so far that asked for each block; at min_jobs it is copied
-        asks = array("i", bytes(4 * len(reps)))
-        min_jobs = int(cfg.policy_params.get("min_jobs", 1)) if reactive else 0
-        block_bytes = wl.dataset.block_bytes.tolist()
-        base_bytes = float((rep_count.astype(np.int64) * wl.dataset.block_bytes).sum())
-        seen_extra_bytes = 0.0
-        all_nodes = list(range(cfg.nodes))
+        copied_extra_bytes = 0.0
+        if reactive:  # jobs submitted so far that asked for each block; at min_jobs it is copied
+            asks = array("i", bytes(4 * len(reps)))
+            min_jobs = int(cfg.policy_params.get("min_jobs", 1))
+            block_bytes = wl.dataset.block_bytes.tolist()
+            base_bytes = float((rep_count.astype(np.int64) * wl.dataset.block_bytes).sum())
+            all_nodes = list(range(cfg.nodes))
 
         heap: list = []
         seq = 0
@@ -376,7 +376,7 @@ class Simulation:
                     for b in blocks.tolist():
                         asks[b] += 1
                         if asks[b] == min_jobs:
-                            seen_extra_bytes += (n_nodes - int(rep_count[b])) * block_bytes[b]
+                            copied_extra_bytes += (n_nodes - int(rep_count[b])) * block_bytes[b]
                 job = Job(j, now, tasks, by_host, by_rack)
                 jobs[j] = job
                 sched.add(job)
@@ -398,7 +398,7 @@ class Simulation:
                     push(heap, (now + dur, COPY, seq, blk, node))
                     seq += 1
                 if reactive:
-                    record["extra_storage"] = seen_extra_bytes / base_bytes
+                    record["extra_storage"] = copied_extra_bytes / base_bytes
                 rounds.append(record)
                 push(heap, (now + cfg.interval_s, POLICY, seq, 0, 0))
                 seq += 1

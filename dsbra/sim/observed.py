@@ -3,12 +3,11 @@
 The daemon cannot see the scheduler's skips; it infers them from task times and container
 occupancy with :func:`dsbra.signals.attribution.attribute`. Under ``--signals observed`` the
 simulator feeds that same function the simulated maps (scheduled = when the job's maps became
-pending, launch,
-node, split hosts as of submission) and containers (every map one slot, every
-ApplicationMaster its share of one, in thousandths of a slot), exactly as observed at the round's time (running containers end "now"), each labelled with its
-job when the scheduler shares fairly (the rule's "passed over" test assumes fair-share order;
-under FIFO only idle nodes count), so the policy sees
-what it would see on a real cluster — and the run also measures how close that rule comes to
+pending, launch, node, split hosts as of submission) and containers (every map one slot, every
+ApplicationMaster its share of one, in thousandths of a slot), exactly as observed at the
+round's time (running containers end "now"), each labelled with its job when the scheduler
+shares fairly (the rule's "passed over" test assumes fair-share order; under FIFO only idle
+nodes count), so the policy sees what it would see on a real cluster — and the run also measures how close that rule comes to
 the scheduler's own accounting.
 """
 
