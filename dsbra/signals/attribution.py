@@ -9,11 +9,24 @@ NodeManager's capacity; that view misses containers allocated but not yet launch
 but not yet released, so it sees more room than the scheduler did. For a task, the
 *elsewhere* nodes are the running NodeManagers holding none of its split's replicas.
 
+*The lead* (``lead``, per window): how long before its launch (what the history records) a
+container may have been allocated. A container's allocation is seen in the RM's samples before
+its launch when the RM's used memory on its node exceeds what the observed containers held there
+(launch to finish + ``release_s``; an AM to ``am_linger_s`` after its job's finish) by at least
+its size at the last poll before its launch; it was allocated after the last poll before that
+showing less, which bounds its lead. The window's lead is the ``lead_quantile`` (95 %) of
+these bounds over its containers (those no poll caught count ``grace_s``), never below
+``grace_s``; without samples it is ``grace_s``. It grows with load (2.5-4.4 s in the
+validation runs on the bundled cluster, 4.6 s beside another cluster's load), where a fixed
+allowance let allocated-but-not-launched containers pass for room.
+
 The Fair Scheduler delays an *application*, not a task: all maps of a job share one locality
 level, and when it declines a node it declines it for every pending map (it would have taken
 the node for any map whose split is there). So the rule gathers *declines*, (application A,
-node n, span), from three kinds of evidence, and then marks every map of A that was waiting
-during a decline's span on a node holding none of its split:
+node n, span), from four kinds of evidence, and then marks every map of A that was waiting
+during a decline's span on a node holding none of its split. Only a task that waited longer
+than the lead gives evidence (a shorter wait is its own allocation round trip); it was pending
+at the RM until ``lead`` before its launch (its allocation came after that):
 
 * A node has *room* for the task when its free memory fits the task's container.
 * *Idle* (light load): a node that has had room for the last ``settle_s`` seconds with no
@@ -25,19 +38,25 @@ during a decline's span on a node holding none of its split:
   before the task was scheduled) to the end of the spell or the launch.
 * *Passed over* (busy load): during the task's wait past its round trip, a container of another
   application B launched on an elsewhere node while B held more than A throughout the
-  allocation round trip around that launch (B's least over [t - grace_s, t) above A's most
-  over [t - grace_s, t + grace_s]). The Fair Scheduler offers a node to the application
+  allocation round trip around that launch (B's least over [t - lead, t) above A's most
+  over [t - lead, t + lead]). The Fair Scheduler offers a node to the application
   furthest below its fair share first (equal weights: the one holding least), so without delay
   scheduling A, which had a map waiting, would have taken that slot; B got it because A
   declined it for locality. The span allows for launches (what the history files record)
   trailing the scheduler's allocations. Decline: that node at that launch.
+* *Sampled room* (any load): a poll at which the RM itself showed room on an elsewhere node
+  while the task was past its own round trip and still pending ([scheduled + grace_s,
+  launched - lead)). With continuous scheduling the RM offers a node with room to every
+  waiting application many times a second, so a slot the RM still shows free while A has had a
+  map pending for longer than a round trip is one A declined (the runs with delay scheduling
+  off show none). Decline: that node at that poll.
 * *Certain room* (short spells, any load): a span in which an elsewhere node certainly had room
   by the scheduler's books while the task was certainly pending there. Each observed container
-  is counted as held from ``grace_s`` before its launch (its allocation came at most a round
-  trip earlier) to ``release_s`` after its finish (the RM frees it at the node's next
+  is counted as held from ``lead`` before its launch (its allocation came at most that much
+  earlier) to ``release_s`` after its finish (the RM frees it at the node's next
   heartbeat), an AM's (its application's first container) to ``am_linger_s`` after its job's
   finish (the AM outlives the job it reports as finished); the task is pending at the RM from
-  its scheduling until ``grace_s`` before its launch. With continuous scheduling the RM offers
+  its scheduling until ``lead`` before its launch. With continuous scheduling the RM offers
   every node with room to every application many times a second, so an application that had a
   map pending and let such a span pass declined the node; without delay scheduling it would
   have taken it (the runs with it off show no such span). This finds the slots that stood free
@@ -71,6 +90,9 @@ class AttributionParams:
     settle_s: float = 2.5  #: how long a node must sit idle to count as declined
     release_s: float = 1.0  #: finish -> the RM frees the container (a NodeManager heartbeat)
     am_linger_s: float = 8.0  #: job finish -> the RM frees its AM's container
+    #: quantile (percent) of the containers' sampled allocation -> launch leads taken as the
+    #: window's lead (never below grace_s); used only where RM samples exist
+    lead_quantile: float = 95.0
 
 
 @dataclass
@@ -268,6 +290,57 @@ def _first_of_app(containers: Containers) -> np.ndarray:
     return first
 
 
+def allocation_leads(containers: Containers, capacity_mb: np.ndarray, samples: Samples | None,
+                     grace_ms: int, release_ms: int, am_linger_ms: int) -> np.ndarray:
+    """Per container, the longest its allocation can have preceded its launch by the RM's
+    samples (ms, never below ``grace_ms``). The RM's used memory on a node at a poll, less what
+    the observed containers held then (launch to finish + ``release_ms``, an AM to
+    ``am_linger_ms`` after its job's finish), is what the scheduler had allocated but the
+    history does not yet show. When the last poll before a container's launch shows such an
+    excess of at least its memory, the RM had already allocated it; it was allocated after the
+    last poll before that showing less, so its lead is at most the launch less that poll's time.
+    Containers no poll caught before their launch count ``grace_ms``."""
+    lead = np.full(len(containers.start_ms), grace_ms, np.int64)
+    if samples is None or len(samples.times_ms) == 0 or len(lead) == 0:
+        return lead
+    t = samples.times_ms
+    n_nodes = min(len(capacity_mb), samples.free_mb.shape[1])
+    end = containers.end_ms + np.where(_first_of_app(containers), am_linger_ms, release_ms)
+    ok = (containers.node >= 0) & (containers.node < n_nodes)
+    if not ok.any():
+        return lead
+    breaks, held = _held_steps(containers.start_ms[ok], end[ok], containers.mem_mb[ok],
+                               containers.node[ok], n_nodes)
+    row = np.searchsorted(breaks, t, side="right") - 1  # step in force at each poll (-1: none)
+    held_at = np.where(row[:, None] >= 0, held[np.maximum(row, 0)], 0)  # [K, node]
+    free = samples.free_mb[:, :n_nodes]
+    excess = np.where(free >= 0, capacity_mb[None, :n_nodes] - free - held_at, -1)
+    k_before = np.searchsorted(t, containers.start_ms, side="left") - 1  # last poll before launch
+    for n in range(n_nodes):
+        mine = np.flatnonzero((containers.node == n) & (k_before >= 0))
+        for m in np.unique(containers.mem_mb[mine]):
+            cs = mine[containers.mem_mb[mine] == m]
+            # the last poll at or before each poll whose excess is short of m (-1: none)
+            last_short = np.maximum.accumulate(np.where(excess[:, n] < m, np.arange(len(t)), -1))
+            k = k_before[cs]
+            j = last_short[k]
+            caught = (j < k) & (j >= 0)
+            lead[cs[caught]] = np.maximum(grace_ms, containers.start_ms[cs[caught]] - t[j[caught]])
+    return lead
+
+
+def measured_lead(containers: Containers, capacity_mb: np.ndarray, samples: Samples | None,
+                  params: AttributionParams) -> int:
+    """The window's allocation -> launch lead (ms): the ``lead_quantile`` of the containers'
+    sampled leads, never below ``grace_s``; ``grace_s`` without samples."""
+    grace_ms = int(params.grace_s * 1000)
+    if samples is None or len(samples.times_ms) < 2 or len(containers.start_ms) == 0:
+        return grace_ms
+    leads = allocation_leads(containers, capacity_mb, samples, grace_ms,
+                             int(params.release_s * 1000), int(params.am_linger_s * 1000))
+    return max(grace_ms, int(np.percentile(leads, params.lead_quantile)))
+
+
 def certain_room(containers: Containers, capacity_mb: np.ndarray, mem_mb: int, end_ms: int,
                  lead_ms: int, release_ms: int, am_linger_ms: int,
                  samples: Samples | None = None) -> Intervals:
@@ -316,26 +389,30 @@ def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
     grace_ms, settle_ms = int(params.grace_s * 1000), int(params.settle_s * 1000)
     release_ms, linger_ms = int(params.release_s * 1000), int(params.am_linger_s * 1000)
     cap_ms = params.delay_threshold_s * 1000
+    lead_ms = measured_lead(containers, capacity_mb, samples, params)
     mems = [int(m) for m in np.unique(tasks.mem_mb)]
     by_mem = {m: idle_intervals(containers, capacity_mb, m, horizon, settle_ms, up) for m in mems}
     by_mem_sampled = {m: sampled_idle_intervals(samples, containers, m, settle_ms)
                       for m in mems} if samples is not None else {}
-    room = {m: certain_room(containers, capacity_mb, m, horizon, grace_ms, release_ms, linger_ms,
+    room = {m: certain_room(containers, capacity_mb, m, horizon, lead_ms, release_ms, linger_ms,
                             samples) for m in mems}
-    holdings = holdings_around_launch(containers, grace_ms) if tasks.app is not None else None
+    holdings = holdings_around_launch(containers, lead_ms) if tasks.app is not None else None
     app = tasks.app.astype(np.int64) if tasks.app is not None else np.arange(n, dtype=np.int64)
     # elsewhere[j, node]: a running node holding none of task j's replicas
     rows = np.repeat(np.arange(n), np.diff(tasks.split_indptr))
     ok = (tasks.split_nodes >= 0) & (tasks.split_nodes < n_nodes)
     elsewhere = np.broadcast_to(up, (n, n_nodes)).copy()
     elsewhere[rows[ok], tasks.split_nodes[ok]] = False
+    s_times = samples.times_ms if samples is not None else np.zeros(0, np.int64)
+    s_nodes = min(n_nodes, samples.free_mb.shape[1]) if samples is not None else 0
     declines: list[tuple[int, int, int, int]] = []  # (application, node, start, end) ms
     for j in range(n):
         t0, t1 = int(tasks.scheduled_ms[j]), int(tasks.launch_ms[j])
         use_samples = samples is not None and samples.covers(t0, t1)
         sampled[j] = use_samples
         nodes = np.flatnonzero(elsewhere[j])
-        if t1 - t0 <= grace_ms or len(nodes) == 0:
+        # a wait within the allocation round trip (lead_ms >= grace_s) is no evidence
+        if t1 - t0 <= lead_ms or len(nodes) == 0:
             continue
         m = int(tasks.mem_mb[j])
         idle = (by_mem_sampled if use_samples else by_mem)[m]
@@ -346,9 +423,18 @@ def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
             for node, t in _passed_over(containers, holdings, int(app[j]), elsewhere[j],
                                         t0 + grace_ms, t1):
                 declines.append((app[j], node, t, t + 1))
-        # pending at the RM over [scheduled, launched - grace_s): its allocation came after
-        for node, a, b in _overlaps(room[m], nodes, t0, t1 - grace_ms):
-            declines.append((app[j], node, max(a, t0), min(b, t1 - grace_ms)))
+        # pending at the RM over [scheduled, launched - lead): its allocation came after
+        pending_end = t1 - lead_ms
+        for node, a, b in _overlaps(room[m], nodes, t0, pending_end):
+            declines.append((app[j], node, max(a, t0), min(b, pending_end)))
+        # sampled room: a poll at which the RM itself had room on an elsewhere node while the
+        # task, past its own round trip, was still pending
+        ks = np.flatnonzero((s_times >= t0 + grace_ms) & (s_times < pending_end))
+        if len(ks) and s_nodes:
+            near = nodes[nodes < s_nodes]
+            k_hit, n_hit = np.nonzero(samples.free_mb[np.ix_(ks, near)] >= m)
+            for k, node in zip(s_times[ks[k_hit]].tolist(), near[n_hit].tolist()):
+                declines.append((app[j], node, k, k + 1))
     first = np.full(n, np.iinfo(np.int64).max)
     if declines:
         d = np.array(declines, np.int64)

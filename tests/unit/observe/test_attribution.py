@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsbra.signals import AttributionParams, Containers, MapTasks, attribute, block_metrics
+from dsbra.signals.attribution import Samples, allocation_leads, measured_lead
 from dsbra.signals.blocks import peak_concurrency
 
 CAP = np.array([2048, 2048, 2048])  # three nodes, two 1024 MB containers each
@@ -146,6 +147,54 @@ def test_down_nodes_are_not_room():
     c = containers([(0, -10_000, 6000), (0, -10_000, 6000)])
     up = np.array([True, False, False])
     delay, delayed, _, _, _ = attribute(t, c, CAP, P, node_up=up, end_ms=20_000)
+    assert not delayed[0]
+
+
+def _samples(times, free_by_node):
+    return Samples(np.array(times, np.int64), np.array(free_by_node, np.int64).T.copy())
+
+
+def test_the_lead_is_measured_from_the_rm_samples():
+    # node 1: the RM holds app 1's container from the poll at 3 s (allocated after the poll at
+    # 0 s that showed room), the history launches it at 9 s: its lead is at most 9 s
+    c = containers([(0, -10_000, 11_500), (0, -10_000, 11_500), (2, -10_000, 30_000),
+                    (2, -10_000, 30_000), (1, -10_000, 30_000), (1, 9000, 30_000)],
+                   apps=[2, 2, 2, 2, 2, 1])
+    polls = [0, 3000, 6000, 9000, 12_000]
+    s = _samples(polls, [[0, 0, 0, 0, 2048], [1024, 0, 0, 0, 0], [0, 0, 0, 0, 0]])
+    leads = allocation_leads(c, CAP, s, 2000, 1000, 8000)
+    assert leads.tolist() == [2000] * 5 + [9000]  # the others: no poll caught them early
+    full = AttributionParams(4.0, 2.0, 2.0, lead_quantile=100.0)
+    assert measured_lead(c, CAP, s, full) == 9000
+    assert measured_lead(c, CAP, None, full) == 2000  # without samples: grace_s
+    # so node 1's room before that launch is not certain: the task waiting for node 0 did not
+    # decline it (on the history alone, with grace_s as the lead, it looks declined)
+    t = tasks([(0, 12_000, 0, [0])], apps=[0])
+    _, delayed, _, _, _ = attribute(t, c, CAP, full, end_ms=30_000, samples=s)
+    assert not delayed[0]
+    _, delayed, _, _, _ = attribute(t, c, CAP, full, end_ms=30_000)
+    assert delayed[0]
+
+
+def test_a_poll_showing_room_past_the_round_trip_is_a_declined_slot():
+    # node 1 frees a container at 3.5 s and starts another at 4.4 s: too short to be idle or
+    # certain room, but the RM's poll at 4 s shows the room while the task waits for node 0
+    c = containers([(0, -10_000, 9500), (0, -10_000, 9500), (2, -10_000, 30_000),
+                    (2, -10_000, 30_000), (1, -10_000, 30_000), (1, -10_000, 3500),
+                    (1, 4400, 30_000)])
+    t = tasks([(0, 10_000, 0, [0])])
+    polls = [0, 2000, 4000, 6000, 8000, 10_000]
+    room_at = lambda k: [0, 0, 1024 if k == 4000 else 0]  # noqa: E731
+    s = _samples(polls, np.array([room_at(k) for k in polls]).T)
+    delay, delayed, _, _, _ = attribute(t, c, CAP, P, end_ms=30_000, samples=s)
+    assert delayed[0] and delay[0] == 4.0  # from the poll to the launch, capped at D
+    _, delayed, _, _, _ = attribute(t, c, CAP, P, end_ms=30_000)
+    assert not delayed[0]
+    # within the task's own round trip (a poll at 1 s) it is not
+    s = _samples([0, 1000, 2000, 6000, 8000, 10_000],
+                 np.array([[0, 0, 1024 if k == 1000 else 0]
+                           for k in [0, 1000, 2000, 6000, 8000, 10_000]]).T)
+    _, delayed, _, _, _ = attribute(t, c, CAP, P, end_ms=30_000, samples=s)
     assert not delayed[0]
 
 

@@ -78,31 +78,45 @@ def test_the_scheduler_declines_no_map_offer_without_delay_scheduling():
 
 
 def test_the_tasks_the_rule_flags_were_truly_delayed_by_the_scheduler():
-    """docs/metrics.md: against the Fair Scheduler's own log, on the runs it was designed on,
-    the rule flags 69 tasks, 68 of them truly delayed (one in light1 is not), finds 68 of the
-    100 truly delayed tasks, and flags nothing with delay scheduling off."""
+    """docs/metrics.md: against the Fair Scheduler's own log, on the runs it was designed on
+    (busy4-busy7, light1-light3), the rule flags 114 tasks, 113 of them truly delayed (one in
+    light1 is not), finds 113 of the 182 truly delayed tasks, and flags nothing with delay
+    scheduling off."""
     runs = _ground_truth_runs(held_out=False)
     scored = [r["truth"] for r in runs if r["mode"] == "on"]
-    assert scored, "the recorded ground-truth runs are missing"
+    assert len(scored) >= 7, "the recorded ground-truth runs are missing"
     assert sum(t["M_rule"] for t in scored) > 0
     for truth in scored:
         assert truth["M_rule"] - truth["both"] <= 1
     both = sum(t["both"] for t in scored)
     assert both >= 0.98 * sum(t["M_rule"] for t in scored)
-    assert both >= 0.5 * sum(t["M_true"] for t in scored)
+    assert both >= 0.6 * sum(t["M_true"] for t in scored)
     assert all(r["truth"]["M_rule"] == 0 for r in runs if r["mode"] == "off")
 
 
+def test_delay_scheduling_off_flags_nothing_even_under_load():
+    """docs/metrics.md: all 11 recorded runs with delay scheduling off the rule was designed on
+    measure M = 0 and DT = 0, busy6 (recorded beside another cluster's load, allocation ->
+    launch lags up to 4.6 s) included: the measured lead, not a fixed grace_s, keeps
+    allocated-but-not-launched containers from passing for room."""
+    validation = _validation()
+    off = [validation.attribute_record(p)
+           for p in sorted(RESULTS.glob("validate_attribution-*-off.raw.json.gz"))]
+    off = [r for r in off if r["tag"] not in validation.HELD_OUT]
+    assert len(off) >= 11, "the recorded runs are missing"
+    for r in off:
+        assert r["all"]["M"] == 0 and r["all"]["DT_s"] == 0, r["tag"]
+
+
 def test_the_rule_on_runs_recorded_after_it_was_frozen():
-    """docs/metrics.md, the held-out runs (busy6, light3, busy7): with delay scheduling on,
-    pooled precision 0.81 and recall 0.57 (issue 9: recall >= 50% at precision >= 0.8); with
-    it off the rule still flags 17 maps (11 in busy6, recorded beside another cluster's load,
-    6 in busy7), far fewer than the 58 it flags with it on."""
+    """Issue 9, on the runs recorded after the rule was frozen (busy8, light4; HELD_OUT in the
+    script): recall >= 50% at precision >= 0.8, the maps it flags with delay scheduling off
+    counted as false. Fails until those runs are recorded."""
     runs = _ground_truth_runs(held_out=True)
     on = [r["truth"] for r in runs if r["mode"] == "on"]
     off = [r["truth"] for r in runs if r["mode"] == "off"]
     assert len(on) >= 2 and len(off) >= 2, "the held-out ground-truth runs are missing"
     both = sum(t["both"] for t in on)
-    assert both >= 0.8 * sum(t["M_rule"] for t in on)
+    flagged = sum(t["M_rule"] for t in on) + sum(t["M_rule"] for t in off)
+    assert both >= 0.8 * flagged
     assert both >= 0.5 * sum(t["M_true"] for t in on)
-    assert sum(t["M_rule"] for t in off) <= 0.3 * sum(t["M_rule"] for t in on)
