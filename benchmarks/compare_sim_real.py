@@ -15,13 +15,17 @@ the ``schedule.json`` they ran). The simulator's model is calibrated to those ru
     one of them; at most half the cluster's resources hold AMs (the bundled queues'
     maxAMShare 0.5: 8 AMs), later jobs wait for one to end, as on the real cluster; an AM's
     maps become pending ``am_startup_s`` after it starts, the median over the delay-on runs of
-    their first job's submission-to-first-request gap (no other AM held that job up). The
-    jobs arrive at their real submission times and the full response is compared;
+    their first job's submission-to-first-request gap (no other AM held that job up), or, with
+    ``--fit-am-startup``, the value of a grid that fits the static arm best (under load every
+    AM starts slower than the first did on a quiet cluster). The jobs arrive at their real
+    submission times and the full response is compared;
   - ``shifted``: not simulated. Each job arrives in the simulator when its real AM made its
     maps pending (the mean over the arm's repetitions of the first map's ``scheduled_s``), and
     the real response compared is the map phase (last map finish less that moment);
-- map slots per node and node heartbeat, fitted on the static arm only (response and mean map
-  wait, relative errors summed, over a grid); the other arms are then predictions, not fits.
+- map slots per node and node heartbeat (and the AM start-up with ``--fit-am-startup``),
+  fitted on the static arm only (response and mean map wait, relative errors summed, over a
+  grid); the other arms are then predictions, not fits. The table also sets each job's wait
+  from submission to its first map's launch, real against simulated.
 
 Every arm runs in the simulator over ``--seeds`` placements (the real HDFS placement is one
 draw we do not reproduce block for block). Output: ``OUT/sim/<arm>/seed<k>/`` runs,
@@ -56,6 +60,9 @@ GOAL_LOCALITY_POINTS, GOAL_RESPONSE = 10.0, 0.15
 HEARTBEATS = (0.5, 1.0, 2.0, 3.0, 4.0)
 SLOTS = (1, 2, 3, 4, 5)
 AM_SLOTS = (2, 3, 4, 5)  # with AMs: a node must hold one AM and at least one map
+#: AM start-up (AM start -> its maps pending) tried in the fit besides the measured first-job gap:
+#: under load the AMs start slower than the first one did on a quiet cluster
+AM_STARTUP_S = (10.0, 20.0, 30.0, 45.0, 60.0, 90.0)
 MAX_AM_SHARE = 0.5  # the bundled queues' maxAMShare (dsbra/cluster/config.py)
 
 
@@ -107,6 +114,13 @@ def mean_running_maps(run) -> float:
     launch, finish = np.asarray(t["launch_s"], float), np.asarray(t["finish_s"], float)
     span = finish.max() - launch.min()
     return float((finish - launch).sum() / span) if span > 0 else 0.0
+
+
+def mean_first_map_s(run) -> float:
+    """Seconds from a job's submission to its first map's launch, averaged over the jobs: the
+    part of the response spent before any map ran (client, ApplicationMaster queue and start)."""
+    j = run.jobs
+    return float(np.mean(np.asarray(j["start_s"], float) - np.asarray(j["submit_s"], float)))
 
 
 def mean_wait(runs) -> float:
@@ -161,6 +175,9 @@ def main() -> None:
     ap.add_argument("--model", choices=("am", "shifted"), default="am",
                     help="simulate the ApplicationMasters (am), or start each job when its real AM "
                          "requested its maps (shifted)")
+    ap.add_argument("--fit-am-startup", action="store_true",
+                    help="with --model am: fit the AM start-up on the static arm too (with slots and "
+                         "heartbeat), instead of the first job's measured gap")
     a = ap.parse_args()
     schedule = json.loads((a.results / "schedule.json").read_text())
     arms_dirs = [a.results / arm for arm in ARM_POLICY if (a.results / arm).is_dir()]
@@ -169,14 +186,15 @@ def main() -> None:
     model = task_model(all_runs)
     sim_dirs, real_resp, schedules = {}, {}, {}
     if a.model == "am":
-        am = {"am_slots": 1.0, "max_am_share": MAX_AM_SHARE, "am_startup_s": round(am_startup_s(
-            [r for arm, runs in real.items() if ARM_POLICY[arm][1] for r in runs]), 2)}
+        first_gap = round(am_startup_s([r for arm, runs in real.items() if ARM_POLICY[arm][1] for r in runs]), 2)
+        am = {"am_slots": 1.0, "max_am_share": MAX_AM_SHARE, "am_startup_s": first_gap}
+        startup_grid = (first_gap, *AM_STARTUP_S) if a.fit_am_startup else (first_gap,)
         slot_grid = AM_SLOTS
         for arm, runs in real.items():
             real_resp[arm] = [mean_or_none(r.jobs["response_s"]) for r in runs]
             schedules[arm] = a.results / "schedule.json"
     else:
-        am, slot_grid = {}, SLOTS
+        am, slot_grid, startup_grid, first_gap = {}, SLOTS, (None,), None
         for arm, runs in real.items():
             phases = [map_phase(r) for r in runs]
             real_resp[arm] = [mean_or_none(list(resp.values())) for _, resp in phases]
@@ -189,13 +207,18 @@ def main() -> None:
     fit = {}
     for slots in slot_grid:
         for hb in HEARTBEATS:
-            runs = [Run.load(d) for d in simulate_arm(
-                "static", schedules["static"], model, slots, a.seeds, a.results / "fit" / f"s{slots}-hb{hb:g}",
-                a.interval_s, hb, am)]
-            resp = statistics.fmean(mean_or_none(r.jobs["response_s"]) for r in runs)
-            wait = mean_wait(runs)
-            fit[(slots, hb)] = (abs(resp / real_static - 1) + abs(wait / real_wait - 1), resp, wait)
-    slots, heartbeat = min(fit, key=lambda k: fit[k][0])
+            for startup in startup_grid:
+                trial = am | ({"am_startup_s": startup} if startup is not None else {})
+                name = f"s{slots}-hb{hb:g}" + (f"-am{startup:g}" if startup is not None else "")
+                runs = [Run.load(d) for d in simulate_arm(
+                    "static", schedules["static"], model, slots, a.seeds, a.results / "fit" / name,
+                    a.interval_s, hb, trial)]
+                resp = statistics.fmean(mean_or_none(r.jobs["response_s"]) for r in runs)
+                wait = mean_wait(runs)
+                fit[(slots, hb, startup)] = (abs(resp / real_static - 1) + abs(wait / real_wait - 1), resp, wait)
+    slots, heartbeat, startup = min(fit, key=lambda k: fit[k][0])
+    if startup is not None:
+        am = am | {"am_startup_s": startup}
     for arm, path in schedules.items():
         sim_dirs[arm] = simulate_arm(arm, path, model, slots, a.seeds, a.results, a.interval_s, heartbeat, am)
     sim = find_runs([d for dirs in sim_dirs.values() for d in dirs])
@@ -218,6 +241,8 @@ def main() -> None:
             "full_response_real_s": mean_or_none(r["mean_response_s"]),
             "running_maps_real": mean_or_none([mean_running_maps(x) for x in real[arm]]),
             "running_maps_sim": mean_or_none([mean_running_maps(x) for x in sim[arm]]),
+            "first_map_real_s": mean_or_none([mean_first_map_s(x) for x in real[arm]]),
+            "first_map_sim_s": mean_or_none([mean_first_map_s(x) for x in sim[arm]]),
             "extra_storage_mean_real": mean_or_none(r.get("extra_storage_mean", [])),
             "extra_storage_mean_sim": mean_or_none(s.get("extra_storage_mean", [])),
             "locality_by_bin": {b: [mean_or_none(r.get(f"locality_bin{b}", [])),
@@ -230,13 +255,15 @@ def main() -> None:
             rows[arm]["captured_real"] = captured(t_real, arm, "static", "oracle", "compared_response_s")
             rows[arm]["captured_sim"] = captured(t_sim, arm, "static", "oracle", "compared_response_s")
     doc = {"command": f".venv/bin/python benchmarks/compare_sim_real.py {a.results} --seeds {a.seeds} "
-                      f"--model {a.model}",
+                      f"--model {a.model}" + (" --fit-am-startup" if a.fit_am_startup else ""),
            "model": a.model, "response": "full" if a.model == "am" else "map phase",
-           "task_model": model, "am": am, "slots_per_node": slots, "heartbeat_s": heartbeat,
+           "task_model": model, "slots_per_node": slots, "heartbeat_s": heartbeat,
+           "am": am | ({"first_job_gap_s": first_gap, "am_startup_fitted": a.fit_am_startup} if am else {}),
            "delay_s": DELAY_S,
            "fit_on_static": {"real_response_s": round(real_static, 2),
                              "real_mean_map_wait_s": round(real_wait, 2),
-                             "grid": [{"slots": k[0], "heartbeat_s": k[1], "error": round(v[0], 3),
+                             "grid": [{"slots": k[0], "heartbeat_s": k[1], "am_startup_s": k[2],
+                                       "error": round(v[0], 3),
                                        "response_s": round(v[1], 2), "wait_s": round(v[2], 2)}
                                       for k, v in sorted(fit.items(), key=lambda kv: kv[1][0])]},
            "arms": rows}
@@ -254,10 +281,13 @@ def _f(v, digits=1, pct=False) -> str:
 def markdown(doc: dict) -> str:
     m, am = doc["task_model"], doc["am"]
     fit = doc["fit_on_static"]
+    startup_how = (f"fitted on the static arm; the first job's own gap, median over the delay-on "
+                   f"runs, was {am.get('first_job_gap_s')} s" if am.get("am_startup_fitted") else
+                   "the first job's gap, median over the delay-on runs")
     how = (f"ApplicationMasters simulated: one container of a node's slots each, at most "
            f"{am['max_am_share']:.0%} of the cluster's slots held by AMs, maps pending "
-           f"{am['am_startup_s']} s after the AM starts (the first job's gap, median over the "
-           f"delay-on runs); jobs arrive at their real submission; response is the full one."
+           f"{am['am_startup_s']} s after the AM starts ({startup_how}); jobs arrive at their real "
+           f"submission; response is the full one."
            if doc["model"] == "am" else
            "ApplicationMasters not simulated: each job arrives when its real AM requested its "
            "maps; response is the map phase (the full real response is in the last column).")
@@ -269,15 +299,16 @@ def markdown(doc: dict) -> str:
              f"{m['sources']['median_map_s']}, counts {m['sources']['maps']}); D = {doc['delay_s']:.0f} s. "
              f"Fitted on the static arm: {doc['slots_per_node']} slots per node, node heartbeat "
              f"{doc['heartbeat_s']} s (best three of the grid: "
-             + "; ".join(f"{g['slots']} slots {g['heartbeat_s']} s -> response {g['response_s']} s, wait "
-                         f"{g['wait_s']} s" for g in fit["grid"][:3])
+             + "; ".join(f"{g['slots']} slots {g['heartbeat_s']} s"
+                         + (f" AM start-up {g['am_startup_s']} s" if g.get("am_startup_s") is not None else "")
+                         + f" -> response {g['response_s']} s, wait {g['wait_s']} s" for g in fit["grid"][:3])
              + f"; real: response {fit['real_response_s']} s, wait {fit['real_mean_map_wait_s']} s). "
                "The static row is therefore a fit; the others are predictions.",
              "", how, "",
              f"| arm | node locality real / sim (points) | {doc['response']} response real / sim s (diff) | "
              "within goal | captured real / sim | extra storage real / sim | full real response s | "
-             "maps running at once real / sim |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "maps running at once real / sim | submission to first map real / sim s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for arm, r in doc["arms"].items():
         diff = (r["response_sim_s"] / r["response_real_s"] - 1) * 100
         lines.append(
@@ -287,7 +318,8 @@ def markdown(doc: dict) -> str:
             f"{_f(r['response_sim_s'])} ({diff:+.0f}%) | {'yes' if r['within_goal'] else 'no'} | "
             f"{_f(r.get('captured_real'), 0, True)} / {_f(r.get('captured_sim'), 0, True)} | "
             f"{_f(r['extra_storage_mean_real'], 1, True)} / {_f(r['extra_storage_mean_sim'], 1, True)} | "
-            f"{_f(r['full_response_real_s'])} | {_f(r['running_maps_real'])} / {_f(r['running_maps_sim'])} |")
+            f"{_f(r['full_response_real_s'])} | {_f(r['running_maps_real'])} / {_f(r['running_maps_sim'])} | "
+            f"{_f(r.get('first_map_real_s'))} / {_f(r.get('first_map_sim_s'))} |")
     lines += ["", "Node locality per job-size bin, real / sim (%):", "",
               "| arm | " + " | ".join(f"bin {b}" for b in range(1, 10)) + " |",
               "| --- |" + " --- |" * 9]
