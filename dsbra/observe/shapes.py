@@ -53,23 +53,30 @@ def single(doc: Any, key: str, *, what: str | None = None) -> dict:
     return doc[key]
 
 
+JAVA_LONG_MIN, JAVA_LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
 def as_int(value: Any, default: int | None = None) -> int | None:
-    """An integer field that Jersey 2 may send as a string; None/garbage -> default."""
+    """An integer field that Jersey 2 may send as a string; None/garbage -> default. Hadoop's
+    numbers are Java longs: a value outside their range is garbage too (numpy's int64 arrays
+    downstream could not hold it)."""
     if isinstance(value, bool):
         return default
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return int(value)
-    if isinstance(value, str):
+        number = value
+    elif isinstance(value, float) and math.isfinite(value):
+        number = int(value)
+    elif isinstance(value, str):
         try:
-            return int(value.strip())
+            number = int(value.strip())
         except ValueError:
             try:
-                return int(float(value))
+                number = int(float(value))
             except (ValueError, OverflowError):  # "nan", "inf"
                 return default
-    return default
+    else:
+        return default
+    return number if JAVA_LONG_MIN <= number <= JAVA_LONG_MAX else default
 
 
 def as_float(value: Any, default: float | None = None) -> float | None:

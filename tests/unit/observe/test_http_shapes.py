@@ -183,11 +183,14 @@ def test_malformed_replies_are_skipped_or_hadoop_errors(apps, nodes):
 
 
 @pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), "inf", "-inf",
-                                   "nan", "1e999", True, None, [], "x"])
+                                   "nan", "1e999", True, None, [], "x",
+                                   9.223372036854788e18, 2 ** 63, str(-(2 ** 63) - 1)])
 def test_numbers_that_are_no_integer_read_as_the_default(value):
-    """A history event's time sent as Infinity (fuzzing found it raising OverflowError)."""
+    """A history event's time sent as Infinity, a node's free memory past a Java long (fuzzing
+    found both raising OverflowError)."""
     assert shapes.as_int(value, -7) == -7
 
 
 def test_integers_in_every_form_jersey_sends_them():
     assert [shapes.as_int(v) for v in (12, 12.9, "12", " 12 ", "12.0")] == [12, 12, 12, 12, 12]
+    assert shapes.as_int(str(2 ** 63 - 1)) == 2 ** 63 - 1 and shapes.as_int(-(2 ** 63)) == -(2 ** 63)
