@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -129,9 +130,13 @@ def schedule(source, out, jobs, seed, slots, inter_arrival_s, trace_times, hot_f
 @click.option("--queue", default=None, help="Fair Scheduler queue of the jobs [default: the placement rules'].")
 @click.option("--label", default="", help="Name of this run (its HDFS output dir) [default: a timestamp].")
 @click.option("--job-timeout-s", type=float, default=1800.0, show_default=True,
-              help="Longest a job client may run before it is stopped.")
+              help="Longest a job client (or Hive query) may run before it is stopped.")
+@click.option("--engine", type=click.Choice(["mapreduce", "hive"]), default="mapreduce", show_default=True,
+              help="mapreduce: each job a map-only grep job; hive: each job the query SELECT * FROM <its "
+                   "table> WHERE field LIKE '%XYZ%' in its own session of the cluster's HiveServer2 (started "
+                   "for the replay unless `dsbra bench hive start` runs one; jars: `dsbra bench hive install`).")
 @state_dir_option
-def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, state_dir) -> None:
+def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engine, state_dir) -> None:
     """Submit SCHEDULE_FILE's jobs (map-only greps for XYZ over their input files) on time to the
     running cluster, then write per-job and per-task results in the simulator's Parquet schema."""
     from dsbra.bench.replay import replay as run_replay
@@ -142,9 +147,78 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, state
     if daemon_config is not None and not daemon_config.is_file():
         raise click.BadParameter(f"{daemon_config} does not exist", param_hint="--daemon-config")
     summary = run_replay(schedule, _layout(state_dir), out, daemon_config=daemon_config, queue=queue,
-                         job_timeout_s=job_timeout_s, label=label)
+                         job_timeout_s=job_timeout_s, label=label, engine=engine,
+                         log=lambda m: click.echo(m, err=True))
     click.echo(f"{summary['jobs']} jobs, {summary['maps']} maps: mean response {summary['mean_response_s']} s, "
                f"node locality {summary['node_locality']}, mean map wait {summary['mean_map_wait_s']} s; "
                f"results in {out}")
+    if engine == "hive":
+        click.echo(f"rows found per job: {summary['rows_by_job']} (expected {summary['expected_rows_by_job']})")
     if summary["failed_jobs"]:
-        raise HadoopError(f"{len(summary['failed_jobs'])} jobs failed: {', '.join(summary['failed_jobs'][:5])}")
+        first = summary["failed_jobs"][0]
+        why = summary.get("errors", {}).get(first)
+        raise HadoopError(f"{len(summary['failed_jobs'])} jobs failed: {', '.join(summary['failed_jobs'][:5])}"
+                          + (f" ({first}: {why})" if why else ""))
+    if summary.get("rows_mismatched"):
+        raise HadoopError(f"Hive returned other row counts than the data holds for "
+                          f"{', '.join(summary['rows_mismatched'][:5])}; see {out / 'summary.json'}")
+
+
+@bench.group("hive")
+def hive_group() -> None:
+    """HiveServer2 for `dsbra bench replay --engine hive`: Hive 4.0.1 jars from Maven Central
+    (hive/pom.xml), a server against the bundled cluster's HDFS and YARN (docs/benchmark.md
+    section 8)."""
+
+
+@hive_group.command("install")
+def hive_install() -> None:
+    """Fetch the Hive jars of hive/pom.xml from Maven Central into .dsbra/hive/<version>/lib
+    (once; idempotent)."""
+    from dsbra.bench.hive import ensure_hive
+
+    install = ensure_hive()
+    click.echo(f"Hive jars in {install.lib} ({sum(1 for _ in install.lib.glob('*.jar'))} jars)")
+
+
+@hive_group.command("start")
+@click.option("--timeout", type=float, default=300.0, show_default=True,
+              help="Seconds to wait until it accepts sessions.")
+@state_dir_option
+def hive_start(timeout, state_dir) -> None:
+    """Start the cluster's HiveServer2 (its state in <state dir>/hive) and wait until it accepts
+    sessions. Already running: says so."""
+    from dsbra.bench.hive import start_server
+    from dsbra.cluster.cli import _layout
+
+    started = time.monotonic()
+    server, fresh = start_server(_layout(state_dir), timeout_s=timeout, log=lambda m: click.echo(m, err=True))
+    if fresh:
+        click.echo(f"HiveServer2 up on {server.host}:{server.port} in {time.monotonic() - started:.0f} s "
+                   f"(pid {server.pid}, log {server.paths.log})")
+    else:
+        click.echo(f"HiveServer2 already up on {server.host}:{server.port} (pid {server.pid})")
+
+
+@hive_group.command("stop")
+@state_dir_option
+def hive_stop(state_dir) -> None:
+    """Stop the cluster's HiveServer2. Safe to run twice."""
+    from dsbra.bench.hive import stop_server
+    from dsbra.cluster.cli import _layout
+
+    click.echo("HiveServer2 stopped" if stop_server(_layout(state_dir)) else "HiveServer2 is not running")
+
+
+@hive_group.command("status")
+@state_dir_option
+def hive_status(state_dir) -> None:
+    """Whether the cluster's HiveServer2 runs. Exit 0 if it does, 3 if not."""
+    from dsbra.bench.hive import running
+    from dsbra.cluster.cli import _layout
+
+    server = running(_layout(state_dir))
+    if server is None:
+        click.echo("HiveServer2: down")
+        raise SystemExit(3)
+    click.echo(f"HiveServer2: up on {server.host}:{server.port} (pid {server.pid}, log {server.paths.log})")

@@ -1,7 +1,8 @@
 """Replay a schedule on the bundled cluster and record what happened, in the simulator's schema.
 
 Each schedule job is one run of the map-only grep (grepjar.py) over its input files, submitted
-at its time (client start; a late one goes at once). While jobs run, the observe Collector
+at its time (client start; a late one goes at once); with the hive engine (hive.py), the
+benchmark's query in its own HiveServer2 session over a table of exactly those files. While jobs run, the observe Collector
 follows them (the daemon's own data path: RM, AM, job history) and a WebHDFS listing samples
 the data set's replica storage. At the end, every map's locality, wait and delay-scheduling
 wait come from the same attribution the daemon uses (observe.window.build_round), so real and
@@ -38,6 +39,7 @@ from dsbra.results_schema import LOCALITY_NAMES, job_table, task_table, write_re
 
 log = logging.getLogger(__name__)
 OUT_BASE = "/bench/out"
+ENGINES = ("mapreduce", "hive")
 STORAGE_EVERY_S = 10.0
 
 
@@ -79,14 +81,26 @@ def _daemon(config: Path, log_path: Path) -> subprocess.Popen:
 
 
 def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config: Path | None = None,
-           queue: str | None = None, job_timeout_s: float = 1800.0, label: str = "") -> dict:
+           queue: str | None = None, job_timeout_s: float = 1800.0, label: str = "",
+           engine: str = "mapreduce", log=lambda msg: None) -> dict:
+    """engine: ``mapreduce`` (the map-only grep job) or ``hive`` (the grep query through the
+    cluster's HiveServer2, started here if it does not run, and stopped again)."""
+    if engine not in ENGINES:
+        raise InputError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "hive":
+        from dsbra.bench.hive import installed
+
+        installed()  # a one-line error before anything starts
     env = cl.env(layout)
     data = st.load(layout.state_file)
     ep = Endpoints.from_urls(env["rm"], env["webhdfs"], env["jhs"], user="root")
     check_dataset(ep, schedule)
-    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
     jobs = schedule["jobs"]
     run_tag = label or time.strftime("%Y%m%d-%H%M%S")
+    if engine == "hive":
+        return _replay_hive(schedule, layout, out_dir, env, ep, run_tag, daemon_config=daemon_config,
+                            queue=queue, job_timeout_s=job_timeout_s, log=log)
+    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
     out_base = f"{OUT_BASE}/{run_tag}"
     out_dir.mkdir(parents=True, exist_ok=True)
     daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None
@@ -113,29 +127,106 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
         end_wall_ms = int(time.time() * 1000)
         storage.append((round(time.monotonic() - t0, 1), *replica_bytes(ep, schedule["dataset"])))
     finally:
-        if daemon is not None and daemon.poll() is None:
-            daemon.send_signal(signal.SIGTERM)
-            try:
-                daemon.wait(timeout=180)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
+        _stop_daemon(daemon)
     failed = [j["job_id"] for j, r in zip(jobs, results) if not r.ok]
+    submit_s = [r_run.started - t0 for r_run in runs]
+    return _finish(schedule, out_dir, collector, hadoop_ids, submit_s, failed, storage, t0_wall_ms, end_wall_ms,
+                   {"engine": "mapreduce", "label": run_tag, "daemon": bool(daemon_config)}, daemon)
+
+
+def _finish(schedule: dict, out_dir: Path, collector: Collector, hadoop_ids, submit_s, failed, storage,
+            t0_wall_ms: int, end_wall_ms: int, extra: dict, daemon) -> dict:
+    """Both engines: the result tables, storage.json and summary.json of a replay."""
+    jobs = schedule["jobs"]
     obs = collector.take()
     detail = build_round(collector, obs, window_start_ms=t0_wall_ms, window_end_ms=end_wall_ms, detail=True)
-    submit_s = [r_run.started - t0 for r_run in runs]
     tables = result_tables(jobs, hadoop_ids, submit_s, obs, detail["observe"]["tasks"], t0_wall_ms)
     write_results(out_dir, *tables)
     (out_dir / "storage.json").write_text(json.dumps(
         {"columns": ["t_s", "replica_bytes", "base_replica_bytes"], "rows": storage}, indent=0) + "\n")
     summary = summarize(tables[0], tables[1], storage)
-    summary |= {"label": run_tag, "schedule_source": schedule["source"], "schedule_seed": schedule["seed"],
-                "daemon": bool(daemon_config), "failed_jobs": failed,
+    summary |= {"schedule_source": schedule["source"], "schedule_seed": schedule["seed"], "failed_jobs": failed,
                 "delay_threshold_s": detail["params"]["delay_threshold_s"],
                 "late_submissions_s_max": round(max(s - float(j["submit_s"]) for s, j in zip(submit_s, jobs)), 2)}
+    summary = {**{k: extra[k] for k in ("engine", "label", "daemon")}, **summary,
+               **{k: v for k, v in extra.items() if k not in ("engine", "label", "daemon")}}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     if daemon is not None and daemon.returncode not in (0, None):
         raise DsbraError(f"the daemon exited with {daemon.returncode}; see {out_dir / 'daemon.log'}")
     return summary
+
+
+def _stop_daemon(daemon) -> None:
+    if daemon is not None and daemon.poll() is None:
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            daemon.wait(timeout=180)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+
+
+def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, ep: Endpoints, run_tag: str, *,
+                 daemon_config: Path | None, queue: str | None, job_timeout_s: float, log) -> dict:
+    """The hive engine: every job's query in its own HiveServer2 session at its schedule time,
+    measured by the same collector; rows returned checked against the data generator."""
+    import hdfs
+
+    from dsbra.bench import hive
+
+    jobs = schedule["jobs"]
+    client = hdfs.InsecureClient(env["namenode"], user="root", timeout=120)
+    server, started_server = hive.start_server(layout, log=log)
+    daemon = None
+    tables: list[str] = []
+    try:
+        tables = hive.create_tables(server, client, jobs, run_tag)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None
+        t0_wall_ms = int(time.time() * 1000)
+        t0 = time.monotonic()
+        collector = Collector(ep, since_ms=t0_wall_ms - 1000)
+        storage: list[tuple[float, int, int]] = []
+        next_sample = [0.0]
+
+        def tick(runs) -> None:
+            collector.poll()
+            now = time.monotonic() - t0
+            if now >= next_sample[0]:
+                storage.append((round(now, 1), *replica_bytes(ep, schedule["dataset"])))
+                next_sample[0] = now + STORAGE_EVERY_S
+
+        try:
+            runs = hive.submit_queries_at(server, jobs, tables, [float(j["submit_s"]) for j in jobs], tick, t0=t0,
+                                          queue=queue, timeout_s=job_timeout_s)
+            results = [r.wait(timeout=60, check=False) for r in runs]
+            names = [hive.job_name(j["job_id"]) for j in jobs]
+            hadoop_ids = hive.match_jobs(ep.rm.apps(finished_since_ms=t0_wall_ms - 1000), names, t0_wall_ms - 1000)
+            collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
+            end_wall_ms = int(time.time() * 1000)
+            storage.append((round(time.monotonic() - t0, 1), *replica_bytes(ep, schedule["dataset"])))
+        finally:
+            _stop_daemon(daemon)
+    finally:
+        try:
+            if tables:
+                hive.drop_tables(server, client, tables, run_tag)
+        finally:
+            if started_server:
+                hive.stop_server(layout)
+    cache: dict[str, int] = {}
+    expected = {j["job_id"]: hive.expected_rows(schedule["dataset"], j["inputs"], cache) for j in jobs}
+    rows = {j["job_id"]: r.rows for j, r in zip(jobs, results)}
+    errors = {j["job_id"]: r.error for j, r in zip(jobs, results) if r.error}
+    failed = [j["job_id"] for j, r in zip(jobs, results) if not r.ok]
+    failed += [j["job_id"] for j, h, r in zip(jobs, hadoop_ids, results) if r.ok and h is None]
+    mismatched = [k for k in rows if rows[k] is not None and rows[k] != expected[k]]
+    submit_s = [r.started - t0 for r in runs]
+    return _finish(schedule, out_dir, collector, hadoop_ids, submit_s, failed, storage, t0_wall_ms, end_wall_ms,
+                   {"engine": "hive", "label": run_tag, "daemon": bool(daemon_config),
+                    "hadoop_jobs": dict(zip([j["job_id"] for j in jobs], hadoop_ids)),
+                    "query_seconds": {j["job_id"]: round(r.seconds, 2) for j, r in zip(jobs, results)},
+                    "rows_by_job": rows, "expected_rows_by_job": expected, "rows_mismatched": mismatched,
+                    "errors": errors}, daemon)
 
 
 def result_tables(jobs: list[dict], hadoop_ids: list[str | None], submit_s: list[float], obs, task_rows,

@@ -6,7 +6,8 @@ length. ``job.split``: ``SPL``, int version, then at each offset: Text class nam
 serialized split; a ``FileSplit`` (either API) is Text path, long start, long length.
 Text = vint byte length + UTF-8; vint/vlong are Hadoop's ``WritableUtils`` zero-compressed
 varints; longs/ints are big-endian. Task i of a job reads split i (``JobImpl.createMapTasks``);
-the splits are stored largest first, not in input order.
+the splits are stored largest first, not in input order. Hive's splits (HiveInputSplit around
+a FileSplit or a SymlinkTextInputSplit) are read down to the FileSplit of the data they scan.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ META_HEADER = b"META-SPL"
 SPLIT_HEADER = b"SPL"
 FILE_SPLIT_CLASSES = {"org.apache.hadoop.mapreduce.lib.input.FileSplit",
                       "org.apache.hadoop.mapred.FileSplit"}
+#: Hive's MapReduce jobs (HiveInputFormat): writeUTF(inner split class), the inner split,
+#: writeUTF(input format class). A SymlinkTextInputSplit is a FileSplit of the symlink file
+#: (start and length 0) followed by the FileSplit of the target data, which is what the map reads.
+HIVE_SPLIT = "org.apache.hadoop.hive.ql.io.HiveInputFormat$HiveInputSplit"
+HIVE_SYMLINK_SPLIT = "org.apache.hadoop.hive.ql.io.SymlinkTextInputFormat$SymlinkTextInputSplit"
 
 
 class _Reader:
@@ -66,6 +72,11 @@ class _Reader:
 
     def int(self) -> int:
         return struct.unpack(">i", self.raw(4))[0]
+
+    def utf(self) -> str:
+        """``DataOutput.writeUTF``: an unsigned short byte length, then (modified) UTF-8."""
+        n = struct.unpack(">H", self.raw(2))[0]
+        return self.raw(n).decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,11 @@ def read_splits(meta_data: bytes, split_data: bytes) -> list[FileSplit | None]:
     for i, m in enumerate(metas):
         r = _Reader(split_data, m.offset, what="job.split")
         cls = r.text()
+        if cls == HIVE_SPLIT:
+            cls = r.utf()
+            if cls == HIVE_SYMLINK_SPLIT:
+                r.text(), r.long(), r.long()  # the symlink file's own split
+                cls = "org.apache.hadoop.mapred.FileSplit"
         if cls not in FILE_SPLIT_CLASSES:
             log.warning("job.split: split %d is a %s, not a FileSplit; its task is not mapped "
                         "to a block", i, cls)
