@@ -31,6 +31,7 @@ import numpy as np
 
 from dsbra.cluster import state as st
 from dsbra.cluster.config import ADD_OPENS, _environment
+from dsbra.cluster.jobs import start_at
 from dsbra.cluster.install import DEPENDENCY_PLUGIN, _mvn_reason
 from dsbra.cluster.paths import StateLayout, project_root
 from dsbra.cluster.spec import ClusterSpec
@@ -179,9 +180,11 @@ def render_hive_site(host: str, port: int, paths: ServerPaths, aux_jars: list[Pa
 
 def server_command(java_home: Path, install: HiveInstall, paths: ServerPaths, client_conf: Path) -> list[str]:
     """The HiveServer2 JVM: its conf, then the cluster's client conf (HDFS, YARN, MapReduce),
-    then the Hive jars. Java 17 needs the JDK internals opened (Kryo serialises query plans)."""
+    then the Hive jars. Java 17 needs the JDK internals opened (Kryo serialises query plans).
+    It carries the cluster's state marker, so `dsbra cluster down` stops it with the cluster."""
     return [
         str(java_home / "bin" / "java"), f"-Xmx{HEAP}", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+        f"-Ddsbra.state={paths.root.parent}",
         *ADD_OPENS,
         f"-Dhive.log.dir={paths.logs}", "-Dhive.log.file=hiveserver2.log", "-Dhive.log.level=INFO",
         f"-Dderby.stream.error.file={paths.logs / 'derby.log'}",
@@ -519,21 +522,15 @@ def submit_queries_at(server: Server, jobs: list[dict], tables: list[str], offse
                       interval_s: float = 2.0) -> list[QueryRun]:
     """Start each job's query ``offsets_s[i]`` after ``t0`` (a late one at once), each in its own
     thread and session, and call ``tick(runs)`` every ``interval_s`` until all have ended."""
-    runs: list[QueryRun] = []
-    while len(runs) < len(jobs) or any(r.poll() is None for r in runs):
-        while len(runs) < len(jobs) and time.monotonic() >= t0 + offsets_s[len(runs)]:
-            job = jobs[len(runs)]
-            run = QueryRun(job["job_id"], query_sql(tables[len(runs)]))
-            run.thread = threading.Thread(target=_run_query, name=f"hive-{job['job_id']}", daemon=True,
-                                          args=(server, run, session_conf(job["job_id"], queue), timeout_s))
-            run.thread.start()
-            runs.append(run)
-        tick(runs)
-        wait = interval_s
-        if len(runs) < len(jobs):
-            wait = min(wait, max(0.0, t0 + offsets_s[len(runs)] - time.monotonic()))
-        time.sleep(wait)
-    return runs
+    def start(i: int) -> QueryRun:
+        job = jobs[i]
+        run = QueryRun(job["job_id"], query_sql(tables[i]))
+        run.thread = threading.Thread(target=_run_query, name=f"hive-{job['job_id']}", daemon=True,
+                                      args=(server, run, session_conf(job["job_id"], queue), timeout_s))
+        run.thread.start()
+        return run
+
+    return start_at(start, offsets_s, tick, t0=t0, interval_s=interval_s)
 
 
 def match_jobs(apps: list[dict], names: list[str], since_ms: int) -> list[str | None]:

@@ -74,6 +74,28 @@ def replica_bytes(ep: Endpoints, dataset: dict) -> tuple[int, int]:
             sum(int(s["length"]) for s in parts) * int(dataset["replication"]))
 
 
+class _Watch:
+    """What a replay follows while its jobs run: the observe collector, polled every tick, and
+    the data set's replica storage, sampled every STORAGE_EVERY_S."""
+
+    def __init__(self, ep: Endpoints, dataset: dict):
+        self.ep, self.dataset = ep, dataset
+        self.t0_wall_ms = int(time.time() * 1000)
+        self.t0 = time.monotonic()
+        self.collector = Collector(ep, since_ms=self.t0_wall_ms - 1000)
+        self.storage: list[tuple[float, int, int]] = []
+        self._next_sample = 0.0
+
+    def tick(self, runs=None) -> None:
+        self.collector.poll()
+        if time.monotonic() - self.t0 >= self._next_sample:
+            self.sample()
+            self._next_sample = time.monotonic() - self.t0 + STORAGE_EVERY_S
+
+    def sample(self) -> None:
+        self.storage.append((round(time.monotonic() - self.t0, 1), *replica_bytes(self.ep, self.dataset)))
+
+
 def _daemon(config: Path, log_path: Path) -> subprocess.Popen:
     with open(log_path, "w") as out:
         return subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", str(config), "--apply"],
@@ -104,40 +126,30 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
     out_base = f"{OUT_BASE}/{run_tag}"
     out_dir.mkdir(parents=True, exist_ok=True)
     daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None
-    t0_wall_ms = int(time.time() * 1000)
-    t0 = time.monotonic()
-    collector = Collector(ep, since_ms=t0_wall_ms - 1000)
-    storage: list[tuple[float, int, int]] = []
-    next_sample = [0.0]
-
-    def tick(runs) -> None:
-        collector.poll()
-        now = time.monotonic() - t0
-        if now >= next_sample[0]:
-            storage.append((round(now, 1), *replica_bytes(ep, schedule["dataset"])))
-            next_sample[0] = now + STORAGE_EVERY_S
+    watch = _Watch(ep, schedule["dataset"])
 
     args = [[MAIN_CLASS, ",".join(job["inputs"]), f"{out_base}/{job['job_id']}"] for job in jobs]
     try:
-        runs = submit_at(args, [float(j["submit_s"]) for j in jobs], tick, t0=t0, jar=jar, queue=queue,
-                         job_names=[f"bench-{j['job_id']}" for j in jobs], state_dir=layout.root)
+        runs = submit_at(args, [float(j["submit_s"]) for j in jobs], watch.tick, t0=watch.t0, jar=jar,
+                         queue=queue, job_names=[f"bench-{j['job_id']}" for j in jobs], state_dir=layout.root)
         results = [r.wait(timeout=job_timeout_s, check=False) for r in runs]
         hadoop_ids = [r.job_ids[0] if r.job_ids else None for r in results]
-        collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
+        watch.collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
         end_wall_ms = int(time.time() * 1000)
-        storage.append((round(time.monotonic() - t0, 1), *replica_bytes(ep, schedule["dataset"])))
+        watch.sample()
     finally:
         _stop_daemon(daemon)
     failed = [j["job_id"] for j, r in zip(jobs, results) if not r.ok]
-    submit_s = [r_run.started - t0 for r_run in runs]
-    return _finish(schedule, out_dir, collector, hadoop_ids, submit_s, failed, storage, t0_wall_ms, end_wall_ms,
+    submit_s = [r_run.started - watch.t0 for r_run in runs]
+    return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms,
                    {"engine": "mapreduce", "label": run_tag, "daemon": bool(daemon_config)}, daemon)
 
 
-def _finish(schedule: dict, out_dir: Path, collector: Collector, hadoop_ids, submit_s, failed, storage,
-            t0_wall_ms: int, end_wall_ms: int, extra: dict, daemon) -> dict:
+def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, failed, end_wall_ms: int,
+            extra: dict, daemon) -> dict:
     """Both engines: the result tables, storage.json and summary.json of a replay."""
     jobs = schedule["jobs"]
+    collector, storage, t0_wall_ms = watch.collector, watch.storage, watch.t0_wall_ms
     obs = collector.take()
     detail = build_round(collector, obs, window_start_ms=t0_wall_ms, window_end_ms=end_wall_ms, detail=True)
     tables = result_tables(jobs, hadoop_ids, submit_s, obs, detail["observe"]["tasks"], t0_wall_ms)
@@ -182,28 +194,17 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
         tables = hive.create_tables(server, client, jobs, run_tag)
         out_dir.mkdir(parents=True, exist_ok=True)
         daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None
-        t0_wall_ms = int(time.time() * 1000)
-        t0 = time.monotonic()
-        collector = Collector(ep, since_ms=t0_wall_ms - 1000)
-        storage: list[tuple[float, int, int]] = []
-        next_sample = [0.0]
-
-        def tick(runs) -> None:
-            collector.poll()
-            now = time.monotonic() - t0
-            if now >= next_sample[0]:
-                storage.append((round(now, 1), *replica_bytes(ep, schedule["dataset"])))
-                next_sample[0] = now + STORAGE_EVERY_S
-
+        watch = _Watch(ep, schedule["dataset"])
         try:
-            runs = hive.submit_queries_at(server, jobs, tables, [float(j["submit_s"]) for j in jobs], tick, t0=t0,
-                                          queue=queue, timeout_s=job_timeout_s)
+            runs = hive.submit_queries_at(server, jobs, tables, [float(j["submit_s"]) for j in jobs], watch.tick,
+                                          t0=watch.t0, queue=queue, timeout_s=job_timeout_s)
             results = [r.wait(timeout=60, check=False) for r in runs]
             names = [hive.job_name(j["job_id"]) for j in jobs]
-            hadoop_ids = hive.match_jobs(ep.rm.apps(finished_since_ms=t0_wall_ms - 1000), names, t0_wall_ms - 1000)
-            collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
+            since_ms = watch.t0_wall_ms - 1000
+            hadoop_ids = hive.match_jobs(ep.rm.apps(finished_since_ms=since_ms), names, since_ms)
+            watch.collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
             end_wall_ms = int(time.time() * 1000)
-            storage.append((round(time.monotonic() - t0, 1), *replica_bytes(ep, schedule["dataset"])))
+            watch.sample()
         finally:
             _stop_daemon(daemon)
     finally:
@@ -220,8 +221,8 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
     failed = [j["job_id"] for j, r in zip(jobs, results) if not r.ok]
     failed += [j["job_id"] for j, h, r in zip(jobs, hadoop_ids, results) if r.ok and h is None]
     mismatched = [k for k in rows if rows[k] is not None and rows[k] != expected[k]]
-    submit_s = [r.started - t0 for r in runs]
-    return _finish(schedule, out_dir, collector, hadoop_ids, submit_s, failed, storage, t0_wall_ms, end_wall_ms,
+    submit_s = [r.started - watch.t0 for r in runs]
+    return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms,
                    {"engine": "hive", "label": run_tag, "daemon": bool(daemon_config),
                     "hadoop_jobs": dict(zip([j["job_id"] for j in jobs], hadoop_ids)),
                     "query_seconds": {j["job_id"]: round(r.seconds, 2) for j, r in zip(jobs, results)},

@@ -168,16 +168,26 @@ def submit_at(job_args: list[list[str]], offsets_s: list[float], tick, *, interv
     """Like :func:`submit_spaced`, each job ``offsets_s[i]`` seconds after ``t0`` (a
     time.monotonic() value; default now), in order; a job that is late is submitted at once.
     ``job_names``: each job's mapreduce.job.name."""
-    runs: list[JobRun] = []
-    start = time.monotonic() if t0 is None else t0
-    while len(runs) < len(job_args) or any(r.poll() is None for r in runs):
-        while len(runs) < len(job_args) and time.monotonic() >= start + offsets_s[len(runs)]:
-            name = job_names[len(runs)] if job_names else submit.get("name")
-            runs.append(submit_job(job_args[len(runs)], **{**submit, "name": name}))
+    def start(i: int) -> JobRun:
+        name = job_names[i] if job_names else submit.get("name")
+        return submit_job(job_args[i], **{**submit, "name": name})
+
+    return start_at(start, offsets_s, tick, t0=t0, interval_s=interval_s)
+
+
+def start_at(start, offsets_s: list[float], tick, *, t0: float | None = None, interval_s: float = 2.0) -> list:
+    """Call ``start(i)`` ``offsets_s[i]`` seconds after ``t0`` (time.monotonic(); default now), in
+    order, a late one at once, and ``tick(runs)`` every ``interval_s`` until every run it
+    returned has ended (``run.poll()`` is not None). The schedule loop of a replay's clients."""
+    runs: list = []
+    begin = time.monotonic() if t0 is None else t0
+    while len(runs) < len(offsets_s) or any(r.poll() is None for r in runs):
+        while len(runs) < len(offsets_s) and time.monotonic() >= begin + offsets_s[len(runs)]:
+            runs.append(start(len(runs)))
         tick(runs)
         wait = interval_s
-        if len(runs) < len(job_args):
-            wait = min(wait, max(0.0, start + offsets_s[len(runs)] - time.monotonic()))
+        if len(runs) < len(offsets_s):
+            wait = min(wait, max(0.0, begin + offsets_s[len(runs)] - time.monotonic()))
         time.sleep(wait)
     return runs
 
