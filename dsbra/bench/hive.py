@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -32,7 +31,7 @@ import numpy as np
 from dsbra.cluster import state as st
 from dsbra.cluster.config import ADD_OPENS, _environment
 from dsbra.cluster.jobs import start_at
-from dsbra.cluster.install import DEPENDENCY_PLUGIN, _mvn_reason
+from dsbra.cluster.install import DEPENDENCY_PLUGIN, maven_fetch
 from dsbra.cluster.paths import StateLayout, project_root
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError, DsbraError, HadoopError, InputError
@@ -83,26 +82,11 @@ def ensure_hive(version: str = HIVE_VERSION, quiet: bool = False) -> HiveInstall
     install = HiveInstall(hive_home(version))
     if install.complete:
         return install
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise ClusterError("Maven (mvn) not found: install it (apt-get install -y maven)")
-    install.home.mkdir(parents=True, exist_ok=True)
-    log = install.home / "mvn.log"
-    if not quiet:
-        print(f"fetching Hive {version} jars from Maven Central into {install.lib} (log: {log}) ...", flush=True)
-    cmd = [mvn, "-B", "-q", "-f", str(project_root() / "hive" / "pom.xml"), f"-Dhive.version={version}",
-           f"-Ddsbra.lib.dir={install.lib}", f"{DEPENDENCY_PLUGIN}:copy-dependencies"]
-    if os.environ.get("DSBRA_MAVEN_REPO"):  # a mirror of Maven Central
-        cmd.insert(-1, f"-Ddsbra.maven.repo={os.environ['DSBRA_MAVEN_REPO']}")
-    if os.environ.get("DSBRA_MAVEN_LOCAL_REPO"):
-        cmd.insert(-1, f"-Dmaven.repo.local={os.environ['DSBRA_MAVEN_LOCAL_REPO']}")
-    with open(log, "w") as out:
-        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
-    if rc != 0:
-        source = os.environ.get("DSBRA_MAVEN_REPO") or "Maven Central"
-        raise ClusterError(f"could not fetch Hive {version} jars from {source} ({_mvn_reason(log)}); see {log}")
+    maven_fetch(f"Hive {version}", project_root() / "hive" / "pom.xml", install.home, install.lib,
+                {"hive.version": version, "dsbra.lib.dir": str(install.lib)},
+                [f"{DEPENDENCY_PLUGIN}:copy-dependencies"], quiet=quiet)
     if not any(install.lib.glob("hive-service-*.jar")):
-        raise ClusterError(f"hive-service jar missing in {install.lib} after mvn; see {log}")
+        raise ClusterError(f"hive-service jar missing in {install.lib} after mvn; see {install.home / 'mvn.log'}")
     (install.home / MARKER).write_text(version + "\n")
     return install
 
@@ -227,14 +211,20 @@ def _listening(host: str, port: int) -> bool:
         return False
 
 
-def running(layout: StateLayout) -> Server | None:
-    """This cluster's HiveServer2 if its process runs (ready or not)."""
-    paths = server_paths(layout)
+def _live_pid(paths: ServerPaths) -> int | None:
+    """The pid in the pid file if that process is this cluster's HiveServer2."""
     try:
         pid = int(paths.pid_file.read_text().strip())
     except (OSError, ValueError):
         return None
-    if not _alive(pid, paths):
+    return pid if _alive(pid, paths) else None
+
+
+def running(layout: StateLayout) -> Server | None:
+    """This cluster's HiveServer2 if its process runs (ready or not)."""
+    paths = server_paths(layout)
+    pid = _live_pid(paths)
+    if pid is None:
         return None
     data = st.load(layout.state_file) or {}
     if "spec" not in data:
@@ -320,11 +310,8 @@ def last_error(paths: ServerPaths) -> str:
 def stop_server(layout: StateLayout, timeout_s: float = 60.0) -> bool:
     """Stop this cluster's HiveServer2 (SIGTERM, then SIGKILL); False if none ran."""
     paths = server_paths(layout)
-    try:
-        pid = int(paths.pid_file.read_text().strip())
-    except (OSError, ValueError):
-        return False
-    if not _alive(pid, paths):
+    pid = _live_pid(paths)
+    if pid is None:
         paths.pid_file.unlink(missing_ok=True)
         return False
     os.kill(pid, signal.SIGTERM)
@@ -446,7 +433,6 @@ class QueryResult:
     rows: int | None
     error: str | None
     seconds: float
-    job_ids: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -61,35 +61,38 @@ def ensure_hadoop(version: str, quiet: bool = False) -> HadoopInstall:
     install = HadoopInstall(hadoop_home(version))
     if (install.home / MARKER).exists():
         return install
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise ClusterError("Maven (mvn) not found: install it (apt-get install -y maven)")
-    pom = project_root() / "hadoop" / "pom.xml"
-    install.home.mkdir(parents=True, exist_ok=True)
-    log = install.home / "mvn.log"
-    if not quiet:
-        print(f"fetching Hadoop {version} jars from Maven Central into {install.lib} (log: {log}) ...", flush=True)
-    cmd = [
-        mvn, "-B", "-q", "-f", str(pom),
-        f"-Dhadoop.version={version}",
-        f"-Dexamples.version={EXAMPLES_VERSION.get(version, version)}",
-        f"-Ddsbra.lib.dir={install.lib}",
-        f"-Ddsbra.extra.dir={install.home / 'extra'}",
-        f"{DEPENDENCY_PLUGIN}:copy-dependencies", f"{DEPENDENCY_PLUGIN}:copy",
-    ]
-    if os.environ.get("DSBRA_MAVEN_REPO"):  # a mirror of Maven Central
-        cmd.insert(-2, f"-Ddsbra.maven.repo={os.environ['DSBRA_MAVEN_REPO']}")
-    if os.environ.get("DSBRA_MAVEN_LOCAL_REPO"):  # a local repository other than ~/.m2/repository
-        cmd.insert(-2, f"-Dmaven.repo.local={os.environ['DSBRA_MAVEN_LOCAL_REPO']}")
-    with open(log, "w") as out:
-        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
-    if rc != 0:
-        reason = _mvn_reason(log)
-        source = os.environ.get("DSBRA_MAVEN_REPO") or "Maven Central"
-        raise ClusterError(f"could not fetch Hadoop {version} jars from {source} ({reason}); see {log}")
+    maven_fetch(f"Hadoop {version}", project_root() / "hadoop" / "pom.xml", install.home, install.lib,
+                {"hadoop.version": version, "examples.version": EXAMPLES_VERSION.get(version, version),
+                 "dsbra.lib.dir": str(install.lib), "dsbra.extra.dir": str(install.home / "extra")},
+                [f"{DEPENDENCY_PLUGIN}:copy-dependencies", f"{DEPENDENCY_PLUGIN}:copy"], quiet=quiet)
     _extract_webapps(install)
     (install.home / MARKER).write_text(version + "\n")
     return install
+
+
+def maven_fetch(what: str, pom: Path, home: Path, lib: Path, properties: dict[str, str], goals: list[str],
+                quiet: bool = False) -> None:
+    """Run Maven on ``pom`` with ``properties`` and ``goals`` (the jars of ``what`` into ``lib``),
+    its output in ``home``/mvn.log; a one-line ClusterError if it fails. $DSBRA_MAVEN_REPO is a
+    mirror of Maven Central, $DSBRA_MAVEN_LOCAL_REPO a local repository other than ~/.m2."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ClusterError("Maven (mvn) not found: install it (apt-get install -y maven)")
+    home.mkdir(parents=True, exist_ok=True)
+    log = home / "mvn.log"
+    if not quiet:
+        print(f"fetching {what} jars from Maven Central into {lib} (log: {log}) ...", flush=True)
+    flags = dict(properties)
+    if os.environ.get("DSBRA_MAVEN_REPO"):
+        flags["dsbra.maven.repo"] = os.environ["DSBRA_MAVEN_REPO"]
+    if os.environ.get("DSBRA_MAVEN_LOCAL_REPO"):
+        flags["maven.repo.local"] = os.environ["DSBRA_MAVEN_LOCAL_REPO"]
+    cmd = [mvn, "-B", "-q", "-f", str(pom), *(f"-D{k}={v}" for k, v in flags.items()), *goals]
+    with open(log, "w") as out:
+        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
+    if rc != 0:
+        source = os.environ.get("DSBRA_MAVEN_REPO") or "Maven Central"
+        raise ClusterError(f"could not fetch {what} jars from {source} ({_mvn_reason(log)}); see {log}")
 
 
 def _mvn_reason(log: Path) -> str:
