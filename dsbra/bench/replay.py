@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.bench.grepjar import MAIN_CLASS, grep_jar
+from dsbra.bench.hive import job_name
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
 from dsbra.cluster.install import HadoopInstall
@@ -131,7 +132,7 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
     args = [[MAIN_CLASS, ",".join(job["inputs"]), f"{out_base}/{job['job_id']}"] for job in jobs]
     try:
         runs = submit_at(args, [float(j["submit_s"]) for j in jobs], watch.tick, t0=watch.t0, jar=jar,
-                         queue=queue, job_names=[f"bench-{j['job_id']}" for j in jobs], state_dir=layout.root)
+                         queue=queue, job_names=[job_name(j["job_id"]) for j in jobs], state_dir=layout.root)
         results = [r.wait(timeout=job_timeout_s, check=False) for r in runs]
         hadoop_ids = [r.job_ids[0] if r.job_ids else None for r in results]
         watch.collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
@@ -141,13 +142,14 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
         _stop_daemon(daemon)
     failed = [j["job_id"] for j, r in zip(jobs, results) if not r.ok]
     submit_s = [r_run.started - watch.t0 for r_run in runs]
-    return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms,
-                   {"engine": "mapreduce", "label": run_tag, "daemon": bool(daemon_config)}, daemon)
+    return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms, daemon,
+                   engine="mapreduce", label=run_tag)
 
 
 def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, failed, end_wall_ms: int,
-            extra: dict, daemon) -> dict:
-    """Both engines: the result tables, storage.json and summary.json of a replay."""
+            daemon, *, engine: str, label: str, extra: dict | None = None) -> dict:
+    """Both engines: the result tables, storage.json and summary.json of a replay (``extra``: the
+    engine's own fields, after the common ones)."""
     jobs = schedule["jobs"]
     collector, storage, t0_wall_ms = watch.collector, watch.storage, watch.t0_wall_ms
     obs = collector.take()
@@ -156,12 +158,12 @@ def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, 
     write_results(out_dir, *tables)
     (out_dir / "storage.json").write_text(json.dumps(
         {"columns": ["t_s", "replica_bytes", "base_replica_bytes"], "rows": storage}, indent=0) + "\n")
-    summary = summarize(tables[0], tables[1], storage)
+    head = {"engine": engine, "label": label, "daemon": daemon is not None}
+    summary = head | summarize(tables[0], tables[1], storage)
     summary |= {"schedule_source": schedule["source"], "schedule_seed": schedule["seed"], "failed_jobs": failed,
                 "delay_threshold_s": detail["params"]["delay_threshold_s"],
                 "late_submissions_s_max": round(max(s - float(j["submit_s"]) for s, j in zip(submit_s, jobs)), 2)}
-    summary = {**{k: extra[k] for k in ("engine", "label", "daemon")}, **summary,
-               **{k: v for k, v in extra.items() if k not in ("engine", "label", "daemon")}}
+    summary |= extra or {}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     if daemon is not None and daemon.returncode not in (0, None):
         raise DsbraError(f"the daemon exited with {daemon.returncode}; see {out_dir / 'daemon.log'}")
@@ -199,7 +201,7 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
             runs = hive.submit_queries_at(server, jobs, tables, [float(j["submit_s"]) for j in jobs], watch.tick,
                                           t0=watch.t0, queue=queue, timeout_s=job_timeout_s)
             results = [r.wait(timeout=60, check=False) for r in runs]
-            names = [hive.job_name(j["job_id"]) for j in jobs]
+            names = [job_name(j["job_id"]) for j in jobs]
             since_ms = watch.t0_wall_ms - 1000
             hadoop_ids = hive.match_jobs(ep.rm.apps(finished_since_ms=since_ms), names, since_ms)
             watch.collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
@@ -222,12 +224,12 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
     failed += [j["job_id"] for j, h, r in zip(jobs, hadoop_ids, results) if r.ok and h is None]
     mismatched = [k for k in rows if rows[k] is not None and rows[k] != expected[k]]
     submit_s = [r.started - watch.t0 for r in runs]
-    return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms,
-                   {"engine": "hive", "label": run_tag, "daemon": bool(daemon_config),
-                    "hadoop_jobs": dict(zip([j["job_id"] for j in jobs], hadoop_ids)),
-                    "query_seconds": {j["job_id"]: round(r.seconds, 2) for j, r in zip(jobs, results)},
-                    "rows_by_job": rows, "expected_rows_by_job": expected, "rows_mismatched": mismatched,
-                    "errors": errors}, daemon)
+    return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms, daemon,
+                   engine="hive", label=run_tag,
+                   extra={"hadoop_jobs": dict(zip([j["job_id"] for j in jobs], hadoop_ids)),
+                          "query_seconds": {j["job_id"]: round(r.seconds, 2) for j, r in zip(jobs, results)},
+                          "rows_by_job": rows, "expected_rows_by_job": expected, "rows_mismatched": mismatched,
+                          "errors": errors})
 
 
 def result_tables(jobs: list[dict], hadoop_ids: list[str | None], submit_s: list[float], obs, task_rows,
