@@ -255,8 +255,8 @@ def _spread(values: list[float]) -> str:
 
 
 MAP_PRIORITY = 20  # MapReduce's RMContainerAllocator.PRIORITY_MAP
-# to be recorded after the measured-lead rule (docs/metrics.md) was frozen, and not looked at
-# while designing it: the rule's held-out score (busy6, light3 and busy7, held out from the
+# recorded after the measured-lead rule (commit f23bf2e) was frozen, and not looked at while
+# designing it: the rule's held-out score (busy6, light3 and busy7, held out from the
 # application-level rule of commit ea405a2, were designed on for this one)
 HELD_OUT = {"busy8", "light4"}
 
