@@ -65,9 +65,10 @@ at the RM until ``lead`` before its launch (its allocation came after that):
   Decline: the span.
 
 A map task is *delayed* (counts in M) iff a decline by its application of a node holding none
-of its split overlaps its wait [scheduled, launched). That covers a task that launched
-node-local after such a wait, one that gave up and launched non-local after about D, and the
-other maps of the job that waited alongside it. Its delay (summed into DT) runs from the start
+of its split overlaps its wait [scheduled, launched) for some time (a map launched as soon as
+it was scheduled waited through none, however long its siblings waited). That covers a task
+that launched node-local after such a wait, one that gave up and launched non-local after
+about D, and the other maps of the job that waited alongside it. Its delay (summed into DT) runs from the start
 of the first such decline (never before it was scheduled) to its launch, capped at D, as delay
 scheduling caps it.
 
@@ -441,10 +442,11 @@ def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
         for a_id in np.unique(d[:, 0]):
             ev = d[d[:, 0] == a_id]
             mine = np.flatnonzero(app == a_id)
-            # [k, e]: map k of the application waited during decline e of a node without its split
-            hit = (tasks.scheduled_ms[mine][:, None] < ev[None, :, 3]) & \
-                  (tasks.launch_ms[mine][:, None] > ev[None, :, 2]) & elsewhere[mine][:, ev[:, 1]]
+            # [k, e]: map k of the application waited during decline e of a node without its
+            # split, for some time (a map launched as it was scheduled waited through nothing)
             start = np.maximum(ev[None, :, 2], tasks.scheduled_ms[mine][:, None])
+            end = np.minimum(ev[None, :, 3], tasks.launch_ms[mine][:, None])
+            hit = (start < end) & elsewhere[mine][:, ev[:, 1]]
             first[mine] = np.where(hit, start, first[mine][:, None]).min(axis=1)
     delayed = first < np.iinfo(np.int64).max
     delay_s[delayed] = np.minimum(tasks.launch_ms[delayed] - first[delayed], cap_ms) / 1000.0
