@@ -83,8 +83,7 @@ def blocks_per_node(env: dict, ep, paths: list[str]) -> dict:
 def replay(layout, hot: list[str], cold: list[str], jobs: int, label: str) -> None:
     args = [["grep", ",".join(hot * 4 + [cold[i % len(cold)]]),
              f"{DIR}/out-{label}-{i}-{time.time_ns()}", "XYZ"] for i in range(jobs)]
-    runs = submit_spaced(args, 3.0, lambda runs: None, state_dir=layout.root,
-                         conf={"mapreduce.job.reduce.slowstart.completedmaps": "1.0"})
+    runs = submit_spaced(args, 3.0, lambda runs: None, state_dir=layout.root)
     for r in runs:
         r.wait(timeout=900, check=True)
 

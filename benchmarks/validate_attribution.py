@@ -64,7 +64,7 @@ def cluster_down() -> None:
         sh(DSBRA + ["cluster", "down", "--state-dir", str(STATE_DIR)])
 
 
-def cluster_up(mode: str, scheduling: str, delay_ms: int, nm_memory_mb: int) -> dict:
+def cluster_up(mode: str, scheduling: str, delay_ms: int) -> dict:
     """"on": delay scheduling with D = delay_ms (time-based, continuous scheduling) or threshold
     1.0 (heartbeat-counted); "off": the same scheduling with delay scheduling off (-1)."""
     status = sh(DSBRA + ["cluster", "status", "--json", "--state-dir", str(STATE_DIR)], check=False)
@@ -78,8 +78,7 @@ def cluster_up(mode: str, scheduling: str, delay_ms: int, nm_memory_mb: int) -> 
     else:
         threshold = "1.0" if mode == "on" else "-1"
         delay = ["--locality-delay-node", threshold, "--locality-delay-rack", threshold]
-    sh(DSBRA + ["cluster", "up", "--state-dir", str(STATE_DIR), *CLUSTER, *delay,
-                "--nm-memory-mb", str(nm_memory_mb)])
+    sh(DSBRA + ["cluster", "up", "--state-dir", str(STATE_DIR), *CLUSTER, *delay])
     return json.loads(sh(DSBRA + ["cluster", "env", "--json", "--state-dir", str(STATE_DIR)]).stdout)
 
 
@@ -140,9 +139,7 @@ def make_data(nn_url: str, hot: int, cold: int, lines: int) -> tuple[list[str], 
 
 def run(mode: str, scheduling: str, delay_ms: int, jobs: int, gap_s: float, lines: int,
         keep: bool, tag: str, ground_truth: bool) -> dict:
-    # 2048 MB = exactly two 1024 MB containers, as 2560 MB gives in practice (the Fair
-    # Scheduler rounds asks to 1024 MB); then every node the scheduler tries has room
-    env = cluster_up(mode, scheduling, delay_ms, 2048 if ground_truth else 2560)
+    env = cluster_up(mode, scheduling, delay_ms)
     if ground_truth:
         trace_scheduler(env["rm"])
     hot, cold = make_data(env["namenode"], 3, 24, lines)
@@ -162,9 +159,7 @@ def run(mode: str, scheduling: str, delay_ms: int, jobs: int, gap_s: float, line
         collector.poll()
         polls += 1
 
-    # reduces start after all maps, so they cannot hold slots the maps need (no deadlock)
-    runs = submit_spaced(args, gap_s, tick, state_dir=STATE_DIR,
-                         conf={"mapreduce.job.reduce.slowstart.completedmaps": "1.0"})
+    runs = submit_spaced(args, gap_s, tick, state_dir=STATE_DIR)
     results = [r.wait(timeout=60, check=False) for r in runs]
     polls += collector.poll_until_read([j for r in results for j in r.job_ids], timeout_s=120)
     obs = collector.take()
@@ -275,8 +270,11 @@ def score_against_scheduler(raw: dict, obs: list, block_of: list[int], row_path:
     for ms, c in raw["completions"]:
         if c in host_of:
             events.setdefault(host_of[c], []).append((ms, -1))
-    caps = {str(n.get("nodeHostName")): (n.get("totalResource") or {}).get("memory", 0) // 1024
-            for n in raw["rm_nodes"]}  # 1024 MB containers (the Fair Scheduler's increment)
+    # every container is granted at one size (maps', reduces' and AMs' asks are equal, or
+    # all rounded up to the scheduler's increment: 1024 MB in the runs recorded before issue 27)
+    size = max(o["mem_mb"] for o in raw["obs"])
+    caps = {str(n.get("nodeHostName")): (n.get("totalResource") or {}).get("memory", 0) // size
+            for n in raw["rm_nodes"]}
 
     def has_room(host: str, ms: int) -> bool:
         # a container allocated at the same millisecond as the decline came after it

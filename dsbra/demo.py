@@ -49,9 +49,7 @@ def _replay(ep, layout, hot: str, cold: list[str], label: str) -> list[dict]:
     collector = Collector(ep, since_ms=int(time.time() * 1000))
     jobs = [["grep", ",".join([hot] * 4 + [cold[i % len(cold)]]),
              f"{DEMO_DIR}/out-{label}-{i}", "dsbra"] for i in range(JOBS)]
-    # reducers start after the maps: early ones can hold every node's memory and stall them
-    runs = submit_spaced(jobs, GAP_S, lambda runs: collector.poll(), state_dir=layout.root,
-                         conf={"mapreduce.job.reduce.slowstart.completedmaps": "1.0"})
+    runs = submit_spaced(jobs, GAP_S, lambda runs: collector.poll(), state_dir=layout.root)
     results = [r.wait(timeout=300, check=False) for r in runs]
     if not all(r.ok for r in results):
         raise HadoopError("a demo job failed; see `dsbra cluster logs`")

@@ -84,9 +84,9 @@ def data(size, block_size, data_seed, path, replication, parallel, state_dir) ->
               help="The schedule file to write (JSON).")
 @click.option("--jobs", type=int, default=100, show_default=True, help="Jobs in the schedule.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the schedule.")
-@click.option("--slots", type=int, default=8, show_default=True,
+@click.option("--slots", type=int, default=20, show_default=True,
               help="Containers of the cluster the job sizes are scaled to (the bundled cluster's 4 workers "
-                   "hold 2 each; AMs take some).")
+                   "hold 5 each, see `dsbra cluster status`; AMs take some).")
 @click.option("--inter-arrival-s", type=float, default=14.0, show_default=True,
               help="Mean gap between jobs (fb2010: the trace's submit times rescaled to it).")
 @click.option("--trace-times", is_flag=True, help="fb2010: keep the trace's own submit times.")

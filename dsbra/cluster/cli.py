@@ -1,4 +1,4 @@
-"""`dsbra cluster up | down | status | env | logs | install`."""
+"""`dsbra cluster up | down | status | env | logs | load | install`."""
 
 from __future__ import annotations
 
@@ -141,16 +141,24 @@ def status(as_json, state_dir) -> None:
     """Show whether the cluster is up and which daemons run. Exit 0 if up, 3 if down, 1 otherwise."""
     layout = _layout(state_dir)
     current = cl.status(layout)
-    missing = {}
+    missing, slots = {}, None
     if current.state == "up":
-        missing = cl.readiness(ClusterSpec.from_dict(current.data["spec"]))
+        spec = ClusterSpec.from_dict(current.data["spec"])
+        missing = cl.readiness(spec)
+        slots = cl.containers(spec)
     if as_json:
-        click.echo(json.dumps({"state": current.state, "daemons": current.alive, "not_ready": missing}))
+        click.echo(json.dumps({"state": current.state, "daemons": current.alive, "not_ready": missing,
+                               "containers": slots}))
     else:
         click.echo(f"cluster: {current.state} (state in {layout.root})")
         for name, ok in sorted(current.alive.items()):
             pid = current.data["daemons"][name]["pid"]
             click.echo(f"  {name:<22} {'running' if ok else 'DEAD':<8} pid {pid}")
+        if slots:
+            click.echo(f"  containers: {slots['map_slots']} map slots ({slots['nodemanagers']} NodeManagers, "
+                       f"{'/'.join(map(str, sorted(set(slots['node_memory_mb']))))} MB each, "
+                       f"{slots['map_container_mb']} MB per map or reduce, "
+                       f"{slots['am_container_mb']} MB per ApplicationMaster)")
         for what in missing.values():
             click.echo(f"  not ready: {what}")
         if current.state in ("stale", "partial"):
@@ -197,6 +205,45 @@ def logs(daemon, lines, follow, out, state_dir) -> None:
         subprocess.run(cmd, check=False)
     except KeyboardInterrupt:
         pass
+
+
+@cluster.command()
+@click.option("--jobs", type=click.IntRange(1, 200), default=12, show_default=True,
+              help="Example grep jobs (each runs a search and a sort job, both with reducers).")
+@click.option("--gap-s", type=click.FloatRange(0, 600), default=3.0, show_default=True,
+              help="Seconds between two submissions.")
+@click.option("-D", "job_conf", multiple=True, metavar="KEY=VALUE",
+              help="A job setting for every job (none by default: Hadoop's and the cluster's defaults).")
+@click.option("--json", "as_json", is_flag=True, help="The summary and every sample as JSON.")
+@state_dir_option
+def load(jobs, gap_s, job_conf, as_json, state_dir) -> None:
+    """Run concurrent MapReduce jobs with the job defaults and report whether the cluster kept
+    them moving: time to finish, peak containers, the size containers were granted at, and the
+    longest stall (work waiting while no container or application changed). Writes and
+    overwrites /dsbra-load in HDFS. See docs/cluster.md."""
+    from tqdm import tqdm
+
+    from dsbra.cluster import loadcheck
+
+    conf = {}
+    for item in job_conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"-D takes KEY=VALUE, got {item!r}")
+        conf[key] = value
+    with tqdm(total=2 * jobs, desc="applications finished", unit="app", disable=as_json) as bar:
+        summary = loadcheck.run(_layout(state_dir), jobs, gap_s, conf,
+                                tick=lambda samples: bar.update(samples[-1]["finished_apps"] - bar.n))
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        click.echo(f"{jobs} grep jobs {gap_s:g} s apart"
+                   + (f" ({', '.join(f'{k}={v}' for k, v in conf.items())})" if conf else "")
+                   + f": finished in {summary['seconds']} s, {summary['failed_jobs']} failed; "
+                   f"peak {summary['peak_containers']} containers, granted at "
+                   f"{'/'.join(map(str, summary['container_mb'])) or '?'} MB; "
+                   f"longest stall {summary['longest_stall_s']} s")
+    raise SystemExit(1 if summary["failed_jobs"] else 0)
 
 
 @cluster.command()

@@ -29,7 +29,10 @@ from dsbra.cluster.config import DEFAULT_QUEUES, write_configs
 from dsbra.cluster.install import HadoopInstall, ensure_hadoop, find_java
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import MASTER_PORTS, ClusterSpec
-from dsbra.errors import ClusterError, InputError
+from dsbra.errors import ClusterError, HadoopError, InputError
+from dsbra.observe import shapes
+from dsbra.observe.http import ResourceManager
+from dsbra.observe.scheduler import settings_from_conf
 
 HTTP_TIMEOUT = 2.0
 
@@ -214,6 +217,24 @@ def readiness(spec: ClusterSpec) -> dict[str, str]:
     if _get_json(f"{urls['jhs']}/ws/v1/history/info") is None:
         missing["historyserver"] = "JobHistoryServer REST API not answering"
     return missing
+
+
+def containers(spec: ClusterSpec) -> dict | None:
+    """How many containers the running cluster holds at once, from the ResourceManager's own
+    view: each running NodeManager's memory over the container size the scheduler grants for
+    the configured map (and reduce) and AM asks. None when the RM does not answer."""
+    rm = ResourceManager(spec.urls["rm"], timeout_s=HTTP_TIMEOUT)
+    try:
+        running = [n for n in rm.nodes() if n.get("state") == "RUNNING"]
+        settings = settings_from_conf(rm.conf(), len(running))
+    except HadoopError:
+        return None
+    map_mb = settings.container_mb(spec.map_memory_mb)
+    am_mb = settings.container_mb(spec.am_memory_mb)
+    memory = [shapes.as_int((n.get("totalResource") or {}).get("memory"), 0) or 0 for n in running]
+    return {"nodemanagers": len(running), "node_memory_mb": memory, "map_container_mb": map_mb,
+            "am_container_mb": am_mb, "map_slots": sum(m // map_mb for m in memory),
+            "unused_mb_per_node": [m % map_mb for m in memory]}
 
 
 def wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float) -> None:

@@ -80,8 +80,12 @@ class ClusterSpec:
     placement: list | None = None
     nm_memory_mb: int = 2560
     nm_vcores: int = 4
+    #: map and reduce containers, and ApplicationMasters: one size, so that a NodeManager holds
+    #: nm_memory_mb // map_memory_mb containers of any kind with no memory left over
     map_memory_mb: int = 512
-    am_memory_mb: int = 640
+    am_memory_mb: int = 512
+    #: the scheduler's minimum allocation and increment: asks are granted at their own size
+    memory_increment_mb: int = 128
     heaps: dict = field(
         default_factory=lambda: {
             "namenode": "512m",
@@ -141,6 +145,12 @@ class ClusterSpec:
                 raise InputError(f"{name} must be within 0..100000 Mbit/s (0: not shaped), got {value}")
         if self.net_rack_mbit and not self.net_mbit:
             raise InputError("--net-rack-mbit needs --net-mbit (the rate between racks)")
+        if self.memory_increment_mb < 1:
+            raise InputError(f"memory_increment_mb must be at least 1, got {self.memory_increment_mb}")
+        for name, value in (("map_memory_mb", self.map_memory_mb), ("am_memory_mb", self.am_memory_mb)):
+            if value <= 0 or value % self.memory_increment_mb:
+                raise InputError(f"{name} must be a positive multiple of the scheduler's memory increment "
+                                 f"({self.memory_increment_mb} MB), got {value}: the scheduler would round it up")
         if self.nm_memory_mb < self.am_memory_mb + self.map_memory_mb:
             raise InputError(
                 f"--nm-memory-mb {self.nm_memory_mb} cannot hold an AM ({self.am_memory_mb} MB) and a map "

@@ -20,7 +20,7 @@ from dsbra.errors import ConfigError, InputError
 SECTIONS = {"cluster", "hdfs", "yarn", "queues", "placement", "render"}
 CLUSTER_KEYS = {"workers": int, "racks": int, "subnet": str, "prefix": str, "port_offset": int,
                 "hadoop_version": str, "nm_memory_mb": int, "nm_vcores": int, "map_memory_mb": int,
-                "am_memory_mb": int}
+                "am_memory_mb": int, "memory_increment_mb": int}
 HDFS_KEYS = {"replication", "block_size"}
 YARN_KEYS = {"heartbeat", "locality_threshold_node", "locality_threshold_rack", "continuous_scheduling",
              "locality_delay_node", "locality_delay_rack", "preemption"}

@@ -27,6 +27,14 @@ class Metrics:
                                   registry=r)
         self.gavg = Gauge("dsbra_gavg", "Last round's GAvg.", registry=r)
         self.blocks = Gauge("dsbra_round_blocks", "Blocks in the last round.", registry=r)
+        self.map_tasks = Counter("dsbra_map_tasks", "Map tasks observed.", registry=r)
+        self.input_gone_tasks = Counter(
+            "dsbra_map_tasks_input_gone",
+            "Map tasks whose input file was gone when their round read it (a job's temporary "
+            "file, such as grep's sort input): not mapped to blocks.", registry=r)
+        self.unmapped_tasks = Counter(
+            "dsbra_map_tasks_unmapped",
+            "Map tasks not mapped to a block, for any reason (input gone included).", registry=r)
         self.round_cpu = Gauge("dsbra_round_cpu_seconds", "CPU of the last round.", registry=r)
         self.last_round = Gauge("dsbra_last_round_timestamp_seconds",
                                 "End of the last round's window.", registry=r)
@@ -38,6 +46,9 @@ class Metrics:
             if outcome == "sent":
                 delta = d["target"] - d["current"]
                 (self.replicas_added if delta > 0 else self.replicas_removed).inc(abs(delta))
+        self.map_tasks.inc(info["map_tasks"])
+        self.unmapped_tasks.inc(info["unmapped_tasks"])
+        self.input_gone_tasks.inc(info["input_gone_tasks"])
         self.pending.set(len(journal.pending()))
         self.raised_files.set(len(journal.raised_files()))
         self.gavg.set(info["gavg"])

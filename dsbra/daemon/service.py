@@ -273,12 +273,15 @@ class Daemon:
         info["gavg"] = res.decision.gavg
         info["delay_threshold_s"] = doc["params"]["delay_threshold_s"]
         info["map_tasks"] = doc["observe"]["map_tasks"]
+        info["unmapped_tasks"] = doc["observe"]["unmapped_tasks"]
+        info["input_gone_tasks"] = doc["observe"]["input_gone_tasks"]
         info["blocks"] = len(res.ri)
         info["health"] = health
         info["top_hot_files"] = top_hot_files(res, TOP_HOT)
         self.metrics.observe_round(info, self.journal)
-        log.info("round=%d blocks=%d map_tasks=%d gavg=%.3f decisions=%d acted=%s refusals=%d",
-                 self.round, len(res.ri), info["map_tasks"], res.decision.gavg,
+        log.info("round=%d blocks=%d map_tasks=%d input_gone=%d gavg=%.3f decisions=%d "
+                 "acted=%s refusals=%d", self.round, len(res.ri), info["map_tasks"],
+                 info["input_gone_tasks"], res.decision.gavg,
                  len(info["decisions"]), acting, len(reasons))
         return self._finish(info, t0)
 

@@ -134,7 +134,9 @@ def compute_blocks(obs: list[MapObservation], containers: dict[str, list[Contain
 
 def read_files(ep, paths) -> dict[str, dict | None]:
     """Per distinct file: its GET_BLOCK_LOCATIONS reply and replication (GETFILESTATUS), or
-    None when it is gone (grep's temporary sort input, say)."""
+    None when it cannot be read. A file that is gone is the normal end of a job's temporary
+    input (grep's sort job reads ``grep-temp-*``, deleted when the job ends): logged at debug;
+    any other failure is a warning."""
     out: dict[str, dict | None] = {}
     for path in sorted(set(paths)):
         try:
@@ -142,7 +144,10 @@ def read_files(ep, paths) -> dict[str, dict | None]:
             out[path] = {"located": ep.hdfs.block_locations(path),
                          "replication": shapes.as_int(status.get("replication"), 0) or 0}
         except HadoopError as exc:
-            log.warning("file %s: %s; its tasks are not mapped to blocks", path, exc)
+            if exc.exception == "FileNotFoundException":
+                log.debug("file %s is gone; its tasks are not mapped to blocks", path)
+            else:
+                log.warning("file %s: %s; its tasks are not mapped to blocks", path, exc)
             out[path] = None
     return out
 
@@ -151,7 +156,8 @@ def read_files(ep, paths) -> dict[str, dict | None]:
 class BlockRows:
     block_of: list[int]  #: per task, its block's row (-1: not mapped)
     rows: list[tuple[str, list[str], int, str]]  #: (block id, hosts, replication, path)
-    unmapped: int
+    unmapped: int  #: tasks not mapped, for any reason (``input_gone`` among them)
+    input_gone: int = 0  #: tasks whose input file could not be read (deleted, mostly)
 
 
 def map_to_blocks(obs: list[MapObservation], files: dict[str, dict | None]) -> BlockRows:
@@ -166,6 +172,7 @@ def map_to_blocks(obs: list[MapObservation], files: dict[str, dict | None]) -> B
         i = fb.find(o.start or 0) if fb is not None else -1
         if i < 0:
             out.unmapped += 1
+            out.input_gone += o.path in files and files[o.path] is None
             out.block_of.append(-1)
             continue
         bid = fb.block_ids[i]
@@ -173,9 +180,12 @@ def map_to_blocks(obs: list[MapObservation], files: dict[str, dict | None]) -> B
             rows[bid] = len(out.rows)
             out.rows.append((bid, fb.hosts[i], fb.replication or len(fb.hosts[i]), o.path))
         out.block_of.append(rows[bid])
-    if out.unmapped:
-        log.warning("%d of %d map tasks could not be mapped to a block (split files gone or "
-                    "file deleted)", out.unmapped, len(obs))
+    if out.input_gone:
+        log.debug("%d of %d map tasks read a file that is gone", out.input_gone, len(obs))
+    if out.unmapped > out.input_gone:
+        log.warning("%d of %d map tasks could not be mapped to a block (no split offset, or "
+                    "none of their file's blocks holds it)", out.unmapped - out.input_gone,
+                    len(obs))
     return out
 
 
@@ -201,7 +211,7 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
     settle = settle_s if settle_s is not None else round_trip
     blocks = map_to_blocks(obs, read_files(ep, [o.path for o in obs if o.path]))
     block_of, row_info = blocks.block_of, blocks.rows
-    unmapped = blocks.unmapped
+    unmapped, input_gone = blocks.unmapped, blocks.input_gone
     rm_nodes = collector.nodes(refresh=True)
     per_task, m = compute_blocks(obs, collector.containers, rm_nodes, block_of,
                                  len(row_info), AttributionParams(d, grace, settle), window_end_ms,
@@ -239,6 +249,7 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
             "delay_threshold_min_s": round(settings.min_delay_s, 3), "grace_s": round(grace, 3),
             "settle_s": round(settle, 3),
             "map_tasks": len(obs), "unmapped_tasks": unmapped,
+            "input_gone_tasks": input_gone,
             "delayed_tasks": int(per_task["delayed"].sum()),
             "delay_s": round(float(per_task["delay_s"].sum()), 3),
             "node_local_tasks": int(per_task["local"].sum()),

@@ -32,6 +32,7 @@ from test_cluster_hdfs import (  # noqa: F401  (collected here, against this mod
     test_webhdfs_write_then_read,
 )
 from test_cluster_yarn import (  # noqa: F401
+    check_concurrent_jobs,
     check_grep_job,
     test_rm_conf_shows_configured_locality_delay,
     test_scheduler_is_fair_with_configured_queues,
@@ -144,3 +145,11 @@ def test_benchmark_schedule_replays_inside_the_namenode_container(compose):
     summary = json.loads(compose.exec_in_container(
         ["cat", "/dsbra/test-results/summary.json"], service_name="namenode")[0])
     assert summary["failed_jobs"] == [] and summary["jobs"] == 2 and summary["maps"] >= 2, summary
+
+
+def test_concurrent_jobs_with_job_defaults_do_not_stall_in_containers(compose, cluster):
+    """`dsbra cluster load` in the NameNode's container: the same check as on the netns cluster."""
+    out, err, code = compose.exec_in_container(
+        ["dsbra", "cluster", "load", "--jobs", "12", "--gap-s", "3", "--json"], service_name="namenode")
+    assert code == 0, (out + err)[-3000:]
+    check_concurrent_jobs(json.loads(out), cluster["rm"])

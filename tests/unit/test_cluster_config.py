@@ -111,6 +111,26 @@ def test_nodemanager_resources_and_vmem_check_off():
     assert yarn["yarn.application.classpath"] == "/state/conf/x,/jars/lib/*"
 
 
+def test_containers_are_granted_at_their_configured_sizes():
+    """The scheduler's increment divides every container size, so a 512 MB map takes 512 MB
+    (at Hadoop's 1024 MB increment it took 1024) and a NodeManager is filled exactly."""
+    spec = ClusterSpec()
+    files = render(spec)
+    yarn, mapred = props(files["yarn-site.xml"]), props(files["mapred-site.xml"])
+    increment = int(yarn["yarn.resource-types.memory-mb.increment-allocation"])
+    assert int(yarn["yarn.scheduler.minimum-allocation-mb"]) == increment
+    sizes = [int(mapred[k]) for k in ("mapreduce.map.memory.mb", "mapreduce.reduce.memory.mb",
+                                      "yarn.app.mapreduce.am.resource.mb")]
+    assert all(size % increment == 0 for size in sizes)
+    assert int(yarn["yarn.nodemanager.resource.memory-mb"]) % sizes[0] == 0
+
+
+def test_reducers_wait_for_all_maps_by_default():
+    """Early reducers of concurrent jobs can hold every container their maps need (issue 27)."""
+    mapred = props(render()["mapred-site.xml"])
+    assert mapred["mapreduce.job.reduce.slowstart.completedmaps"] == "1.0"
+
+
 def test_port_offset_reaches_every_master_address():
     spec = ClusterSpec(port_offset=100)
     files = render(spec)

@@ -27,6 +27,20 @@ def test_replay_reproduces_the_live_round(scenario):
     assert doc == live
 
 
+def test_a_deleted_temporary_input_is_counted_not_warned(scenario, caplog):
+    """grep's sort job read grep-temp-*, which its job deleted before the round (the captured
+    WebHDFS reply is a FileNotFoundException): the normal life of a MapReduce job, so it is
+    counted and logged at debug, and warnings stay for what an operator must act on."""
+    c, ep, replayer, exp = replay_collector(scenario)
+    obs = c.take()
+    caplog.set_level("DEBUG", logger="dsbra")
+    doc = build_round(c, obs, window_start_ms=exp["since_ms"], window_end_ms=exp["window_end_ms"])
+    gone = [o for o in obs if "/grep-temp-" in (o.path or "")]
+    assert gone and doc["observe"]["input_gone_tasks"] == len(gone)
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+    assert any("is gone" in r.getMessage() for r in caplog.records if r.levelname == "DEBUG")
+
+
 def test_tasks_map_to_the_blocks_of_the_chosen_inputs(scenario):
     """Ground truth: the search job reads exactly the test's inputs; each map task's split
     starts at the start of the block it is attributed to, and the split hosts the AM used
