@@ -18,7 +18,7 @@ delay-off arm needs the ResourceManager restarted with other settings and runs l
 whose ``summary.json`` exists is kept, so an interrupted matrix resumes. At the end,
 ``dsbra report`` writes OUT/report/.
 
-    python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-20 --jobs 20
+    python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-20 --jobs 20 --slots 8
     python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-40-loaded --jobs 40 \
         --slots 20 --inter-arrival-s 3 --arms static dsbra oracle static-nodelay
 """
@@ -136,7 +136,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--jobs", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--slots", type=int, default=8, help="the schedule's --slots (job sizes scale to it)")
+    ap.add_argument("--slots", type=int, default=20,
+                    help="the schedule's --slots (job sizes scale to it; the bundled cluster's 20 containers)")
     ap.add_argument("--inter-arrival-s", type=float, default=14.0, help="the schedule's mean gap between jobs")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS)
