@@ -30,8 +30,9 @@ class Metrics:
         self.map_tasks = Counter("dsbra_map_tasks", "Map tasks observed.", registry=r)
         self.input_gone_tasks = Counter(
             "dsbra_map_tasks_input_gone",
-            "Map tasks whose input file was gone when their round read it (a job's temporary "
-            "file, such as grep's sort input): not mapped to blocks.", registry=r)
+            "Map tasks whose input file could not be read when their round read it, not mapped "
+            "to blocks: gone, in practice (a job's temporary file, such as grep's sort input); "
+            "any other read failure is also logged as a warning.", registry=r)
         self.unmapped_tasks = Counter(
             "dsbra_map_tasks_unmapped",
             "Map tasks not mapped to a block, for any reason (input gone included).", registry=r)

@@ -68,9 +68,9 @@ A map task is *delayed* (counts in M) iff a decline by its application of a node
 of its split overlaps its wait [scheduled, launched) for some time (a map launched as soon as
 it was scheduled waited through none, however long its siblings waited). That covers a task
 that launched node-local after such a wait, one that gave up and launched non-local after
-about D, and the other maps of the job that waited alongside it. Its delay (summed into DT) runs from the start
-of the first such decline (never before it was scheduled) to its launch, capped at D, as delay
-scheduling caps it.
+about D, and the other maps of the job that waited alongside it. Its delay (summed into DT)
+runs from the start of the first such decline (never before it was scheduled) to its launch,
+capped at D, as delay scheduling caps it.
 
 The wait that comes from the cluster being full and shared fairly (no room elsewhere, slots
 going to applications that hold less), and the ramp-up of a job (containers handed out one per

@@ -128,8 +128,9 @@ def _journal(cfg: dict) -> list[dict]:
 
 def _hot_jobs():
     """Each job reads every hot file HOT_READS times (a path listed n times is n splits) and
-    two cold files once, so the hot blocks' holders run out of slots. Five jobs two hot splits each 6 s apart gave too few delays for any
-    block to be hot. The cold reads matter too: the default profile calls a block hot against
+    two cold files once, so the hot blocks' holders run out of slots. Five jobs two hot splits
+    each 6 s apart gave too few delays for any block to be hot. The cold reads matter too: the
+    default profile calls a block hot against
     the mean pressure of the window's blocks, and a window of nothing but the two hot files
     and a cold one has no block twice the mean (a CI run raised nothing)."""
     return [["grep", ",".join(HOT * HOT_READS + [COLD[(2 * i) % len(COLD)],
