@@ -8,6 +8,8 @@ One schedule, one data set, several arms, each run ``--reps`` times:
 - ``calibrated``, ``paper-literal``: the daemon with those named profiles;
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
   dsbra/policy/baselines.py), on the same observed signals;
+- ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides
+  to raise held out; `dsbra impact OUT/dsbra-holdout/repN` reads the experiment);
 - ``oracle``: every data file on every worker before the run (the physical limit).
 
 Before every run the data set is put back at its base replication (or, for the oracle, on every
@@ -44,13 +46,14 @@ WORKERS = 4
 DELAY_MS = 10_000
 NET_MBIT = 40.0
 SIZE, BLOCK = "1g", "64m"
-#: arm -> the daemon's ``policy`` section
-DAEMON_ARMS = {"dsbra": {}, "calibrated": {"profile": "calibrated"},
-               "paper-literal": {"profile": "paper-literal"}, "scarlett": {"name": "scarlett"},
-               "dare": {"name": "dare"}}
+#: arm -> the daemon's config sections beyond the cluster's (policy, experiment)
+DAEMON_ARMS = {"dsbra": {}, "calibrated": {"policy": {"profile": "calibrated"}},
+               "paper-literal": {"policy": {"profile": "paper-literal"}},
+               "scarlett": {"policy": {"name": "scarlett"}}, "dare": {"policy": {"name": "dare"}},
+               "dsbra-holdout": {"experiment": {"holdout": 0.5}}}
 LAYOUT = StateLayout(default_state_dir())
 ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
-        "static-nodelay"]
+        "dsbra-holdout", "static-nodelay"]
 
 
 def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -91,13 +94,12 @@ def set_data_replication(actor: HdfsActor, paths: list[str], n: int, timeout_s: 
         time.sleep(5)
 
 
-def daemon_config(run_dir: Path, env: dict, policy: dict, interval_s: float) -> Path:
+def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -> Path:
     cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
            "state_dir": str(run_dir / "daemon-state"),
            "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"], "user": "root"},
            "http": {"enabled": False}}
-    if policy:
-        cfg["policy"] = policy
+    cfg.update(sections)
     path = run_dir / "daemon.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path

@@ -17,9 +17,16 @@ def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: i
 
     A file's target is refused when it is below the file's base (journal's, else the plan's),
     or when HDFS no longer has the replication the plan started from (someone else changed
-    it since the observation).
+    it since the observation). A held-out raise (the experiment's control group) is journaled
+    with the target it would have had, outcome ``held-out``, and not sent.
     """
     out = []
+    for k, rec in zip(plan.held_out(), plan.to_records(node_names, plan.held_out())):
+        rec["base"] = journal.base.get(rec["file"], int(rec["current"]))
+        rec["outcome"] = "held-out"
+        journal.hold_out(rec["file"], rec["current"], rec["would_target"], rec["reason"], round_)
+        _log(round_, rec, rec["would_target"])
+        out.append(rec)
     changed = plan.changed()
     # records of the changed rows only: the plan also lists every refused file
     for k, rec in zip(changed, plan.to_records(node_names, changed)):
@@ -32,12 +39,16 @@ def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: i
             rec["outcome"] = "dry-run"
         else:
             rec["outcome"] = _send(journal, actor, path, before, target, base, rec, round_)
-        log.info("decision round=%d file=%s replication=%d->%d base=%d rule=%s rf=%.3f "
-                 "gavg=%.3f status=%s outcome=%s", round_, path, before, target, base,
-                 rec["reason"]["rule"], rec["reason"]["rf"], rec["reason"]["gavg"],
-                 rec["status"], rec["outcome"].replace(" ", "_"))
+        _log(round_, rec, target)
         out.append(rec)
     return out
+
+
+def _log(round_: int, rec: dict, target: int) -> None:
+    log.info("decision round=%d file=%s replication=%d->%d base=%d rule=%s rf=%.3f "
+             "gavg=%.3f status=%s outcome=%s", round_, rec["file"], rec["current"], target,
+             rec["base"], rec["reason"]["rule"], rec["reason"]["rf"], rec["reason"]["gavg"],
+             rec["status"], rec["outcome"].replace(" ", "_"))
 
 
 def plan_base(plan: FilePlan, k) -> int:

@@ -3,7 +3,8 @@
 A SETREPLICATION is written as ``intent`` (path, before, target, base, reason) before it is
 sent, ``sent`` once the NameNode accepted it, and ``done`` when the NameNode reports the new
 replica count on every block of the file. ``cancelled`` closes an intent that never reached
-the NameNode, ``failed`` one it refused. On restart :meth:`Journal.reconcile` closes the open
+the NameNode, ``failed`` one it refused. ``held-out`` records a raise the experiment's control
+group did not get (dsbra.policy.experiment): a decision, not an action; nothing was sent. On restart :meth:`Journal.reconcile` closes the open
 intents against what HDFS now says, and never sends anything again: no change is applied
 twice, and none is forgotten (every intent ends in sent/done, cancelled or failed).
 
@@ -26,6 +27,7 @@ from dsbra.errors import HadoopError, StateError
 log = logging.getLogger(__name__)
 
 OPEN, SENT, DONE, CANCELLED, FAILED = "intent", "sent", "done", "cancelled", "failed"
+HELD_OUT = "held-out"
 
 
 @dataclass
@@ -52,6 +54,7 @@ class Journal:
     actions: dict[int, Action] = field(default_factory=dict)
     base: dict[str, int] = field(default_factory=dict)  #: file -> base replication
     replication: dict[str, int] = field(default_factory=dict)  #: file -> last target we set
+    held_out: int = 0  #: held-out decisions recorded
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Journal":
@@ -75,7 +78,9 @@ class Journal:
 
     def _replay(self, rec: dict) -> None:
         op = rec["op"]
-        if op == OPEN:
+        if op == HELD_OUT:
+            self.held_out += 1
+        elif op == OPEN:
             a = Action(id=int(rec["id"]), path=rec["path"], before=int(rec["before"]),
                        target=int(rec["target"]), base=int(rec["base"]),
                        reason=rec.get("reason", {}), round=int(rec.get("round", 0)))
@@ -106,6 +111,12 @@ class Journal:
                       "before": before, "target": target, "base": self.base.get(path, base),
                       "reason": reason, "round": round_})
         return self.actions[aid]
+
+    def hold_out(self, path: str, before: int, would_target: int, reason: dict,
+                 round_: int) -> None:
+        """Record a raise held out for the experiment (nothing is sent)."""
+        self._append({"op": HELD_OUT, "ts": time.time(), "path": path, "before": before,
+                      "target": would_target, "reason": reason, "round": round_})
 
     def mark(self, action: Action, op: str, detail: str = "") -> None:
         self._append({"op": op, "id": action.id, "ts": time.time(), "detail": detail})

@@ -106,6 +106,7 @@ def schedule(source, out, jobs, seed, slots, inter_arrival_s, trace_times, hot_f
     """Write a job schedule over the data set of `dsbra bench data` (same data set flags) as a
     JSON file: per job its submit time, size bin and input files. Deterministic from --seed."""
     from dsbra.bench import schedule as sch
+    from dsbra.schedule_format import write_schedule
     from dsbra.sim.setups import FB2010_TRACE
 
     plan = _plan(size, block_size, data_seed, path, replication)
@@ -116,7 +117,7 @@ def schedule(source, out, jobs, seed, slots, inter_arrival_s, trace_times, hot_f
     else:
         doc = sch.fb2010(plan, trace or FB2010_TRACE, slots=slots, jobs=jobs,
                          inter_arrival_s=None if trace_times else inter_arrival_s, max_maps=max_maps, seed=seed)
-    sch.write_schedule(out, doc)
+    write_schedule(out, doc)
     click.echo(sch.summary(doc))
 
 
@@ -140,7 +141,7 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engin
     """Submit SCHEDULE_FILE's jobs (map-only greps for XYZ over their input files) on time to the
     running cluster, then write per-job and per-task results in the simulator's Parquet schema."""
     from dsbra.bench.replay import replay as run_replay
-    from dsbra.bench.schedule import load_schedule
+    from dsbra.schedule_format import load_schedule
     from dsbra.cluster.cli import _layout
 
     schedule = load_schedule(schedule_file)

@@ -295,6 +295,8 @@ def summarize(jobs, tasks, storage) -> dict:
         "node_locality": round(float(local.sum() / maps.sum()), 4) if maps.sum() else None,
         "node_locality_by_bin": {int(b): round(float(local[bins == b].sum() / maps[bins == b].sum()), 4)
                                  for b in sorted(set(bins.tolist()))},
+        "median_first_map_wait_s": round(float(np.median(np.array(j["start_s"]) - np.array(j["submit_s"]))), 2)
+        if len(maps) else None,
         "mean_map_wait_s": round(float(np.mean(t["wait_s"])), 2) if t["wait_s"] else None,
         "mean_delay_wait_s_per_map": round(float(np.mean(t["delay_wait_s"])), 2) if t["delay_wait_s"] else None,
         "map_seconds_by_locality": {LOCALITY_NAMES[level]: round(float(np.median(

@@ -13,7 +13,7 @@ the grep data set of `dsbra bench data` (one file = one block = one map):
   the files left after them, wrapping round (``notes.files_of_several_paths`` counts the files
   so shared by accident: size the data set, or lower --max-maps, to keep it small).
 
-A schedule file:
+A schedule file (its reading and writing: dsbra/schedule_format.py):
     {"format": 1, "source": ..., "seed": ..., "dataset": {path, files, block_bytes, seed, ...},
      "params": {...}, "notes": {...},
      "jobs": [{"job_id": "job0", "submit_s": 0.0, "bin": 1, "maps": 1,
@@ -22,16 +22,15 @@ A schedule file:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from dsbra.bench.data import DatasetPlan
 from dsbra.errors import InputError
+from dsbra.schedule_format import FORMAT
 from dsbra.sim import workload as wl
 
-FORMAT = 1
 SOURCES = ("fb2009-bins", "fb2010")
 MB = 1 << 20
 
@@ -114,31 +113,6 @@ def _document(source: str, plan: DatasetPlan, seed: int, params: dict, work: wl.
                      "inputs": [plan.file_path(f) for f in files]})
     return {"format": FORMAT, "source": source, "seed": seed, "dataset": plan.manifest(),
             "params": params, "notes": notes, "jobs": jobs}
-
-
-def write_schedule(path: Path, doc: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1) + "\n")
-
-
-def load_schedule(path: Path) -> dict:
-    """A schedule file, checked enough that a replay cannot start on a broken one."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise InputError(f"cannot read schedule {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise InputError(f"schedule {path} is not JSON: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise InputError(f"{path} is not a schedule of format {FORMAT} (write one with dsbra bench schedule)")
-    jobs = doc.get("jobs")
-    if not isinstance(jobs, list) or not jobs:
-        raise InputError(f"schedule {path} has no jobs")
-    for job in jobs:
-        if not (isinstance(job, dict) and isinstance(job.get("inputs"), list) and job["inputs"]
-                and isinstance(job.get("submit_s"), (int, float)) and isinstance(job.get("job_id"), str)):
-            raise InputError(f"schedule {path}: malformed job {str(job)[:80]}")
-    return doc
 
 
 def summary(doc: dict) -> str:

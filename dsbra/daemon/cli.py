@@ -77,12 +77,19 @@ def status(config_path, as_json):
     click.echo(f"state {doc.get('state')}{' (paused)' if doc['paused'] else ''}, mode "
                f"{doc.get('mode')}, rounds {doc.get('rounds')}, pending actions "
                f"{doc.get('pending_actions', 0)}")
+    exp = doc.get("experiment") or {}
+    if exp.get("holdout") or any((exp.get("files") or {}).values()):
+        files = exp.get("files", {})
+        click.echo(f"experiment: holdout {exp.get('holdout')}, seed {exp.get('seed')}; files "
+                   f"treated {files.get('treatment', 0)}, held out {files.get('control', 0)} "
+                   "(dsbra impact STATE_DIR reads the result)")
     if last.get("skipped"):
         click.echo(f"last round {last['round']} skipped: {last['skipped']}")
     for reason in last.get("refusals", []):
         click.echo(f"refused: {reason}")
     for d in last.get("decisions", []):
-        click.echo(f"{d['file']}: {d['current']} -> {d['target']} ({d['reason']['rule']}, "
+        target = d.get("would_target", d["target"])
+        click.echo(f"{d['file']}: {d['current']} -> {target} ({d['reason']['rule']}, "
                    f"RF {d['reason']['rf']:.3f}) {d['outcome']}")
     for h in last.get("top_hot_files", [])[:5]:
         click.echo(f"hot: {h['file']} RF {h['rf']:.3f} tasks {h['tasks']}")

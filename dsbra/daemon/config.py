@@ -63,6 +63,23 @@ class HealthConfig:
 
 
 @dataclass(frozen=True)
+class ExperimentConfig:
+    #: share of the files the policy decides to raise that are held out as a control group
+    #: (never changed, journaled as held-out); 0 = no experiment
+    holdout: float = 0.0
+    seed: int = 0  #: with a file's path, decides its group (dsbra.policy.experiment)
+
+
+@dataclass(frozen=True)
+class MapRecordsConfig:
+    """The observed maps kept under state_dir/maps for ``dsbra impact`` (dsbra.daemon.records)."""
+
+    enabled: bool = True
+    max_age_days: float = 30.0
+    max_bytes: int = 1 << 30
+
+
+@dataclass(frozen=True)
 class HttpConfig:
     host: str = "127.0.0.1"
     port: int = 9780
@@ -80,6 +97,8 @@ class Config:
     rails: RailsConfig = field(default_factory=RailsConfig)
     health: HealthConfig = field(default_factory=HealthConfig)
     http: HttpConfig = field(default_factory=HttpConfig)
+    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
+    map_records: MapRecordsConfig = field(default_factory=MapRecordsConfig)
 
     @property
     def apply(self) -> bool:
@@ -158,7 +177,8 @@ def _build(cls, raw, prefix: str):
 
 
 _SECTIONS = {"ClusterConfig": ClusterConfig, "PolicyConfig": PolicyConfig,
-             "RailsConfig": RailsConfig, "HealthConfig": HealthConfig, "HttpConfig": HttpConfig}
+             "RailsConfig": RailsConfig, "HealthConfig": HealthConfig, "HttpConfig": HttpConfig,
+             "ExperimentConfig": ExperimentConfig, "MapRecordsConfig": MapRecordsConfig}
 
 
 def _check(key: str, typ: str, v):
@@ -242,6 +262,14 @@ def _validate(obj, prefix: str):
                               f"got {obj.min_replication}")
         if obj.max_replication is not None and obj.max_replication < obj.min_replication:
             raise ConfigError("config: rails.max_replication must be >= rails.min_replication")
+    elif isinstance(obj, ExperimentConfig):
+        if obj.holdout > 1:
+            raise ConfigError(f"config: experiment.holdout must be a fraction in [0, 1], "
+                              f"got {obj.holdout}")
+    elif isinstance(obj, MapRecordsConfig):
+        if obj.max_age_days <= 0 or obj.max_bytes <= 0:
+            raise ConfigError("config: map_records.max_age_days and map_records.max_bytes must "
+                              "be > 0 (map_records.enabled: false keeps none)")
     elif isinstance(obj, HttpConfig):
         if not 0 <= obj.port <= 65535:
             raise ConfigError(f"config: http.port must be in 0..65535, got {obj.port}")

@@ -36,6 +36,9 @@ class Metrics:
         self.unmapped_tasks = Counter(
             "dsbra_map_tasks_unmapped",
             "Map tasks not mapped to a block, for any reason (input gone included).", registry=r)
+        self.experiment_files = Gauge(
+            "dsbra_experiment_files", "Files assigned to each experiment group (treatment, "
+            "control) since the experiment began.", ["group"], registry=r)
         self.round_cpu = Gauge("dsbra_round_cpu_seconds", "CPU of the last round.", registry=r)
         self.last_round = Gauge("dsbra_last_round_timestamp_seconds",
                                 "End of the last round's window.", registry=r)
@@ -55,3 +58,5 @@ class Metrics:
         self.gavg.set(info["gavg"])
         self.blocks.set(info["blocks"])
         self.last_round.set(info["window_end_ms"] / 1000)
+        for group, n in info["experiment"]["files"].items():
+            self.experiment_files.labels(group=group).set(n)

@@ -24,8 +24,9 @@ import pyarrow.compute as pc
 
 from dsbra.errors import InputError
 from dsbra.policy.api import BlockState, Decision, FileTable, RoundInput, make_policy
-from dsbra.policy.cli import _round_input
+from dsbra.policy.experiment import Holdout
 from dsbra.policy.rails import FilePlan, Rails, plan_files
+from dsbra.policy.roundjson import read_round
 
 
 @dataclass
@@ -60,15 +61,16 @@ def add_cooling_blocks(doc: dict, located: dict[str, object], base: dict[str, in
 def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
            profile: str | None, params: dict, rails: Rails,
            file_bytes: dict[str, int], stored_bytes: int | None = None,
-           policy_name: str = "dsbra") -> RoundResult:
+           policy_name: str = "dsbra", holdout: Holdout | None = None) -> RoundResult:
     """Run the policy (DSBRA's default profile unless ``profile``; ``policy_name`` scarlett or
     dare runs that baseline instead) and the rails on one window.
 
     ``stored_bytes``: what the cluster stores (the NameNode's CapacityUsed), the policy's
     storage budget is a fraction of it; the window's few blocks would make it a fraction of a
-    block on a quiet cluster.
+    block on a quiet cluster. ``holdout``: the experiment whose control-group files are not
+    raised (the rails' held-out status).
     """
-    ri, _, _ = _round_input(doc)
+    ri, _, _ = read_round(doc)
     ri = dataclasses.replace(ri, block_ids=block_numbers(ri.block_ids))
     paths = [str(b.get("path", b["block_id"])) for b in doc["blocks"]]
     file_of = {p: i for i, p in enumerate(dict.fromkeys(paths))}
@@ -105,7 +107,7 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     rails = dataclasses.replace(rails, max_replication=min(rails.max_replication, ceiling))
     decision, new_state = policy.decide(ri, st)
     del st
-    plan = plan_files(ri, decision, rails)
+    plan = plan_files(ri, decision, rails, holdout)
     return RoundResult(ri, decision, merge_state(new_state, unseen), plan, paths)
 
 

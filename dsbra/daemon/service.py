@@ -25,7 +25,9 @@ from dsbra.act.health import HealthLimits, refusals
 from dsbra.act.hdfs_client import HdfsActor, kerberos_auth, make_client, use_ca_bundle
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
+from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
 from dsbra.daemon.metrics import Metrics
+from dsbra.daemon.records import MAPS_DIR, MapRecordStore, map_records
 from dsbra.daemon.round import add_cooling_blocks, decide, top_hot_files
 from dsbra.errors import DsbraError, HadoopError, SafetyError
 from dsbra.policy.rails import Rails
@@ -97,6 +99,7 @@ class Daemon:
             if c.kerberos:
                 e.session.auth = kerberos_auth(c.kerberos_principal, c.kerberos_mutual_auth)
         self.journal = Journal.open(self.dir / "journal.jsonl")
+        self.assignments = Assignments.open(self.dir / ASSIGNMENTS_FILE)
         self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
                                    since_ms=int(time.time() * 1000))
 
@@ -138,10 +141,10 @@ class Daemon:
         old_term = signal.signal(signal.SIGTERM, lambda *_: self.stop.set())
         old_hup = signal.signal(signal.SIGHUP, lambda *_: self.reload.set())
         pol = self.cfg.policy
-        log.info("start mode=%s interval_s=%s policy=%s profile=%s state_dir=%s rm=%s webhdfs=%s",
-                 self.cfg.mode, self.cfg.interval_s, pol.name,
+        log.info("start mode=%s interval_s=%s policy=%s profile=%s state_dir=%s rm=%s webhdfs=%s "
+                 "holdout=%s", self.cfg.mode, self.cfg.interval_s, pol.name,
                  pol.profile or ("default" if pol.name == "dsbra" else "-"), self.dir,
-                 self.urls["rm"], self.urls["webhdfs"])
+                 self.urls["rm"], self.urls["webhdfs"], self.cfg.experiment.holdout)
         try:
             self._reconcile()
             while not self.stop.is_set():
@@ -172,8 +175,8 @@ class Daemon:
             log.error("reload refused: state_dir and cluster need a restart")
             return
         self.cfg = cfg
-        log.info("reloaded config mode=%s interval_s=%s policy=%s", cfg.mode, cfg.interval_s,
-                 cfg.policy.name)
+        log.info("reloaded config mode=%s interval_s=%s policy=%s holdout=%s", cfg.mode,
+                 cfg.interval_s, cfg.policy.name, cfg.experiment.holdout)
 
     def _reconcile(self) -> None:
         try:
@@ -217,7 +220,8 @@ class Daemon:
             self._reconcile()
             self.journal.settle(self.actor)
             obs = self.collector.take()
-            doc = build_round(self.collector, obs, window_start_ms=start, window_end_ms=end)
+            doc = build_round(self.collector, obs, window_start_ms=start, window_end_ms=end,
+                              detail=self.cfg.map_records.enabled)
             raised = self.journal.raised_files()
             paths = sorted({b["path"] for b in doc["blocks"] if b.get("path")} | set(raised))
             files = read_files(self.ep, paths)
@@ -242,11 +246,20 @@ class Daemon:
                       max_files_per_round=r.max_files_per_round,
                       max_replicas_per_round=r.max_replicas_per_round,
                       max_bytes_per_round=r.max_bytes_per_round, protected=r.protected)
+        self._keep_map_records(obs, doc, end)
+        e = self.cfg.experiment
+        holdout = self.assignments.holdout(e.holdout, e.seed)
         # the loaded state is handed over, not kept: decide keeps only the rows it needs
         res = decide(doc, load_state(self.dir / "state.parquet"), self.journal.base,
                      policy_name=self.cfg.policy.name, profile=self.cfg.policy.profile,
                      params=self.cfg.policy.params, rails=rails, file_bytes=file_bytes,
-                     stored_bytes=health.get("capacity_used_bytes"))
+                     stored_bytes=health.get("capacity_used_bytes"), holdout=holdout)
+        if holdout.enabled:
+            raising = res.plan.would_target > res.plan.current
+            for rec in self.assignments.assign(res.plan.paths[raising], holdout,
+                                               round_=self.round, at_ms=end):
+                log.info("experiment round=%d file=%s group=%s", self.round, rec["file"],
+                         rec["group"])
         h = self.cfg.health
         reasons = refusals(health, HealthLimits(h.max_missing_blocks,
                                                 h.max_under_replicated_blocks,
@@ -278,6 +291,7 @@ class Daemon:
         info["blocks"] = len(res.ri)
         info["health"] = health
         info["top_hot_files"] = top_hot_files(res, TOP_HOT)
+        info["experiment"] = self.experiment_status()
         self.metrics.observe_round(info, self.journal)
         # new keys go last: operators' log parsers (and the tests') match the ones before
         log.info("round=%d blocks=%d map_tasks=%d gavg=%.3f decisions=%d acted=%s refusals=%d "
@@ -285,13 +299,32 @@ class Daemon:
                  len(info["decisions"]), acting, len(reasons), info["input_gone_tasks"])
         return self._finish(info, t0)
 
+    def experiment_status(self) -> dict:
+        """The experiment's settings and the files assigned to each group so far."""
+        e = self.cfg.experiment
+        return {"holdout": e.holdout, "seed": e.seed, "files": self.assignments.counts()}
+
+    def _keep_map_records(self, obs, doc: dict, window_end_ms: int) -> None:
+        """The round's maps into state_dir/maps (a failure to write is logged, not fatal:
+        the records serve the experiment's read-out, not the decisions)."""
+        m = self.cfg.map_records
+        if not m.enabled:
+            return
+        store = MapRecordStore(self.dir / MAPS_DIR, m.max_age_days * 86400, m.max_bytes)
+        try:
+            store.write(map_records(obs, doc["observe"].pop("tasks"), window_end_ms),
+                        window_end_ms)
+        except OSError as exc:
+            log.error("map records of round=%d not kept: %s", self.round, exc)
+
     def _finish(self, info: dict, t0: float) -> dict:
         info["cpu_s"] = round(time.process_time() - t0, 3)
         self.metrics.rounds.inc()
         self.metrics.round_cpu.set(info["cpu_s"])
         self.status.update(state="paused" if self.paused else "running", mode=self.cfg.mode,
                            rounds=self.round, last_round=info,
-                           pending_actions=len(self.journal.pending()))
+                           pending_actions=len(self.journal.pending()),
+                           experiment=self.experiment_status())
         self._write_status()
         return info
 

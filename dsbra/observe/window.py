@@ -234,6 +234,7 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
              "wait_s": round(float(per_task["wait_s"][j]), 3),
              "delay_s": round(float(per_task["delay_s"][j]), 3),
              "delayed": bool(per_task["delayed"][j]), "local": bool(per_task["local"][j]),
+             "replica_local": o.node in row_info[b][1] if b >= 0 else None,
              "sampled": bool(per_task["sampled"][j])}
             for j, (o, b) in enumerate(zip(obs, block_of))]
     blocks.sort(key=lambda b: (-b["delay_s"], -b["delayed_tasks"], -b["tasks"], b["block_id"]))

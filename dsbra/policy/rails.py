@@ -12,6 +12,8 @@ its blocks asks to shrink (a block absent from the round counts as 0). For one-b
 1. range: a decrease stops at max(base_f, cluster minimum); an increase stops at
    min(max replication, live nodes). A file is never moved below its base by us.
 2. protected paths (fnmatch globs): no change at all.
+   held out (dsbra.policy.experiment): a raise of a control-group file is not made; the row
+   keeps the target it would have had (``would_target``) and uses no cap or budget.
 3. decreases go first (they free storage); increases follow in priority order (the driving
    block's RF descending, then file index).
 4. caps per round (files changed, replicas added, bytes added) and the storage budget (total
@@ -30,6 +32,7 @@ import numpy as np
 
 from dsbra.errors import InputError
 from dsbra.policy.api import RULE_NAMES, Decision, FileTable, RoundInput
+from dsbra.policy.experiment import Holdout
 from dsbra.policy.placement import csr_positions
 
 # FilePlan.status codes: what the rails did to the policy's wish for a file
@@ -39,9 +42,11 @@ STATUS_PROTECTED = 2  #: protected path: unchanged
 STATUS_RANGE = 3  #: already at the floor / ceiling: unchanged
 STATUS_CAP = 4  #: per-round cap (files, replicas or bytes) reached: unchanged or partial
 STATUS_BUDGET = 5  #: storage budget reached: unchanged or partial
+STATUS_HELD_OUT = 6  #: a raise of a control-group file: unchanged, for the experiment
 
 STATUS_NAMES = {STATUS_OK: "ok", STATUS_CLAMPED: "clamped", STATUS_PROTECTED: "protected",
-                STATUS_RANGE: "at-limit", STATUS_CAP: "round-cap", STATUS_BUDGET: "budget"}
+                STATUS_RANGE: "at-limit", STATUS_CAP: "round-cap", STATUS_BUDGET: "budget",
+                STATUS_HELD_OUT: "held-out"}
 
 _NO_LIMIT = np.iinfo(np.int64).max
 
@@ -82,6 +87,8 @@ class FilePlan:
     ``current`` -> ``target`` (after rails), ``wanted`` (before rails); ``rf`` and ``rule`` of the
     driving block, the round's ``gavg``; ``status`` (STATUS_* codes); intended placement order
     of added replicas as CSR over the rows (node ids of the round's live-node list).
+    ``would_target``: the target after the range and protection rails, before the holdout,
+    caps and budget (a held-out row's decision as it would have been).
     """
 
     file_index: np.ndarray
@@ -94,6 +101,7 @@ class FilePlan:
     status: np.ndarray
     placement_indptr: np.ndarray
     placement_nodes: np.ndarray
+    would_target: np.ndarray
     gavg: float
     policy: str
     extra_bytes_before: int
@@ -106,6 +114,10 @@ class FilePlan:
     def changed(self) -> np.ndarray:
         """Rows whose target differs from the current replication."""
         return np.flatnonzero(self.target != self.current)
+
+    def held_out(self) -> np.ndarray:
+        """Rows of control-group files whose raise was held out."""
+        return np.flatnonzero(self.status == STATUS_HELD_OUT)
 
     def to_records(self, node_names, rows=None) -> list[dict]:
         """Plain dicts, one per row (or per row of ``rows``), for JSON output and decision
@@ -123,11 +135,15 @@ class FilePlan:
                 "status": STATUS_NAMES[int(self.status[k])],
                 "placement": [str(node_names[j]) for j in nodes],
             })
+            if self.status[k] == STATUS_HELD_OUT:
+                out[-1]["would_target"] = int(self.would_target[k])
         return out
 
 
-def plan_files(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
-    """Fold ``decision`` into per-file targets and apply ``rails`` (see the module doc).
+def plan_files(ri: RoundInput, decision: Decision, rails: Rails,
+               holdout: Holdout | None = None) -> FilePlan:
+    """Fold ``decision`` into per-file targets and apply ``rails`` (see the module doc);
+    ``holdout``: the experiment whose control-group files are not raised.
 
     Memory follows the decided blocks, not the round: no array here is per block or per file
     of the round except the passes that sum the extra bytes already in place.
@@ -178,6 +194,12 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
                          for p in files.paths[f]], bool)
         target = np.where(prot, current, target)
         status[prot] = STATUS_PROTECTED
+    would_target = target.copy()
+    if holdout is not None and holdout.enabled:
+        raising = np.flatnonzero(target > current)
+        held = raising[holdout.is_control(files.paths[f[raising]])]
+        target[held] = current[held]
+        status[held] = STATUS_HELD_OUT
 
     # decreases first, then increases by priority; caps and budget as a prefix
     rf = decision.rf[blocks[drive]]
@@ -215,7 +237,7 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
     file_index = f if ri.files is not None else decided[f]
     plan_rows = dict(file_index=file_index, paths=files.paths[f], current=current,
                      wanted=wanted, target=target, rf=rf, rule=decision.rule[blocks[drive]],
-                     status=status)
+                     status=status, would_target=would_target)
     plan_rows = {name: a[row_order] for name, a in plan_rows.items()}
     n_add = added[row_order]
     p_indptr = np.zeros(len(f) + 1, np.int64)
@@ -229,6 +251,7 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
         "replicas_removed": int(np.sum(np.maximum(current - target, 0))),
         "bytes_added": int(np.sum(added * length)),
         "storage_budget_bytes": rails.storage_budget_bytes,
+        "files_held_out": int(np.count_nonzero(plan_rows["status"] == STATUS_HELD_OUT)),
     }
     return FilePlan(**plan_rows, placement_indptr=p_indptr,
                     placement_nodes=p_nodes.astype(np.int32), gavg=decision.gavg,

@@ -100,6 +100,11 @@ log = logging.getLogger(__name__)
 @click.option("--observed-settle-s", type=float, default=2.5, show_default=True,
               help="observed: how long a node must sit idle to count as declined.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--holdout", type=float, default=0.0, show_default=True,
+              help="Hold out this share of the files the policy raises, as the daemon's "
+                   "experiment.holdout does; writes experiment.jsonl and maps/ for dsbra impact.")
+@click.option("--holdout-seed", type=int, default=0, show_default=True,
+              help="With a file's path, decides its group (the daemon's experiment.seed).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               required=True, help="Output directory (jobs/tasks/rounds Parquet, summary.json).")
 @click.option("--setup", "setup_name", default=None,
@@ -136,7 +141,7 @@ def sim(**kw) -> None:
         policy_params=parse_assignments(kw["policy_param"], "--policy-param"), interval_s=kw["interval_s"],
         delay_threshold_s=kw["delay_threshold_s"], signals=kw["signals"],
         observed_grace_s=kw["observed_grace_s"], observed_settle_s=kw["observed_settle_s"],
-        seed=kw["seed"]).validated()
+        seed=kw["seed"], holdout=kw["holdout"], holdout_seed=kw["holdout_seed"]).validated()
     spec = WorkloadSpec(source=kw["workload"], jobs=kw["jobs"],
                         inter_arrival_s=kw["inter_arrival_s"], arrivals=kw["arrivals"],
                         hot_fraction=kw["hot_fraction"], hot_share=kw["hot_share"],

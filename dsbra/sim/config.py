@@ -97,6 +97,9 @@ class SimConfig:
     observed_settle_s: float = 2.5
 
     seed: int = 0
+    #: the daemon's experiment.holdout: this share of the files the policy raises is held out
+    holdout: float = 0.0
+    holdout_seed: int = 0
 
     def validated(self) -> SimConfig:
         """Self after checking every value; raises ConfigError naming the first bad one."""
@@ -161,6 +164,11 @@ class SimConfig:
         if self.delay_mode == "hfs" and (self.yarn_threshold_node >= 0
                                          or self.yarn_threshold_rack >= 0):
             raise ConfigError("yarn-threshold-node/rack need delay mode yarn (--delay-mode yarn)")
+        if not _finite(self.holdout) or not 0 <= self.holdout <= 1:
+            raise ConfigError(f"holdout must be a fraction in [0, 1], got {self.holdout!r}")
+        if self.holdout and self.policy in ("static", ORACLE, REACTIVE_ORACLE):
+            raise ConfigError(f"holdout holds out a policy's raises; policy {self.policy} runs "
+                              "none")
         if self.delay_threshold_s is not None and (not _finite(self.delay_threshold_s)
                                                    or self.delay_threshold_s <= 0):
             raise ConfigError(f"delay-threshold-s must be > 0, got {self.delay_threshold_s!r}")

@@ -9,6 +9,7 @@ import logging
 import numpy as np
 
 from dsbra.policy.api import FileTable, RoundInput, make_policy
+from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
 
 MB = 1 << 20
 log = logging.getLogger(__name__)
@@ -31,8 +32,13 @@ class PolicyDriver:
     """One policy, its state across rounds, and the simulated HDFS it acts on."""
 
     def __init__(self, name: str, params: dict, topology, dataset, replicas,
-                 copy_mbps: float):
+                 copy_mbps: float, holdout: Holdout | None = None):
         self.name = name
+        #: the daemon's experiment: control-group files are never raised
+        self.holdout = holdout or Holdout()
+        #: file row -> (group, time of its first raise decision s, round), as the daemon records
+        self.assignments: dict[int, tuple[str, float, int]] = {}
+        self.rounds = 0
         self.policy = make_policy(name, **dict(params))
         self.state = None
         self.topo, self.dataset, self.replicas = topology, dataset, replicas
@@ -67,6 +73,20 @@ class PolicyDriver:
                           replica_nodes=nodes, base_replication=self.replicas.base,
                           node_names=self.topo.node_names, files=self.files())
 
+    def _held_out(self, blocks: np.ndarray, now: float) -> np.ndarray:
+        """Per block to raise, whether its file is in the control group; files decided for
+        the first time get their group (treatment for all without an experiment: the record
+        of first decisions the estimator's check compares against, benchmarks/impact_bias.py)."""
+        if not len(blocks):
+            return np.zeros(0, bool)
+        files = self.dataset.block_file[blocks]
+        new = [f for f in np.unique(files).tolist() if f not in self.assignments]
+        if new:
+            control = self.holdout.is_control(self.dataset.file_paths[new])
+            for f, c in zip(new, control):
+                self.assignments[f] = (CONTROL if c else TREATMENT, now, self.rounds)
+        return np.array([self.assignments[f][0] == CONTROL for f in files.tolist()], bool)
+
     def extra_storage(self) -> float:
         """Bytes stored above base replication, as a fraction of the base bytes."""
         stored = float((self.replicas.count.astype(np.int64) * self.block_bytes).sum())
@@ -79,6 +99,8 @@ class PolicyDriver:
         signals = window.drain(attributed)
         ri = self.round_input(signals)
         decision, self.state = self.policy.decide(ri, self.state)
+        self.rounds += 1
+        held = self._held_out(decision.replicate_block, now)
         reps = self.replicas
         removed = 0
         for blk, node in zip(decision.dereplicate_block.tolist(),
@@ -88,6 +110,8 @@ class PolicyDriver:
         ip = decision.replicate_indptr
         targets = decision.replicate_nodes
         for k, blk in enumerate(decision.replicate_block.tolist()):
+            if held[k]:
+                continue
             wanted = targets[ip[k]:ip[k + 1]].tolist()
             room = reps.width - int(reps.count[blk]) - in_flight.get(blk, 0)
             fresh = max(0, len(wanted) - in_flight.get(blk, 0))
@@ -103,6 +127,7 @@ class PolicyDriver:
             "window_delayed": int(signals["delayed_tasks"].sum()),
             "window_delay_s": float(signals["delay_s"].sum()),
             "replicate_blocks": int(len(decision.replicate_block)),
+            "held_out_blocks": int(held.sum()),
             "copies_started": len(copies),
             "removed": int(removed),
             "extra_storage": self.extra_storage(),

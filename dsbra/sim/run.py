@@ -10,6 +10,7 @@ from dsbra.sim import workload as workloads
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.engine import Simulation
 from dsbra.sim.metrics import build_tables, summarize, write_run
+from dsbra.policy.experiment import Holdout
 from dsbra.sim.policy_driver import PolicyDriver, policy_params
 
 
@@ -63,11 +64,16 @@ class RunResult:
     jobs: dict
     tasks: dict
     rounds: list
+    #: file path -> (group, first raise decision s) of every file the policy decided to raise
+    decided: dict
+    maps: object  #: pyarrow Table of every map as the daemon records it, or None (not kept)
 
 
 def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
-             progress: bool = False) -> RunResult:
-    """Build, run, tabulate; write DIR/{jobs,tasks,rounds}.parquet and summary.json if asked."""
+             progress: bool = False, keep_maps: bool = False) -> RunResult:
+    """Build, run, tabulate; write DIR/{jobs,tasks,rounds}.parquet and summary.json if asked
+    (and, with a holdout, what ``dsbra impact`` reads). ``keep_maps``: the result carries the
+    maps as the daemon records them, as it always does with a holdout."""
     cfg = cfg.validated()
     wl = build_workload(spec, cfg)
     sim = Simulation(cfg, wl)
@@ -78,7 +84,7 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
                            block_bytes=int(cfg.block_size_mb * (1 << 20)), seed=cfg.seed,
                            overrides={} if driven != cfg.policy else cfg.policy_params)
     sim.policy_driver = PolicyDriver(driven, params, sim.topo, wl.dataset, sim.replicas,
-                                     cfg.copy_mbps)
+                                     cfg.copy_mbps, Holdout(cfg.holdout, cfg.holdout_seed))
     raw = sim.run(progress=progress)
     if cfg.policy == ORACLE:
         for record in raw.rounds:
@@ -89,4 +95,58 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
     summary = summarize(wl, raw, jobs, tasks, config, raw.rounds)
     if out_dir is not None:
         write_run(Path(out_dir), jobs, tasks, summary, raw.rounds)
-    return RunResult(summary=summary, jobs=jobs, tasks=tasks, rounds=raw.rounds)
+    driver = sim.policy_driver
+    paths = wl.dataset.file_paths
+    decided = {str(paths[f]): (g, at_s) for f, (g, at_s, _) in driver.assignments.items()}
+    maps = map_records(tasks, paths[wl.dataset.block_file]) if cfg.holdout or keep_maps else None
+    if out_dir is not None and cfg.holdout:
+        write_experiment(Path(out_dir), driver, maps)
+    return RunResult(summary=summary, jobs=jobs, tasks=tasks, rounds=raw.rounds,
+                     decided=decided, maps=maps)
+
+
+
+def map_records(tasks: dict, block_paths):
+    """The run's maps as the daemon records them (dsbra.daemon.records), times in ms of
+    simulated time; ``block_paths``: each block's file."""
+    import numpy as np
+    import pyarrow as pa
+
+    from dsbra.daemon.records import MAP_RECORD_SCHEMA
+    from dsbra.results_schema import LOCALITY_NAMES
+
+    block = np.asarray(tasks["block_id"], np.int64)
+    ms = lambda name: np.round(np.asarray(tasks[name], float) * 1000).astype(np.int64)  # noqa: E731
+    locality = np.asarray(tasks["locality"], np.int64)
+    finish = ms("finish_s")
+    return pa.table({
+        "window_end_ms": np.full(len(block), int(finish.max()) if len(block) else 0, np.int64),
+        "job_id": [str(j) for j in tasks["job_id"]],
+        "attempt_id": [f"{j}_m_{t}" for j, t in zip(tasks["job_id"], tasks["task_id"])],
+        "file": np.asarray(block_paths)[block].astype(str),
+        "block_id": block,
+        "node": [str(n) for n in tasks["node"]],
+        "scheduler_locality": [LOCALITY_NAMES[k] for k in locality.tolist()],
+        "split_local": locality == 0,
+        "replica_local": locality == 0,  # the simulated maps read where they were counted
+        "delayed": np.asarray(tasks["delayed"], bool),
+        "delay_wait_s": np.asarray(tasks["delay_wait_s"], float),
+        "scheduled_ms": ms("scheduled_s"), "launch_ms": ms("launch_s"), "finish_ms": finish,
+    }, schema=MAP_RECORD_SCHEMA)
+
+
+def write_experiment(out_dir: Path, driver: PolicyDriver, maps) -> None:
+    """What the daemon keeps for ``dsbra impact``, from the simulated run: each decided file's
+    group (``experiment.jsonl``) and every map (``maps/``)."""
+    from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
+    from dsbra.daemon.records import MAPS_DIR, MapRecordStore
+
+    paths = driver.dataset.file_paths
+    groups = {str(paths[f]): g for f, (g, _, _) in driver.assignments.items()}
+    holdout = Holdout(driver.holdout.fraction, driver.holdout.seed, assigned=groups)
+    book = Assignments(out_dir / ASSIGNMENTS_FILE)
+    book.path.unlink(missing_ok=True)
+    for f, (_, at_s, round_) in sorted(driver.assignments.items(), key=lambda kv: kv[1][1:]):
+        book.assign([str(paths[f])], holdout, round_=round_, at_ms=int(round(at_s * 1000)))
+    end_ms = int(maps.column("window_end_ms")[0].as_py()) if maps.num_rows else 0
+    MapRecordStore(out_dir / MAPS_DIR, float("inf"), 1 << 62).write(maps, end_ms)

@@ -28,6 +28,7 @@ import numpy as np
 
 from dsbra.errors import InputError
 from dsbra.results_schema import size_bin
+from dsbra.schedule_format import load_schedule
 
 MB = 1 << 20
 
@@ -308,8 +309,6 @@ def swim(path: Path, *, total_slots: int, block_size_mb: float, max_maps: int | 
 def bench_schedule(path: Path) -> Workload:
     """A `dsbra bench schedule` file as a workload: its jobs, submit times and input files
     (each one block of the data set's block size), bins as the schedule recorded them."""
-    from dsbra.bench.schedule import load_schedule  # bench builds its schedules from this module
-
     doc = load_schedule(path)
     data = doc["dataset"]
     n_files, block_bytes = int(data["files"]), int(data["block_bytes"])

@@ -39,4 +39,5 @@ def test_tables_follow_the_schedule_and_the_schema():
     summary = summarize(job_t, task_t, [(0.0, 400, 200), (10.0, 500, 200)])
     assert summary["maps"] == 3 and summary["node_locality"] == pytest.approx(1 / 3, abs=1e-3)
     assert summary["node_locality_by_bin"] == {1: 1.0, 3: 0.0}
+    assert summary["median_first_map_wait_s"] == pytest.approx((5.5 + 5.0) / 2)  # submit -> first map launch
     assert summary["extra_storage_mean"] == pytest.approx(1.25) and summary["extra_storage_max"] == 1.5

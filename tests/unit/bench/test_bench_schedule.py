@@ -11,6 +11,7 @@ from dsbra.bench import schedule as sch
 from dsbra.bench.cli import bench
 from dsbra.bench.data import DatasetPlan
 from dsbra.errors import InputError
+from dsbra.schedule_format import load_schedule, write_schedule
 
 PLAN = DatasetPlan(total_bytes=2 << 30, block_bytes=64 << 20)
 MB = 1 << 20
@@ -75,7 +76,7 @@ def test_cli_writes_a_schedule_that_loads_back(tmp_path):
     result = CliRunner().invoke(bench, ["schedule", "--out", str(out), "--jobs", "20", "--size", "512m"])
     assert result.exit_code == 0, result.output
     assert "20 jobs" in result.output
-    doc = sch.load_schedule(out)
+    doc = load_schedule(out)
     assert doc["dataset"]["files"] == 8 and len(doc["jobs"]) == 20
 
 
@@ -87,7 +88,7 @@ def test_broken_schedules_are_input_errors(tmp_path, content, message):
     path = tmp_path / "s.json"
     path.write_text(content)
     with pytest.raises(InputError, match=message):
-        sch.load_schedule(path)
+        load_schedule(path)
 
 
 def test_the_simulator_runs_a_bench_schedule_job_for_job(tmp_path):
@@ -98,7 +99,7 @@ def test_the_simulator_runs_a_bench_schedule_job_for_job(tmp_path):
 
     doc = sch.fb2009_bins(PLAN, slots=8, jobs=12, seed=2)
     path = tmp_path / "s.json"
-    sch.write_schedule(path, doc)
+    write_schedule(path, doc)
     cfg = SimConfig(nodes=4, slots_per_node=2, racks=2, replication=2).validated()
     work = build_workload(WorkloadSpec(source=f"schedule:{path}"), cfg)
     assert list(work.job_ids) == [j["job_id"] for j in doc["jobs"]]
@@ -119,6 +120,6 @@ def test_a_schedule_reading_outside_its_data_set_is_refused(tmp_path):
     doc = sch.fb2009_bins(PLAN, slots=8, jobs=3, seed=2)
     doc["jobs"][1]["inputs"][0] = "/elsewhere/part-00000"
     path = tmp_path / "s.json"
-    sch.write_schedule(path, doc)
+    write_schedule(path, doc)
     with pytest.raises(InputError, match="not files of its data set, e.g. /elsewhere/part-00000"):
         bench_schedule(path)

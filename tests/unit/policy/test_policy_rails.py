@@ -7,8 +7,9 @@ import pytest
 
 from dsbra.errors import InputError
 from dsbra.policy.api import Decision, FileTable, RULE_COOL, RULE_HOT
+from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
 from dsbra.policy.rails import (STATUS_BUDGET, STATUS_CAP, STATUS_CLAMPED, STATUS_OK,
-                                STATUS_PROTECTED, Rails, plan_files)
+                                STATUS_HELD_OUT, STATUS_PROTECTED, Rails, plan_files)
 from policy_helpers import make_round
 
 NODES = ["dn1", "dn2", "dn3", "dn4", "dn5"]
@@ -96,7 +97,8 @@ def test_round_caps():
 
 
 def test_status_codes_are_distinct():
-    assert len({STATUS_OK, STATUS_CLAMPED, STATUS_PROTECTED, STATUS_CAP, STATUS_BUDGET}) == 5
+    assert len({STATUS_OK, STATUS_CLAMPED, STATUS_PROTECTED, STATUS_CAP, STATUS_BUDGET,
+                STATUS_HELD_OUT}) == 6
 
 
 def test_bad_rails_are_input_errors():
@@ -104,3 +106,26 @@ def test_bad_rails_are_input_errors():
         Rails(storage_budget_bytes=-1)
     with pytest.raises(InputError):
         Rails(cluster_min_replication=0)
+
+
+def test_held_out_raises_are_not_made_and_use_no_budget():
+    """/a (rf 0.9) is held out: unchanged, with the target it would have had, and the
+    budget that would have gone to it goes to /c (the next raise in priority)."""
+    ri, d = scenario()
+    holdout = Holdout(0.5, assigned={"/a": CONTROL, "/c": TREATMENT, "/b": CONTROL})
+    plan = plan_files(ri, d, Rails(storage_budget_bytes=30 * MB), holdout)
+    rec = by_file(plan)
+    assert rec["/a"]["target"] == 1 and rec["/a"]["status"] == "held-out"
+    assert rec["/a"]["would_target"] == 4 and rec["/a"]["placement"] == []
+    # extra 13 MB, /b drops to 8 MB (a decrease is never held out); /c +2 x 4 MB fits
+    assert rec["/b"]["target"] == 2 and rec["/b"]["status"] == "ok"
+    assert rec["/c"]["target"] == 3 and rec["/c"]["status"] == "ok"
+    assert plan.summary["files_held_out"] == 1 and list(plan.held_out()) == [0]
+    assert plan.extra_bytes_after == 16 * MB
+
+
+def test_no_holdout_and_a_disabled_one_plan_alike():
+    ri, d = scenario()
+    plain = by_file(plan_files(ri, d, Rails()))
+    off = by_file(plan_files(ri, d, Rails(), Holdout(0.0, assigned={"/a": CONTROL})))
+    assert plain == off and "would_target" not in off["/a"]

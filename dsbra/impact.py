@@ -1,0 +1,276 @@
+"""`dsbra impact DIR`: what the policy's raises did, read from the held-out control group.
+
+The daemon with ``experiment.holdout`` > 0 assigns every file the policy decides to raise to
+treatment (raised) or control (held out, never changed) by a hash of its path
+(dsbra.policy.experiment), records the group and the time of the file's first decision
+(``experiment.jsonl``) and keeps the maps it observed (``maps/``, dsbra.daemon.records). Both
+groups live through the same hours of the same cluster, so the rest of the cluster's load hits
+them alike, which a before/after comparison cannot promise.
+
+For the maps that read a treated or a control file and launched after that file's first
+decision: node locality (the map ran on a node holding a replica of its block: as the data was
+read, which a new replica changes even for a job whose splits were fixed before it), the
+delay-scheduling wait per map, map duration; the treated-minus-control difference, with a 95% confidence interval from a
+bootstrap over files (the maps of one file share its replicas and its jobs, so they are not
+independent draws; files are). Intention to treat: a treated file counts even when a rail held
+its raise back, as the operator's deployment would.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dsbra.daemon.experiment import ASSIGNMENTS_FILE
+from dsbra.daemon.records import MAPS_DIR, read_map_records
+from dsbra.errors import InputError
+from dsbra.policy.experiment import CONTROL, TREATMENT
+
+METRICS = ("node_locality", "delay_wait_s", "map_s")
+BOOTSTRAP_DRAWS = 2000
+#: the bootstrap's seed: the same records give the same interval every time
+BOOTSTRAP_SEED = 0
+MIN_FILES = 2  #: per group, below which no interval is drawn
+
+
+@dataclass
+class FileSums:
+    """Per file of one group: maps, and per metric the sum over maps and the maps it covers
+    (map duration only counts finished maps)."""
+
+    files: list[str]
+    maps: np.ndarray
+    sums: dict[str, np.ndarray]
+    counts: dict[str, np.ndarray]
+
+    def rate(self, metric: str, rows=None) -> float | None:
+        s = self.sums[metric] if rows is None else self.sums[metric][rows]
+        n = self.counts[metric] if rows is None else self.counts[metric][rows]
+        total = n.sum()
+        return float(s.sum() / total) if total else None
+
+
+def state_dir_of(path: Path) -> Path:
+    """The daemon state dir in ``path``: itself, or the ``daemon-state`` of a
+    ``dsbra bench replay --daemon-config`` results dir."""
+    for candidate in (path, path / "daemon-state"):
+        if (candidate / ASSIGNMENTS_FILE).is_file():
+            return candidate
+    raise InputError(f"no experiment in {path}: no {ASSIGNMENTS_FILE} there or in its "
+                     "daemon-state/ (was the daemon run with experiment.holdout > 0?)")
+
+
+def read_assignments(path: Path) -> dict[str, tuple[str, int]]:
+    """file -> (group, first decision ms), the first record of each file."""
+    out: dict[str, tuple[str, int]] = {}
+    for no, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            out.setdefault(str(rec["file"]), (str(rec["group"]), int(rec["first_decision_ms"])))
+        except (ValueError, KeyError, TypeError):
+            raise InputError(f"{path} line {no} is not an experiment assignment") from None
+    return out
+
+
+def per_file_sums(maps: pa.Table, assignments: dict[str, tuple[str, int]], group: str,
+                  after: bool = True) -> FileSums:
+    """Per file of ``group``: its maps launched after (``after``) or before its first decision."""
+    files = sorted(f for f, (g, _) in assignments.items() if g == group)
+    index = {f: i for i, f in enumerate(files)}
+    path = maps.column("file").to_pylist()
+    row_file = np.array([index.get(p, -1) if p is not None else -1 for p in path], np.int64)
+    first = np.array([assignments[f][1] for f in files], np.int64)
+    launch = maps.column("launch_ms").to_numpy()
+    ours = row_file >= 0
+    when = np.zeros(len(row_file), bool)
+    when[ours] = (launch[ours] >= first[row_file[ours]]) == after
+    rows = np.flatnonzero(ours & when)
+    f = row_file[rows]
+    n = len(files)
+    local = pc.fill_null(maps.column("replica_local"), False).to_numpy(
+        zero_copy_only=False)[rows].astype(float)
+    wait = maps.column("delay_wait_s").to_numpy()[rows]
+    finish = maps.column("finish_ms").to_numpy(zero_copy_only=False)[rows]
+    done = ~np.isnan(finish.astype(float))
+    dur = np.where(done, (np.nan_to_num(finish.astype(float)) - launch[rows]) / 1000.0, 0.0)
+    maps_per_file = np.bincount(f, minlength=n)
+    done_per_file = np.bincount(f, weights=done, minlength=n)
+    return FileSums(files, maps_per_file, {
+        "node_locality": np.bincount(f, weights=local, minlength=n),
+        "delay_wait_s": np.bincount(f, weights=wait, minlength=n),
+        "map_s": np.bincount(f, weights=dur, minlength=n)},
+        {"node_locality": maps_per_file, "delay_wait_s": maps_per_file, "map_s": done_per_file})
+
+
+def _with_maps(s: FileSums) -> FileSums:
+    keep = np.flatnonzero(s.maps > 0)
+    return FileSums([s.files[i] for i in keep], s.maps[keep],
+                    {k: v[keep] for k, v in s.sums.items()},
+                    {k: v[keep] for k, v in s.counts.items()})
+
+
+def bootstrap_diff(treated: FileSums, control: FileSums, metric: str,
+                   draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
+                   ) -> tuple[float, float] | None:
+    """The 95% percentile interval of treated-minus-control per-map ``metric``, files
+    resampled with replacement within each group."""
+    if len(treated.files) < MIN_FILES or len(control.files) < MIN_FILES:
+        return None
+    rng = np.random.default_rng(seed)
+
+    def rates(s: FileSums) -> np.ndarray:
+        pick = rng.integers(0, len(s.files), size=(draws, len(s.files)))
+        num, den = s.sums[metric][pick].sum(axis=1), s.counts[metric][pick].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return num / den
+
+    diff = rates(treated) - rates(control)
+    diff = diff[~np.isnan(diff)]
+    if not len(diff):
+        return None
+    lo, hi = np.percentile(diff, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def files_needed(n_files: int, diff: float | None, ci: tuple[float, float] | None) -> int | None:
+    """More decided files (both groups, at the same split) for the interval to exclude zero at
+    the measured spread: the half-width shrinks as one over the square root of the files."""
+    if diff is None or ci is None or diff == 0:
+        return None
+    half = (ci[1] - ci[0]) / 2
+    if half < abs(diff):
+        return 0
+    return max(math.ceil(n_files * (half / abs(diff)) ** 2) - n_files, 1)
+
+
+def impact(path: Path) -> dict:
+    """The experiment's read-out of a daemon state dir (or a replay's daemon-state)."""
+    state = state_dir_of(path)
+    assignments = read_assignments(state / ASSIGNMENTS_FILE)
+    maps = read_map_records(state / MAPS_DIR)
+    groups = {TREATMENT: "treated", CONTROL: "control"}
+    sums = {name: _with_maps(per_file_sums(maps, assignments, g)) for g, name in groups.items()}
+    before = {name: per_file_sums(maps, assignments, g, after=False) for g, name in groups.items()}
+    t, c = sums["treated"], sums["control"]
+    out: dict = {
+        "dir": str(state),
+        "files": {name: sum(1 for g, _ in assignments.values() if g == grp)
+                  for grp, name in groups.items()},
+        "files_with_maps": {"treated": len(t.files), "control": len(c.files)},
+        "maps": {"treated": int(t.maps.sum()), "control": int(c.maps.sum())},
+    }
+    undecided = []
+    for metric in METRICS:
+        x, y = t.rate(metric), c.rate(metric)
+        diff = None if x is None or y is None else x - y
+        ci = bootstrap_diff(t, c, metric)
+        more = files_needed(len(t.files) + len(c.files), diff, ci)
+        out[metric] = {"treated": _round(x), "control": _round(y), "diff": _round(diff),
+                       "ci95": None if ci is None else [_round(ci[0]), _round(ci[1])],
+                       "more_files_needed": more}
+        if ci is None or ci[0] <= 0 <= ci[1]:
+            undecided.append(metric)
+    out["verdict"] = _verdict(out, undecided)
+    row_before = {name: {f: k for k, f in enumerate(s.files)} for name, s in before.items()}
+    out["per_file"] = [
+        {"file": f, "group": name, "before": _view(before[name], row_before[name][f]),
+         "after": _view(s, k)}
+        for name, s in sums.items() for k, f in enumerate(s.files)]
+    return out
+
+
+def _view(s: FileSums, k: int) -> dict:
+    return {"maps": int(s.maps[k]),
+            **{m: _round(s.rate(m, [k])) for m in METRICS}}
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(float(v), 4)
+
+
+def _verdict(out: dict, undecided: list[str]) -> str:
+    t, c = out["files_with_maps"]["treated"], out["files_with_maps"]["control"]
+    if t < MIN_FILES or c < MIN_FILES:
+        return (f"too few files to tell: {t} treated and {c} control files have maps since "
+                f"their first decision; at least {MIN_FILES} each are needed for an interval")
+    if not undecided:
+        return "every difference's 95% interval excludes zero"
+    needs = [f"{m} needs ~{out[m]['more_files_needed']} more decided files"
+             for m in undecided if out[m]["more_files_needed"]]
+    return (f"too few files to tell for {', '.join(undecided)}: the 95% interval includes zero"
+            + (f" ({'; '.join(needs)} at the measured spread)" if needs else ""))
+
+
+def plot(result: dict, png: Path) -> None:
+    """Left: each metric's difference with its interval; right: node locality before and
+    after the first decision, per file, by group."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    labels = {"node_locality": "node locality", "delay_wait_s": "delay wait s/map",
+              "map_s": "map s"}
+    for k, m in enumerate(METRICS):
+        r = result[m]
+        if r["diff"] is None:
+            continue
+        err = None
+        if r["ci95"]:
+            err = [[r["diff"] - r["ci95"][0]], [r["ci95"][1] - r["diff"]]]
+        ax1.errorbar([k], [r["diff"]], yerr=err, fmt="o", capsize=6)
+    ax1.axhline(0, color="grey", lw=0.8)
+    ax1.set_xticks(range(len(METRICS)), [labels[m] for m in METRICS])
+    ax1.set_title("treated - control (95% CI, bootstrap over files)")
+    for name, color in (("treated", "tab:blue"), ("control", "tab:orange")):
+        pts = [(p["before"]["node_locality"], p["after"]["node_locality"])
+               for p in result["per_file"] if p["group"] == name
+               and p["before"]["node_locality"] is not None]
+        if pts:
+            ax2.scatter(*zip(*pts), label=name, color=color, alpha=0.7)
+    ax2.plot([0, 1], [0, 1], color="grey", lw=0.8)
+    ax2.set_xlabel("node locality before first decision")
+    ax2.set_ylabel("after")
+    ax2.set_title("per file")
+    ax2.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def _text(r: dict) -> str:
+    lines = [f"{r['dir']}: files treated {r['files']['treated']}, control "
+             f"{r['files']['control']}; maps since the first decision treated "
+             f"{r['maps']['treated']}, control {r['maps']['control']}"]
+    for m in METRICS:
+        x = r[m]
+        ci = "n/a" if x["ci95"] is None else f"[{x['ci95'][0]}, {x['ci95'][1]}]"
+        lines.append(f"  {m:14} treated {x['treated']}  control {x['control']}  diff "
+                     f"{x['diff']}  95% CI {ci}")
+    lines.append(r["verdict"])
+    return "\n".join(lines)
+
+
+@click.command("impact", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--json", "as_json", is_flag=True, help="The full result as JSON.")
+@click.option("--plot", "png", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the differences and the per-file before/after view to this PNG.")
+def impact_command(directory: Path, as_json: bool, png: Path | None) -> None:
+    """Treated against held-out files of a daemon run (experiment.holdout): locality, wait and
+    map time, with 95% intervals. DIRECTORY: a daemon state dir, or a `dsbra bench replay`
+    results dir run with --daemon-config."""
+    result = impact(directory)
+    if png is not None:
+        plot(result, png)
+    click.echo(json.dumps(result, indent=1) if as_json else _text(result))
