@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,3 +160,32 @@ def test_experiment_and_retention_settings_are_validated():
         with pytest.raises(ConfigError, match=word):
             load_config(None, env=env)
     assert np.isclose(load_config(None, env={"DSBRA_EXPERIMENT__HOLDOUT": "1"}).experiment.holdout, 1)
+
+
+def test_metrics_count_held_out_decisions_and_each_groups_files(tmp_path):
+    from prometheus_client import generate_latest
+
+    from dsbra.daemon.metrics import Metrics
+
+    m = Metrics()
+    info = {"decisions": [{"outcome": "held-out", "current": 1, "target": 1}],
+            "map_tasks": 4, "unmapped_tasks": 0, "input_gone_tasks": 0, "gavg": 0.2,
+            "blocks": 3, "window_end_ms": 1_000,
+            "experiment": {"holdout": 0.5, "seed": 0, "files": {"treatment": 3, "control": 2}}}
+    m.observe_round(info, Journal.open(tmp_path / "journal.jsonl"))
+    text = generate_latest(m.registry).decode()
+    assert 'dsbra_actions_total{outcome="held-out"} 1.0' in text
+    assert 'dsbra_experiment_files{group="control"} 2.0' in text
+    assert 'dsbra_experiment_files{group="treatment"} 3.0' in text
+
+
+def test_impact_reads_a_replay_dirs_daemon_state(tmp_path):
+    """`dsbra bench replay --daemon-config` (run_bench_matrix.py) keeps the daemon's state in
+    DIR/daemon-state; the recorded state dir stands in for one."""
+    import shutil
+
+    from dsbra.impact import impact
+
+    recorded = Path(__file__).parents[2] / "fixtures" / "impact" / "daemon-holdout"
+    shutil.copytree(recorded, tmp_path / "rep1" / "daemon-state")
+    assert impact(tmp_path / "rep1")["files"] == impact(recorded)["files"]
