@@ -1,6 +1,7 @@
 """Calls the replication policy through :mod:`dsbra.policy.api`, exactly as the daemon does:
 one columnar :class:`RoundInput` per interval, one :class:`Decision` back, applied to the
-simulated HDFS (copies take time, removals are immediate, never below base replication)."""
+simulated HDFS (copies take time, removals are immediate, never below base replication). An
+experiment's control group is held out by the daemon's rails (:func:`plan_files`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from dsbra.policy.api import FileTable, RoundInput, make_policy
 from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
+from dsbra.policy.rails import Rails, plan_files
 
 MB = 1 << 20
 log = logging.getLogger(__name__)
@@ -38,6 +40,7 @@ class PolicyDriver:
         self.holdout = holdout or Holdout()
         #: file row -> (group, time of its first raise decision s, round), as the daemon records
         self.assignments: dict[int, tuple[str, float, int]] = {}
+        self.groups: dict[str, str] = {}  #: path -> group, the same record by path
         self.rounds = 0
         self.policy = make_policy(name, **dict(params))
         self.state = None
@@ -73,19 +76,26 @@ class PolicyDriver:
                           replica_nodes=nodes, base_replication=self.replicas.base,
                           node_names=self.topo.node_names, files=self.files())
 
-    def _held_out(self, blocks: np.ndarray, now: float) -> np.ndarray:
-        """Per block to raise, whether its file is in the control group; files decided for
-        the first time get their group (treatment for all without an experiment: the record
-        of first decisions the estimator's check compares against, benchmarks/impact_bias.py)."""
+    def _held_out(self, ri: RoundInput, decision, now: float) -> np.ndarray:
+        """Per block to raise, whether the daemon's rails hold its file out (the range rail,
+        then the holdout: dsbra.policy.rails.plan_files, uncapped here); files decided for the
+        first time get their group (treatment for all without an experiment: the record of
+        first decisions the estimator's check compares against, benchmarks/impact_bias.py)."""
+        blocks = decision.replicate_block
         if not len(blocks):
             return np.zeros(0, bool)
-        files = self.dataset.block_file[blocks]
-        new = [f for f in np.unique(files).tolist() if f not in self.assignments]
-        if new:
-            control = self.holdout.is_control(self.dataset.file_paths[new])
-            for f, c in zip(new, control):
-                self.assignments[f] = (CONTROL if c else TREATMENT, now, self.rounds)
-        return np.array([self.assignments[f][0] == CONTROL for f in files.tolist()], bool)
+        holdout = Holdout(self.holdout.fraction, self.holdout.seed, assigned=self.groups)
+        plan = plan_files(ri, decision, Rails(max_replication=self.replicas.width), holdout)
+        raising = np.flatnonzero(plan.would_target > plan.current)
+        held_rows = set(plan.held_out().tolist())
+        for k in raising.tolist():
+            f = int(plan.file_index[k])
+            if f not in self.assignments:
+                group = CONTROL if k in held_rows else TREATMENT
+                self.assignments[f] = (group, now, self.rounds)
+                self.groups[str(plan.paths[k])] = group
+        held_files = plan.file_index[plan.held_out()]
+        return np.isin(self.dataset.block_file[blocks], held_files)
 
     def extra_storage(self) -> float:
         """Bytes stored above base replication, as a fraction of the base bytes."""
@@ -100,7 +110,7 @@ class PolicyDriver:
         ri = self.round_input(signals)
         decision, self.state = self.policy.decide(ri, self.state)
         self.rounds += 1
-        held = self._held_out(decision.replicate_block, now)
+        held = self._held_out(ri, decision, now)
         reps = self.replicas
         removed = 0
         for blk, node in zip(decision.dereplicate_block.tolist(),
