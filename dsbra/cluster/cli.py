@@ -13,7 +13,7 @@ import click
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.install import ensure_hadoop
 from dsbra.cluster.paths import StateLayout, default_state_dir
-from dsbra.cluster.spec import HADOOP_VERSION, HADOOP_VERSIONS, ClusterSpec, parse_size
+from dsbra.cluster.spec import HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS, ClusterSpec, parse_size
 from dsbra.errors import ClusterError, InputError
 
 state_dir_option = click.option(
@@ -43,6 +43,16 @@ def cluster() -> None:
 @click.option("--port-offset", type=int, default=0, show_default=True, help="Added to every master port.")
 @click.option("--replication", type=int, default=None, help="HDFS default replication [default: 3, at most --workers].")
 @click.option("--block-size", default="8m", show_default=True, help="HDFS default block size (k/m/g suffix).")
+@click.option("--scheduler", type=click.Choice(SCHEDULERS), default="fair", show_default=True,
+              help="The ResourceManager's scheduler: the Fair Scheduler (the --locality-delay-* and "
+                   "--continuous-scheduling options) or the Capacity Scheduler (--node-locality-delay, "
+                   "--rack-locality-additional-delay; queues default and benchmark, 50% each, up to 100%).")
+@click.option("--node-locality-delay", type=int, default=40, show_default=True,
+              help="Capacity Scheduler: missed scheduling opportunities before a rack-local container, "
+                   "capped by the node count (-1: no delay).")
+@click.option("--rack-locality-additional-delay", type=int, default=-1, show_default=True,
+              help="Capacity Scheduler: further missed opportunities before an off-switch container "
+                   "(-1: Hadoop's locality wait factor instead).")
 @click.option("--locality-delay-node", type=float, default=1.0, show_default=True,
               help="Fair Scheduler yarn.scheduler.fair.locality.threshold.node: fraction of the cluster's "
                    "nodes whose scheduling opportunities an app skips waiting for a node-local slot (-1: off).")
@@ -72,14 +82,17 @@ def cluster() -> None:
               help="A `dsbra conf` values file (queues, placement, scheduler and HDFS settings); "
                    "options given on the command line win over it.")
 @state_dir_option
-def up(workers, racks, subnet, prefix, port_offset, replication, block_size, locality_delay_node,
+def up(workers, racks, subnet, prefix, port_offset, replication, block_size, scheduler,
+       node_locality_delay, rack_locality_additional_delay, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
        nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, timeout, values_file, state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
     fields = dict(
         workers=workers, racks=racks, subnet=subnet, prefix=prefix, port_offset=port_offset,
-        replication=replication, block_size=parse_size(block_size), locality_delay_node=locality_delay_node,
+        replication=replication, block_size=parse_size(block_size), scheduler=scheduler,
+        node_locality_delay=node_locality_delay,
+        rack_locality_additional_delay=rack_locality_additional_delay, locality_delay_node=locality_delay_node,
         locality_delay_rack=locality_delay_rack, continuous_scheduling=continuous_scheduling,
         locality_delay_node_ms=locality_delay_node_ms,
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,

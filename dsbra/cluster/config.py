@@ -21,6 +21,7 @@ CONFIG_FILES = [
     "yarn-site.xml",
     "mapred-site.xml",
     "fair-scheduler.xml",
+    "capacity-scheduler.xml",
     "topology.table",
     "log4j.properties",
 ]
@@ -53,6 +54,13 @@ FAST_JVM = ["-XX:+IgnoreUnrecognizedVMOptions", "-XX:+UseSerialGC", "-XX:TieredS
 DEFAULT_QUEUES = [
     {"name": "default", "weight": 1.0, "policy": "fair", "max_am_share": 0.5},
     {"name": "benchmark", "weight": 1.0, "policy": "fair", "max_am_share": 0.5},
+]
+#: the Capacity Scheduler's queues under root, the Fair Scheduler's two as capacities (percent)
+DEFAULT_CAPACITY_QUEUES = [
+    {"name": "default", "capacity": 50, "maximum_capacity": 100, "user_limit_factor": 2.0,
+     "minimum_user_limit_percent": 100, "maximum_am_resource_percent": 0.5},
+    {"name": "benchmark", "capacity": 50, "maximum_capacity": 100, "user_limit_factor": 2.0,
+     "minimum_user_limit_percent": 100, "maximum_am_resource_percent": 0.5},
 ]
 DEFAULT_PLACEMENT = [{"name": "specified", "create": "false"}, {"name": "default", "queue": "default"}]
 
@@ -101,6 +109,7 @@ def render_host(
         "container_jvm_opts": " ".join(jvm_opts()),
         "queues": spec.queues or DEFAULT_QUEUES,
         "placement": spec.placement or DEFAULT_PLACEMENT,
+        "capacity_queues": DEFAULT_CAPACITY_QUEUES,
     }
     if role == "client":
         context["role"] = "client"

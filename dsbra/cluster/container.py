@@ -5,6 +5,7 @@ would give that host (master .1, worker i .(10+i) of --subnet), so the configs r
 from conf-templates/ are the very ones `dsbra cluster up` renders. Usage inside the image:
 
     python -m dsbra.cluster.container namenode|resourcemanager|historyserver [--workers N --subnet S]
+        [--scheduler fair|capacity --node-locality-delay N --rack-locality-additional-delay N]
     python -m dsbra.cluster.container worker <i>      # DataNode + NodeManager of worker i
     python -m dsbra.cluster.container ... --dry-run   # print the commands, start nothing
     python -m dsbra.cluster.container job grep IN OUT REGEX [--queue Q]   # a MapReduce job client
@@ -28,7 +29,7 @@ from dsbra.cluster.config import host_paths, render_host
 from dsbra.cluster.daemons import Daemon, daemon_env, java_command
 from dsbra.cluster.install import HadoopInstall, find_java
 from dsbra.cluster.paths import StateLayout, hadoop_home
-from dsbra.cluster.spec import ClusterSpec
+from dsbra.cluster.spec import SCHEDULERS, ClusterSpec
 from dsbra.errors import DsbraError
 
 def _write_conf(spec: ClusterSpec, layout: StateLayout, host: str, role: str, install: HadoopInstall,
@@ -84,6 +85,10 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--workers", type=int, default=4)
     common.add_argument("--subnet", default=ClusterSpec.subnet, help="the cluster network; master .1, worker i .(10+i)")
+    common.add_argument("--scheduler", choices=SCHEDULERS, default=ClusterSpec.scheduler)
+    common.add_argument("--node-locality-delay", type=int, default=ClusterSpec.node_locality_delay)
+    common.add_argument("--rack-locality-additional-delay", type=int,
+                        default=ClusterSpec.rack_locality_additional_delay)
     common.add_argument("--state-dir", default=os.environ.get("DSBRA_STATE_DIR", "/dsbra"))
     common.add_argument("--dry-run", action="store_true", help="print the commands, start nothing")
     parser = argparse.ArgumentParser(description="Run one host of the dsbra cluster in a container.")
@@ -92,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
         roles.add_parser(role, parents=[common])
     roles.add_parser("worker", parents=[common]).add_argument("index", type=int, help="1-based")
     job = roles.add_parser("job", parents=[common], help="a MapReduce examples job, e.g. job grep /in /out x")
-    job.add_argument("--queue", help="the Fair Scheduler queue")
+    job.add_argument("--queue", help="the scheduler's queue")
     job.add_argument("tool", nargs=argparse.REMAINDER)
     return parser
 
@@ -100,7 +105,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     parser = _parser()
     args = parser.parse_args(argv)
-    spec = ClusterSpec(workers=args.workers, replication=min(3, args.workers), subnet=args.subnet)
+    try:
+        spec = ClusterSpec(workers=args.workers, replication=min(3, args.workers), subnet=args.subnet,
+                           scheduler=args.scheduler, node_locality_delay=args.node_locality_delay,
+                           rack_locality_additional_delay=args.rack_locality_additional_delay)
+    except DsbraError as exc:
+        parser.error(str(exc))
     layout = StateLayout(Path(args.state_dir))
     if args.role == "job":
         if not args.tool:

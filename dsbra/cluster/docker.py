@@ -238,12 +238,18 @@ def _docker_build(client, context: Path, tag: str, labels: dict, log_path: Path,
 
 
 def compose_document(workers: int = 4, subnet: str = DEFAULT_SUBNET, image: str | None = None,
-                     daemon: bool = True) -> dict:
+                     daemon: bool = True, scheduler: str = "fair", node_locality_delay: int = 40,
+                     rack_locality_additional_delay: int = -1) -> dict:
     """The compose file of a cluster of `workers` workers on `subnet` (a dict for yaml). No
     top-level `name` (docker-compose 1.x rejects it): the project is `-p` or COMPOSE_PROJECT_NAME."""
-    spec = ClusterSpec(workers=workers, replication=min(3, workers), subnet=subnet)
+    spec = ClusterSpec(workers=workers, replication=min(3, workers), subnet=subnet,
+                       scheduler=scheduler, node_locality_delay=node_locality_delay,
+                       rack_locality_additional_delay=rack_locality_additional_delay)
     image = image or image_tag(spec.hadoop_version)
     args = ["--workers", str(workers), "--subnet", subnet]
+    if scheduler != "fair":
+        args += ["--scheduler", scheduler, "--node-locality-delay", str(node_locality_delay),
+                 "--rack-locality-additional-delay", str(rack_locality_additional_delay)]
     gateway = str(spec.network.broadcast_address - 1)  # .1 is the master, as in the netns cluster
     # each host's name is its address, as in the netns cluster (no DNS there): Hadoop asks for
     # the canonical names of addresses, and docker would answer a container id (its /etc/hosts)
@@ -281,16 +287,19 @@ def compose_document(workers: int = 4, subnet: str = DEFAULT_SUBNET, image: str 
 
 COMPOSE_HEADER = """\
 # The dsbra cluster in containers: the hosts of `dsbra cluster up` (NameNode, ResourceManager
-# with the Fair Scheduler, JobHistoryServer, {workers} workers on two racks) and the dsbra daemon
+# with {scheduler}, JobHistoryServer, {workers} workers on two racks) and the dsbra daemon
 # (`dsbra run`, dry run) beside the NameNode. Made by `dsbra docker compose`; edit that, not this.
 # Build the image first (`dsbra docker build`), then see hadoop-docker/README.md.
 """
 
 
 def render_compose(workers: int = 4, subnet: str = DEFAULT_SUBNET, image: str | None = None,
-                   daemon: bool = True) -> str:
-    doc = compose_document(workers, subnet, image, daemon)
-    return COMPOSE_HEADER.format(workers=workers) + yaml.dump(doc, Dumper=_ComposeDumper, sort_keys=False, width=110)
+                   daemon: bool = True, **scheduler) -> str:
+    """``scheduler``: compose_document's scheduler, node_locality_delay and
+    rack_locality_additional_delay."""
+    doc = compose_document(workers, subnet, image, daemon, **scheduler)
+    name = "the Capacity Scheduler" if scheduler.get("scheduler") == "capacity" else "the Fair Scheduler"
+    return COMPOSE_HEADER.format(workers=workers, scheduler=name) + yaml.dump(doc, Dumper=_ComposeDumper, sort_keys=False, width=110)
 
 
 class _ComposeDumper(yaml.SafeDumper):

@@ -15,6 +15,7 @@ HADOOP_VERSION = "3.4.2"
 #: versions the bundled cluster runs: 3.4.x answers REST in Jersey 1's JSON shapes, 3.5.x in Jersey 2's
 HADOOP_VERSIONS = ("3.4.2", "3.5.0")
 MAX_WORKERS = 32
+SCHEDULERS = ("fair", "capacity")
 
 # master ports (before --port-offset); all bound to the master's address
 MASTER_PORTS = {
@@ -61,6 +62,8 @@ class ClusterSpec:
 
     workers: int = 4
     racks: int = 2
+    #: the ResourceManager's scheduler: fair (FairScheduler) or capacity (CapacityScheduler)
+    scheduler: str = "fair"
     subnet: str = "10.77.0.0/24"
     prefix: str = "dsbra"  # names the bridge (<prefix>0) and namespaces (<prefix>-w<i>)
     port_offset: int = 0
@@ -73,6 +76,12 @@ class ClusterSpec:
     locality_delay_node_ms: int = -1
     locality_delay_rack_ms: int = -1
     heartbeat_ms: int = 1000
+    #: Capacity Scheduler delay scheduling (Hadoop's defaults): missed scheduling opportunities
+    #: before a rack-local container (-1: off), and after those before an off-switch one (-1:
+    #: the locality wait factor instead); RegularContainerAllocator.canAssign caps both by the
+    #: cluster's node count
+    node_locality_delay: int = 40
+    rack_locality_additional_delay: int = -1
     preemption: bool = False
     #: Fair Scheduler queues and placement rules (None: config.DEFAULT_QUEUES / DEFAULT_PLACEMENT);
     #: `dsbra conf` validates them (dsbra.conf.values)
@@ -135,6 +144,16 @@ class ClusterSpec:
         if (node_ms < 0) != (rack_ms < 0) or min(node_ms, rack_ms) < -1:
             raise InputError("--locality-delay-node-ms and --locality-delay-rack-ms go together: both >= 0 "
                              f"(time-based delay) or both -1 (off), got {node_ms} and {rack_ms}")
+        if self.scheduler not in SCHEDULERS:
+            raise InputError(f"--scheduler must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
+        if self.node_locality_delay < -1 or self.rack_locality_additional_delay < -1:
+            raise InputError("--node-locality-delay and --rack-locality-additional-delay are counts of missed "
+                             "scheduling opportunities, >= 0, or -1 (node: off; rack: the locality wait "
+                             f"factor), got {self.node_locality_delay} and {self.rack_locality_additional_delay}")
+        if self.scheduler == "capacity" and (self.continuous_scheduling or node_ms >= 0):
+            raise InputError("--continuous-scheduling and --locality-delay-node-ms/-rack-ms are the Fair "
+                             "Scheduler's; the Capacity Scheduler takes --node-locality-delay and "
+                             "--rack-locality-additional-delay")
         if node_ms >= 0 and not self.continuous_scheduling:
             raise InputError("--locality-delay-node-ms/-rack-ms need --continuous-scheduling: the Fair "
                              "Scheduler reads them only then")

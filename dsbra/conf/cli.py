@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from dsbra.conf.check import compare, read_live, read_rendered
-from dsbra.conf.delay import size_delay
+from dsbra.conf.delay import size_capacity_delay, size_delay
 from dsbra.conf.render import render_values, write_rendered
 from dsbra.conf.values import load_values
 from dsbra.errors import InputError
@@ -29,10 +29,18 @@ def conf() -> None:
 @click.option("--task-seconds", type=float, default=None, help="Mean task length T in seconds.")
 @click.option("--heartbeat-s", type=float, default=1.0, show_default=True,
               help="NodeManager heartbeat interval (yarn.resourcemanager.nodemanagers.heartbeat-interval-ms / 1000).")
+@click.option("--scheduler", type=click.Choice(["fair", "capacity"]), default="fair", show_default=True,
+              help="Whose settings to print: the Fair Scheduler's or the Capacity Scheduler's.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def delay(locality, tasks, nodes, replication, slots_per_node, task_seconds, heartbeat_s, as_json) -> None:
+def delay(locality, tasks, nodes, replication, slots_per_node, task_seconds, heartbeat_s, scheduler,
+          as_json) -> None:
     """The skip count D that reaches node locality --locality (delay scheduling paper, section 3.5),
-    its expected wait in seconds, and the YARN Fair Scheduler settings that give it."""
+    its expected wait in seconds, and the YARN scheduler settings that give it (Fair Scheduler, or
+    the Capacity Scheduler's node-locality-delay and how long it holds: RegularContainerAllocator.canAssign)."""
+    if scheduler == "capacity":
+        _capacity_delay(size_capacity_delay(locality, tasks, nodes, replication, slots_per_node,
+                                            task_seconds, heartbeat_s), nodes, heartbeat_s, as_json)
+        return
     sizing = size_delay(locality, tasks, nodes, replication, slots_per_node, task_seconds, heartbeat_s)
     if as_json:
         click.echo(json.dumps(sizing.to_dict(), indent=2))
@@ -49,6 +57,25 @@ def delay(locality, tasks, nodes, replication, slots_per_node, task_seconds, hea
         click.echo("  yarn.scheduler.fair.continuous-scheduling-enabled = true")
         click.echo(f"  yarn.scheduler.fair.locality-delay-node-ms = {sizing.delay_node_ms}")
     for warning in sizing.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def _capacity_delay(c, nodes: int, heartbeat_s: float, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(c.to_dict(), indent=2))
+        return
+    click.echo(f"skip count D = {c.skip_count:.1f} scheduling opportunities")
+    if c.wait_s is not None:
+        click.echo(f"expected wait D*T/(L*M) = {c.wait_s:.2f} s")
+    click.echo("Capacity Scheduler (count-based only):")
+    click.echo(f"  yarn.scheduler.capacity.node-locality-delay = {c.node_locality_delay}")
+    click.echo(f"  canAssign compares min({nodes} nodes, {c.node_locality_delay}) = {c.effective_count} "
+               "missed opportunities")
+    click.echo(f"  holds a task about {c.hold_s:.2f} s (an app offered every heartbeat) to "
+               f"{c.hold_max_s:.2f} s (one heartbeat of {heartbeat_s:g} s per interval)")
+    click.echo("  yarn.scheduler.capacity.rack-locality-additional-delay = -1 (off-switch after "
+               "outstanding asks x the locality wait factor, capped at the node count)")
+    for warning in c.warnings:
         click.echo(f"warning: {warning}", err=True)
 
 

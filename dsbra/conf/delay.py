@@ -9,6 +9,20 @@ its threshold is a fraction of the node count, and every node heartbeat reaching
 as an opportunity, full nodes included. Each node heartbeats every h seconds, so the count of D
 is used up after about D*h/M seconds, whether or not a slot freed meanwhile. The time-based form
 (continuous scheduling + locality-delay-node-ms) waits the paper's D*T/(L*M) directly.
+
+The Capacity Scheduler counts too, in whole opportunities, with no time-based form
+(RegularContainerAllocator.canAssign, Hadoop 3.4.2, read from the release's bytecode): a
+node-local container whenever the node holds the app's data; a rack-local one once the app
+has missed more than min(M, yarn.scheduler.capacity.node-locality-delay) opportunities (-1: at
+once); an off-switch one at once when the app asks only for ANY, else after more than
+min(M, node-locality-delay + rack-locality-additional-delay) when the latter is > -1, else
+after min(M, outstanding asks x the locality wait factor min((unique locations - 1) / M, 1)).
+An opportunity is a node heartbeat considering the app; a node-local allocation resets the
+count (a rack-local one too while yarn.scheduler.capacity.rack-locality-full-reset is true).
+So the node delay lasts min(M, delay) x h / M seconds for an app offered every heartbeat (the
+first in its queue's order) and up to min(M, delay) x h for one offered one heartbeat per
+interval; on a cluster smaller than the delay (Hadoop's default is 40) the cap by cluster size
+makes it about one heartbeat round.
 """
 
 from __future__ import annotations
@@ -82,3 +96,45 @@ def _check(locality, tasks, nodes, replication, slots_per_node, task_seconds, he
         raise InputError(f"--task-seconds must be a finite number > 0, got {task_seconds}")
     if not (heartbeat_s > 0 and math.isfinite(heartbeat_s)):
         raise InputError(f"--heartbeat-s must be a finite number > 0, got {heartbeat_s}")
+
+
+@dataclass(frozen=True)
+class CapacityDelay:
+    """The Capacity Scheduler's node delay for the paper's skip count D."""
+
+    skip_count: float  #: D, from the paper's rule
+    node_locality_delay: int  #: yarn.scheduler.capacity.node-locality-delay = ceil(D)
+    effective_count: int  #: min(M, node_locality_delay): what canAssign compares with
+    hold_s: float  #: min(M, delay) x h / M: an app offered every heartbeat
+    hold_max_s: float  #: min(M, delay) x h: an app offered one heartbeat per interval
+    wait_s: float | None  #: the paper's expected wait D*T/(L*M)
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+def size_capacity_delay(locality: float, tasks: int, nodes: int, replication: int,
+                        slots_per_node: int | None = None, task_seconds: float | None = None,
+                        heartbeat_s: float = 1.0) -> CapacityDelay:
+    """The paper's D as the Capacity Scheduler's node-locality-delay, and how long it holds."""
+    fair = size_delay(locality, tasks, nodes, replication, slots_per_node, task_seconds,
+                      heartbeat_s)
+    delay = max(math.ceil(fair.skip_count), 0)
+    count = min(nodes, delay)
+    hold_s, hold_max_s = count * heartbeat_s / nodes, count * heartbeat_s
+    warnings = []
+    if delay > nodes:
+        warnings.append(f"node-locality-delay {delay} exceeds the {nodes} nodes: canAssign caps it "
+                        f"at {nodes}, about one heartbeat round ({heartbeat_s:g} s)")
+    if fair.wait_s is not None and hold_s < SHORT_HOLD * fair.wait_s:
+        warnings.append(
+            f"the Capacity Scheduler's count is used up after about {hold_s:.2f} s for an app "
+            f"offered every heartbeat, {hold_s / fair.wait_s:.0%} of the {fair.wait_s:.2f} s the "
+            "formula assumes, and it has no time-based delay: expect lower locality than "
+            f"{locality:g} for such apps")
+    return CapacityDelay(skip_count=fair.skip_count, node_locality_delay=delay,
+                         effective_count=count, hold_s=hold_s, hold_max_s=hold_max_s,
+                         wait_s=fair.wait_s, warnings=tuple(warnings))

@@ -16,11 +16,13 @@ RENDERED = ["core-site.xml", "hdfs-site.xml", "yarn-site.xml", "mapred-site.xml"
 
 
 def render_values(values: Values) -> dict[str, str]:
+    """RENDERED, and capacity-scheduler.xml when the values choose the Capacity Scheduler."""
     files = render_host(values.spec, "master", values.paths, values.java_home)
-    for name in RENDERED:
+    names = RENDERED + (["capacity-scheduler.xml"] if values.spec.scheduler == "capacity" else [])
+    for name in names:
         if name.endswith(".xml"):
             ET.fromstring(files[name])  # a template bug must fail here, not in Hadoop
-    return {name: files[name] for name in RENDERED}
+    return {name: files[name] for name in names}
 
 
 def write_rendered(files: dict[str, str], out: Path) -> None:

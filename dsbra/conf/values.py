@@ -23,7 +23,8 @@ CLUSTER_KEYS = {"workers": int, "racks": int, "subnet": str, "prefix": str, "por
                 "am_memory_mb": int, "memory_increment_mb": int}
 HDFS_KEYS = {"replication", "block_size"}
 YARN_KEYS = {"heartbeat", "locality_threshold_node", "locality_threshold_rack", "continuous_scheduling",
-             "locality_delay_node", "locality_delay_rack", "preemption"}
+             "locality_delay_node", "locality_delay_rack", "preemption", "scheduler",
+             "node_locality_delay", "rack_locality_additional_delay"}
 QUEUE_KEYS = {"name", "weight", "policy", "max_am_share", "min_resources", "max_resources",
               "max_running_apps", "fair_share_preemption_timeout", "min_share_preemption_timeout",
               "fair_share_preemption_threshold", "queues"}
@@ -113,6 +114,15 @@ def _yarn(yarn: dict) -> dict:
         out["continuous_scheduling"] = True
     if "preemption" in yarn:
         out["preemption"] = _typed(yarn["preemption"], "yarn.preemption", bool)
+    if "scheduler" in yarn:
+        out["scheduler"] = _typed(yarn["scheduler"], "yarn.scheduler", str)
+    for key in ("node_locality_delay", "rack_locality_additional_delay"):  # the Capacity Scheduler's
+        if key in yarn:
+            value = yarn[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+                raise ConfigError(f"yarn.{key}: must be a count of missed scheduling opportunities "
+                                  f">= 0, or -1, got {value!r}")
+            out[key] = value
     return out
 
 

@@ -10,6 +10,13 @@ threshold < 0 means delay scheduling is off.
 
 Timed: with continuous scheduling on, ``getAllowedLocalityLevelByTime`` relaxes after
 ``locality-delay-node-ms`` of waiting, which is D exactly (-1: off); thresholds are not read.
+
+Capacity Scheduler: ``RegularContainerAllocator.canAssign`` (Hadoop 3.4.2) takes a rack-local
+container once the application has missed more than ``min(nodes,
+yarn.scheduler.capacity.node-locality-delay)`` scheduling opportunities (-1: no delay). The
+count is the Fair Scheduler's kind, so D is reported the same way: that count times the
+heartbeat (an application offered one heartbeat per interval), the lower bound the count over
+the nodes times the heartbeat. It normalises asks to multiples of the minimum allocation.
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ from dsbra.errors import HadoopError
 from dsbra.observe import shapes
 
 FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
+CAPACITY = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+#: the Capacity Scheduler's node delay when its configuration does not say (Hadoop's default)
+CAPACITY_NODE_DELAY_DEFAULT = 40
 
 
 @dataclass(frozen=True)
@@ -61,7 +71,15 @@ def settings_from_conf(conf: dict[str, str], nodes: int) -> SchedulerSettings:
     inc = conf.get("yarn.resource-types.memory-mb.increment-allocation") \
         or conf.get("yarn.scheduler.increment-allocation-mb")
     increment = int(shapes.as_float(inc, 1024) or 1024) if is_fair else min_mb
-    if is_fair and continuous:  # time-based (getAllowedLocalityLevelByTime); < 0 is off
+    is_capacity = scheduler.endswith("CapacityScheduler")
+    if is_capacity:
+        delay = int(_f(conf, "yarn.scheduler.capacity.node-locality-delay",
+                       CAPACITY_NODE_DELAY_DEFAULT))
+        count = min(max(nodes, 1), delay)
+        threshold = count / max(nodes, 1) if delay >= 0 else -1.0
+        on = count > 0
+        d, d_min = (count * heartbeat_s, threshold * heartbeat_s) if on else (0.0, 0.0)
+    elif is_fair and continuous:  # time-based (getAllowedLocalityLevelByTime); < 0 is off
         on = delay_ms >= 0
         d = d_min = max(delay_ms, 0) / 1000
     elif is_fair and threshold >= 0:

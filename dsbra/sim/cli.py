@@ -63,6 +63,12 @@ log = logging.getLogger(__name__)
               help="yarn: locality.threshold.node (fraction of nodes; < 0 disables).")
 @click.option("--yarn-threshold-rack", type=float, default=-1.0, show_default=True,
               help="yarn: locality.threshold.rack.")
+@click.option("--node-locality-delay", type=int, default=40, show_default=True,
+              help="capacity: missed scheduling opportunities before a rack-local map (capped by "
+                   "--nodes; -1: no delay).")
+@click.option("--rack-locality-additional-delay", type=int, default=-1, show_default=True,
+              help="capacity: further missed opportunities before an off-switch map (-1: the "
+                   "locality wait factor).")
 @click.option("--heartbeat-s", type=float, default=1.0, show_default=True,
               help="NodeManager heartbeat interval.")
 @click.option("--assign-multiple/--no-assign-multiple", default=False, show_default=True,
@@ -133,6 +139,8 @@ def sim(**kw) -> None:
         delay_mode=kw["delay_mode"], delay_node_s=kw["delay_node_s"],
         delay_rack_s=kw["delay_rack_s"], yarn_threshold_node=kw["yarn_threshold_node"],
         yarn_threshold_rack=kw["yarn_threshold_rack"], heartbeat_s=kw["heartbeat_s"],
+        node_locality_delay=kw["node_locality_delay"],
+        rack_locality_additional_delay=kw["rack_locality_additional_delay"],
         assign_multiple=kw["assign_multiple"], am_slots=kw["am_slots"],
         am_startup_s=kw["am_startup_s"], max_am_share=kw["max_am_share"],
         task_overhead_s=kw["task_overhead_s"],

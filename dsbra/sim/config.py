@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from dsbra.errors import ConfigError
 
-SCHEDULERS = ("fair", "fifo")
+SCHEDULERS = ("fair", "fifo", "capacity")
 DELAY_MODES = ("hfs", "yarn")
 SIGNALS = ("scheduler", "observed")
 ORACLE = "oracle"
@@ -29,8 +29,11 @@ class SimConfig:
     on rack i * K // M). HDFS: ``replication`` R, ``block_size_mb``; blocks placed by HDFS's
     default policy. ``max_replication`` caps replicas per block (policy and storage).
 
-    Scheduler: ``scheduler`` fair (jobs sorted by running maps, then submission) or fifo
-    (submission order, greedy locality, never delays). Delay scheduling (fair only):
+    Scheduler: ``scheduler`` fair (jobs sorted by running maps, then submission), fifo
+    (submission order, greedy locality, never delays) or capacity (one queue, submission order,
+    the Capacity Scheduler's delay: ``node_locality_delay`` and
+    ``rack_locality_additional_delay`` missed opportunities, capped by ``nodes``; the wait factor
+    when the latter is -1; dsbra.sim.scheduler). Delay scheduling (fair only):
     ``delay_mode`` "hfs" = the paper's HFS, waits W1 = ``delay_node_s`` then W2 =
     ``delay_rack_s`` seconds since the job was first skipped; "yarn" = YARN's FairScheduler,
     counting scheduling opportunities against ``yarn_threshold_node/rack`` x cluster size
@@ -75,6 +78,9 @@ class SimConfig:
     yarn_threshold_node: float = -1.0
     yarn_threshold_rack: float = -1.0
     heartbeat_s: float = 1.0
+    #: the Capacity Scheduler's delays (scheduler capacity): missed opportunities, capped by nodes
+    node_locality_delay: int = 40
+    rack_locality_additional_delay: int = -1
     assign_multiple: bool = False
     am_slots: float = 0.0
     am_startup_s: float = 0.0
@@ -161,6 +167,9 @@ class SimConfig:
         if self.policy in (ORACLE, REACTIVE_ORACLE) and self.signals != "scheduler":
             raise ConfigError(f"policy {self.policy} runs no policy rounds on signals: use "
                               "--signals scheduler")
+        if self.node_locality_delay < -1 or self.rack_locality_additional_delay < -1:
+            raise ConfigError("node-locality-delay and rack-locality-additional-delay must be >= -1, "
+                              f"got {self.node_locality_delay} and {self.rack_locality_additional_delay}")
         if self.delay_mode == "hfs" and (self.yarn_threshold_node >= 0
                                          or self.yarn_threshold_rack >= 0):
             raise ConfigError("yarn-threshold-node/rack need delay mode yarn (--delay-mode yarn)")
@@ -179,6 +188,9 @@ class SimConfig:
         """D: the cap on a task's delay-scheduling wait and DSBRA's normaliser (always > 0)."""
         if self.delay_threshold_s is not None:
             return self.delay_threshold_s
+        if self.scheduler == "capacity":
+            # min(nodes, delay) opportunities at nodes per heartbeat: under one heartbeat
+            return self.heartbeat_s
         if self.delay_mode == "hfs" and self.delay_node_s > 0:
             return self.delay_node_s
         if self.delay_mode == "yarn" and self.yarn_threshold_node > 0:

@@ -132,7 +132,9 @@ class Simulation:
                           delay_node_s=cfg.delay_node_s, delay_rack_s=cfg.delay_rack_s,
                           yarn_threshold_node=cfg.yarn_threshold_node,
                           yarn_threshold_rack=cfg.yarn_threshold_rack, nodes=cfg.nodes,
-                          rack_of=rack_of, launched=launched)
+                          rack_of=rack_of, launched=launched,
+                          node_locality_delay=cfg.node_locality_delay,
+                          rack_locality_additional_delay=cfg.rack_locality_additional_delay)
         window = Window(len(reps), wl.task_block, np.frombuffer(t_level, np.int8),
                         np.frombuffer(t_delayed, np.int8), np.frombuffer(t_delay, np.float64))
         observer = None

@@ -31,7 +31,7 @@ class Observer:
         self.params = AttributionParams(delay_threshold_s=cfg.effective_delay_threshold_s,
                                         grace_s=cfg.observed_grace_s,
                                         settle_s=cfg.observed_settle_s)
-        self.fair = cfg.scheduler == "fair"
+        self.per_app = cfg.scheduler in ("fair", "capacity")  # delay is per application on YARN
         self.launch = np.frombuffer(t_launch, np.float64)
         self.finish = np.frombuffer(t_finish, np.float64)
         self.node = np.frombuffer(t_node, np.int32)
@@ -69,7 +69,7 @@ class Observer:
             app = np.concatenate((app, ams))
             mem = np.concatenate((mem, np.full(len(ams), self.am_units, np.int64)))
         containers = Containers(node=node, start_ms=_ms(start), end_ms=_ms(end), mem_mb=mem,
-                                app=app.astype(np.int32) if self.fair else None)
+                                app=app.astype(np.int32) if self.per_app else None)
         rows = []
         for t in ids.tolist():
             j = int(self.task_job[t])
@@ -82,7 +82,7 @@ class Observer:
                          node=self.node[ids].astype(np.int32),
                          mem_mb=np.full(len(ids), self.slot, np.int64), split_indptr=indptr,
                          split_nodes=np.concatenate(rows).astype(np.int32),
-                         app=self.task_job[ids].astype(np.int32) if self.fair else None)
+                         app=self.task_job[ids].astype(np.int32) if self.per_app else None)
         delay_s, delayed, *_ = attribute(tasks, containers, self.capacity, self.params,
                                          end_ms=int(_ms(now)))
         self.delayed[ids] = delayed

@@ -1,5 +1,6 @@
 """Map-slot scheduling: the Fair Scheduler with delay scheduling (HFS-style waits in seconds, or
-YARN-style counts of scheduling opportunities), FIFO, and the MapReduce AM's locality matching.
+YARN-style counts of scheduling opportunities), the Capacity Scheduler's count-based delay in one
+queue, FIFO, and the MapReduce AM's locality matching.
 
 One call, :meth:`Scheduler.offer`, models one NodeManager heartbeat offering one free slot: the
 jobs are walked in scheduling order and the first that accepts the node launches a map there.
@@ -43,7 +44,8 @@ class Scheduler:
 
     def __init__(self, *, policy: str, delay_mode: str, delay_node_s: float,
                  delay_rack_s: float, yarn_threshold_node: float, yarn_threshold_rack: float,
-                 nodes: int, rack_of: list[int], launched: bytearray):
+                 nodes: int, rack_of: list[int], launched: bytearray,
+                 node_locality_delay: int = 40, rack_locality_additional_delay: int = -1):
         self.fair = policy == "fair"
         self.launched = launched
         self.rack_of = rack_of
@@ -60,6 +62,16 @@ class Scheduler:
         # YARN relaxes once opportunities > numNodes * threshold (thresholds capped at 1)
         self.thr_node = nodes * min(yarn_threshold_node, 1.0)
         self.thr_rack = nodes * min(yarn_threshold_rack, 1.0)
+        # Capacity Scheduler (RegularContainerAllocator.canAssign, Hadoop 3.4.2): jobs in
+        # submission order (one queue, FIFO ordering policy); rack-local once missed
+        # opportunities > min(nodes, node delay); off-switch once > min(nodes, node + rack
+        # delay), or with the rack delay at -1 > min(nodes, pending maps x wait factor)
+        if policy == "capacity":
+            self.mode = "capacity"
+        self.nodes = nodes
+        self.cap_node = min(nodes, node_locality_delay)
+        self.rack_add = rack_locality_additional_delay
+        self.cap_rack = min(nodes, node_locality_delay + rack_locality_additional_delay)
 
     # --- job set -------------------------------------------------------------------------
     def add(self, job: Job) -> None:
@@ -90,7 +102,9 @@ class Scheduler:
         rack = self.rack_of[node]
         mode = self.mode
         for job in self._order if self._order is not None else self.order():
-            if mode == "yarn":
+            if mode == "capacity":
+                job.opportunities += 1
+            elif mode == "yarn":
                 job.opportunities += 1
                 if job.level == NODE_LOCAL and job.opportunities > self.thr_node:
                     job.level, job.opportunities = RACK_LOCAL, 0
@@ -112,6 +126,8 @@ class Scheduler:
                         allowed = OFF_SWITCH
                     elif waited >= self.w1 and allowed < RACK_LOCAL:
                         allowed = RACK_LOCAL
+            elif mode == "capacity":
+                allowed = self._capacity_level(job)
             else:
                 allowed = job.level
             if allowed >= RACK_LOCAL:
@@ -134,8 +150,24 @@ class Scheduler:
                 job.skip_start = now
         return None
 
+    def _capacity_level(self, job: Job) -> int:
+        """The most remote level canAssign allows the job now. The wait factor's unique
+        locations are the hosts and racks its pending maps were asked for, plus ANY (the
+        lists keep launched maps until they are popped: an upper bound)."""
+        missed = job.opportunities
+        if self.rack_add > -1:
+            off = missed > self.cap_rack
+        else:
+            factor = min((len(job.by_host) + len(job.by_rack)) / self.nodes, 1.0)
+            off = missed > min(self.nodes, job.pending * factor)
+        if off:
+            return OFF_SWITCH
+        return RACK_LOCAL if missed > self.cap_node else NODE_LOCAL
+
     def on_launch(self, job: Job, locality: int) -> None:
         """Delay-scheduling bookkeeping after the job launched a map of this locality."""
+        if self.mode == "capacity" and locality != OFF_SWITCH:
+            job.opportunities = 0  # an off-switch allocation does not reset the count
         if self.mode == "hfs":
             job.level = locality  # HFS: lastMapLocalityLevel; waiting restarts
             job.wait_start = -1.0

@@ -79,6 +79,27 @@ def test_time_based_locality_delay_turns_on_continuous_scheduling():
     assert yarn["yarn.scheduler.fair.locality-delay-rack-ms"] == "2000"
 
 
+@pytest.mark.parametrize("node, rack", [(40, -1), (2, 3), (-1, -1)])
+def test_capacity_scheduler_with_its_queues_and_locality_delays(node, rack):
+    spec = ClusterSpec(scheduler="capacity", node_locality_delay=node,
+                       rack_locality_additional_delay=rack)
+    files = render(spec)
+    yarn = props(files["yarn-site.xml"])
+    assert yarn["yarn.resourcemanager.scheduler.class"].endswith(".capacity.CapacityScheduler")
+    assert not any(k.startswith("yarn.scheduler.fair.") for k in yarn)
+    # containers at their asked sizes: the Capacity Scheduler normalises to the minimum allocation
+    assert int(yarn["yarn.scheduler.minimum-allocation-mb"]) == spec.memory_increment_mb
+    cs = props(files["capacity-scheduler.xml"])
+    assert cs["yarn.scheduler.capacity.root.queues"] == "default,benchmark"
+    assert sum(float(cs[f"yarn.scheduler.capacity.root.{q}.capacity"])
+               for q in ("default", "benchmark")) == 100
+    # one user (every job here) may use its queue's maximum, not only its capacity
+    assert float(cs["yarn.scheduler.capacity.root.benchmark.user-limit-factor"]) * 50 >= 100
+    assert float(cs["yarn.scheduler.capacity.root.benchmark.maximum-am-resource-percent"]) == 0.5
+    assert int(cs["yarn.scheduler.capacity.node-locality-delay"]) == node
+    assert int(cs["yarn.scheduler.capacity.rack-locality-additional-delay"]) == rack
+
+
 def test_allocation_file_declares_the_queues():
     root = ET.fromstring(render()["fair-scheduler.xml"])
     assert [q.get("name") for q in root.findall("queue")] == ["default", "benchmark"]

@@ -49,3 +49,23 @@ def test_the_namenode_containers_client_state_is_an_up_cluster_for_bench_command
     env = cl.env(layout)
     assert env["rm"] == spec.urls["rm"] and env["webhdfs"] == spec.urls["webhdfs"]
     assert "172.29.3." in env["rm"]
+
+
+def test_the_resourcemanager_container_renders_the_capacity_scheduler_of_the_compose_file(tmp_path, capsys):
+    from dsbra.cluster.docker import compose_document
+
+    doc = compose_document(scheduler="capacity", node_locality_delay=3)
+    args = doc["services"]["resourcemanager"]["command"][1:]
+    assert doc["services"]["w1"]["command"][2:] == args  # every host renders the same spec
+    container.main(["resourcemanager", *args, "--state-dir", str(tmp_path), "--dry-run"])
+    assert capsys.readouterr().out.split()[0] == "resourcemanager"
+
+    def conf(name):
+        root = ET.parse(tmp_path / "conf" / "master" / name).getroot()
+        return {p.findtext("name"): p.findtext("value") for p in root}
+
+    assert conf("yarn-site.xml")["yarn.resourcemanager.scheduler.class"].endswith("CapacityScheduler")
+    assert conf("capacity-scheduler.xml")["yarn.scheduler.capacity.node-locality-delay"] == "3"
+    with pytest.raises(SystemExit):  # a bad value is the parser's one-line error
+        container.main(["resourcemanager", "--scheduler", "capacity", "--node-locality-delay", "-5",
+                        "--state-dir", str(tmp_path), "--dry-run"])

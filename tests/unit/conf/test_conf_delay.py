@@ -88,3 +88,28 @@ def test_cli_text_warns_with_the_time_based_setting():
     assert proc.returncode == 0
     assert "locality-delay-node-ms = 1733" in proc.stdout
     assert "warning:" in proc.stderr
+
+
+def test_capacity_delay_is_the_skip_count_capped_by_the_cluster():
+    from dsbra.conf.delay import size_capacity_delay
+
+    c = size_capacity_delay(0.95, 20, 100, 3, slots_per_node=4, task_seconds=30)
+    d = 100 / 3 * math.log(2)
+    assert c.node_locality_delay == math.ceil(d) == 24 and c.effective_count == 24
+    # an app offered every heartbeat of 100 nodes uses 24 opportunities in 0.24 s
+    assert c.hold_s == pytest.approx(0.24) and c.hold_max_s == pytest.approx(24.0)
+    assert any("no time-based delay" in w for w in c.warnings)
+    small = size_capacity_delay(0.999, 100, 4, 1)  # D = 9.6 > 4: capped at the 4 nodes
+    assert small.node_locality_delay > 4 and small.effective_count == 4
+    assert any("caps it at 4" in w for w in small.warnings)
+
+
+def test_cli_prints_the_capacity_schedulers_setting():
+    proc = _run("--locality", "0.95", "--tasks", "20", "--nodes", "100", "--replication", "3",
+                "--scheduler", "capacity")
+    assert proc.returncode == 0, proc.stderr
+    assert "yarn.scheduler.capacity.node-locality-delay = 24" in proc.stdout
+    assert "fair" not in proc.stdout
+    out = json.loads(_run("--locality", "0.95", "--tasks", "20", "--nodes", "100",
+                          "--replication", "3", "--scheduler", "capacity", "--json").stdout)
+    assert out["node_locality_delay"] == 24 and out["effective_count"] == 24

@@ -87,6 +87,15 @@ def test_count_based_thresholds():
     assert "yarn.scheduler.fair.continuous-scheduling-enabled" not in yarn
 
 
+def test_the_capacity_scheduler_from_values():
+    files = render_values(parse_values({"yarn": {"scheduler": "capacity", "node_locality_delay": 8,
+                                                 "rack_locality_additional_delay": 2}}))
+    assert props(files["yarn-site.xml"])["yarn.resourcemanager.scheduler.class"].endswith("CapacityScheduler")
+    cs = props(files["capacity-scheduler.xml"])
+    assert cs["yarn.scheduler.capacity.node-locality-delay"] == "8"
+    assert cs["yarn.scheduler.capacity.rack-locality-additional-delay"] == "2"
+
+
 def test_empty_values_render_what_cluster_up_renders():
     """The same templates and code: an empty values file gives `cluster up`'s master files."""
     values = parse_values({})
@@ -121,6 +130,9 @@ def test_spec_fields_only_what_the_file_sets():
     ({"yarn": {"locality_delay_node": "3s"}}, "yarn.locality_delay_node: locality_delay_node and locality_delay_rack go together"),
     ({"yarn": {"locality_threshold_node": 2}}, "yarn.locality_threshold_node: must be -1 (off) or within 0..1"),
     ({"hdfs": {"replication": 5}}, "values: --replication must be between 1"),
+    ({"yarn": {"scheduler": "fifo"}}, "values: --scheduler must be one of fair, capacity"),
+    ({"yarn": {"node_locality_delay": "40"}}, "yarn.node_locality_delay: must be a count"),
+    ({"yarn": {"rack_locality_additional_delay": -2}}, "yarn.rack_locality_additional_delay: must be a count"),
     ("just text", "values: must be a mapping"),
 ])
 def test_bad_values_are_one_line_errors_naming_the_key(doc, message):

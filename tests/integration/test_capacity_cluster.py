@@ -1,0 +1,84 @@
+"""The bundled cluster on the Capacity Scheduler (issue 22): `dsbra cluster up --scheduler
+capacity`, its queues, a grep job in one of them, and dsbra reading its delay scheduling."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+
+import pytest
+import requests
+from hdfs import InsecureClient
+
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.jobs import run_grep
+from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.spec import ClusterSpec
+from dsbra.observe.collector import Endpoints
+from dsbra.observe.scheduler import settings_from_conf
+from netslots import SECOND
+
+pytestmark = pytest.mark.cluster
+
+# a node delay below the 4 nodes, so the cap by cluster size does not hide whether dsbra read it
+SPEC = ClusterSpec(workers=4, replication=2, **SECOND, scheduler="capacity", node_locality_delay=2)
+
+
+@pytest.fixture(scope="module")
+def capacity_cluster(second_cluster_slot_module):
+    if os.geteuid() != 0:
+        pytest.skip("the bundled cluster needs root (network namespaces)")
+    layout = StateLayout(second_cluster_slot_module.resolve())
+    try:
+        cl.up(SPEC, layout, timeout=300, log=lambda *_: None)
+        yield layout, cl.env(layout)
+    finally:
+        cl.down(layout)
+
+
+def test_the_resourcemanager_runs_the_capacity_scheduler_with_the_rendered_queues(capacity_cluster):
+    _, env = capacity_cluster
+    info = requests.get(f"{env['rm']}/ws/v1/cluster/scheduler",
+                        timeout=10).json()["scheduler"]["schedulerInfo"]
+    assert info["type"] == "capacityScheduler"
+    queues = {q["queueName"]: q for q in info["queues"]["queue"]}
+    assert set(queues) == {"default", "benchmark"}
+    assert all(q["capacity"] == 50.0 and q["maxCapacity"] == 100.0 for q in queues.values())
+
+
+def test_dsbra_reads_the_capacity_schedulers_node_delay(capacity_cluster):
+    _, env = capacity_cluster
+    ep = Endpoints.from_urls(env["rm"], env["namenode"], env["jhs"], user="root")
+    conf = ep.rm.conf()
+    assert conf["yarn.resourcemanager.scheduler.class"].endswith("capacity.CapacityScheduler")
+    s = settings_from_conf(conf, nodes=SPEC.workers)
+    # min(4 nodes, delay 2) missed opportunities, one heartbeat (1 s) each
+    assert s.delay_scheduling and s.delay_threshold_s == pytest.approx(2.0)
+    assert s.container_mb(512) == 512
+
+
+def _history_job(env: dict, job_id: str, timeout_s: float = 60) -> dict:
+    """The finished job as the JobHistoryServer reports it (it moves jobs in every few s)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        resp = requests.get(f"{env['jhs']}/ws/v1/history/mapreduce/jobs/{job_id}", timeout=10)
+        if resp.status_code == 200:
+            return resp.json()["job"]
+        time.sleep(1)
+    pytest.fail(f"the JobHistoryServer does not know {job_id} after {timeout_s} s")
+
+
+def test_a_grep_job_runs_in_a_capacity_queue(capacity_cluster):
+    layout, env = capacity_cluster
+    client = InsecureClient(env["namenode"], user="root")
+    root = f"/tests/grep-{uuid.uuid4().hex}"
+    for i in range(4):
+        client.write(f"{root}/in/part-{i}", data=(f"line {i} dsbra needle\n" * 300).encode())
+    result = run_grep(f"{root}/in", f"{root}/out", "needle", queue="benchmark", timeout=300,
+                      state_dir=layout.root)
+    job = _history_job(env, result.job_ids[0])
+    assert job["state"] == "SUCCEEDED" and job["mapsTotal"] == 4
+    assert job["queue"].split(".")[-1] == "benchmark"
+    with client.read(f"{root}/out/part-r-00000") as reader:
+        assert reader.read().decode().split() == ["1200", "needle"]
