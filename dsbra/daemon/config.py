@@ -32,6 +32,9 @@ class ClusterConfig:
     ca_bundle: str | None = None
     #: apply mode: one acting dsbra per cluster, by this file in HDFS (null: no cluster lock)
     lock_path: str | None = "/system/dsbra.id"
+    #: the Capacity Scheduler's node-locality-delay, when the RM's /conf does not show it
+    #: (null: the RM's value, else Hadoop's 40; dsbra.observe.scheduler)
+    node_locality_delay: int | None = None
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,8 @@ class Daemon:
         self.journal = Journal.open(self.dir / "journal.jsonl")
         self.assignments = Assignments.open(self.dir / ASSIGNMENTS_FILE)
         self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
-                                   since_ms=int(time.time() * 1000))
+                                   since_ms=int(time.time() * 1000),
+                                   node_locality_delay=c.node_locality_delay)
 
     def hold_cluster_lock(self) -> None:
         """In apply mode, hold the cluster lock: take it, or refresh it (SafetyError when

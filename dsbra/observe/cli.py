@@ -104,8 +104,11 @@ def format_table(doc: dict, top: int) -> str:
                    "(default: as --grace-s).")
 @click.option("--delay-threshold-s", type=click.FloatRange(min=0, min_open=True),
               help="Override D (default: derived from the scheduler's configuration).")
+@click.option("--node-locality-delay", type=click.IntRange(min=0),
+              help="Capacity Scheduler: the cluster's yarn.scheduler.capacity.node-locality-delay, "
+                   "when the ResourceManager's /conf does not show it (default: Hadoop's 40).")
 def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url, jhs_url, user,
-            state_path, grace_s, settle_s, delay_threshold_s):
+            state_path, grace_s, settle_s, delay_threshold_s, node_locality_delay):
     """Watch the cluster for one window and measure, per HDFS block, the map tasks that read it (N), those delayed by delay
     scheduling (M) and their delay (DT, seconds) over one window, with the block's live
     replicas and the scheduler's threshold D.
@@ -126,7 +129,8 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
     watch = not history
     now_ms = int(time.time() * 1000)
     start_ms = now_ms if watch else now_ms - int(window_s * 1000)
-    collector = Collector(ep, state_path=state_path, since_ms=start_ms)
+    collector = Collector(ep, state_path=state_path, since_ms=start_ms,
+                          node_locality_delay=node_locality_delay)
     if state_path is not None and collector.since_ms != start_ms:
         start_ms = collector.cursor_ms
     collector.settings()

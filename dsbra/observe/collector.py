@@ -29,7 +29,8 @@ import fastavro
 from dsbra.errors import HadoopError, StateError
 from dsbra.observe import jhist, shapes, splits
 from dsbra.observe.http import AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs
-from dsbra.observe.scheduler import SchedulerSettings, settings_from_conf
+from dsbra.observe.scheduler import (CAPACITY_NODE_DELAY_DEFAULT, SchedulerSettings,
+                                     settings_from_conf)
 
 log = logging.getLogger(__name__)
 
@@ -168,8 +169,13 @@ class Collector:
     """Poll a cluster; accumulate counted map observations until :meth:`take` hands them out."""
 
     def __init__(self, endpoints: Endpoints, *, state_path: Path | None = None,
-                 since_ms: int | None = None, clock=time.time):
+                 since_ms: int | None = None, clock=time.time,
+                 node_locality_delay: int | None = None):
+        """``node_locality_delay``: the Capacity Scheduler's, for a ResourceManager whose
+        configuration does not show it (dsbra.observe.scheduler)."""
         self.ep = endpoints
+        self.node_locality_delay = node_locality_delay
+        self._told_default = False
         self.state_path = Path(state_path) if state_path else None
         self.clock = clock
         now = int(clock() * 1000)
@@ -209,7 +215,15 @@ class Collector:
     def settings(self, refresh: bool = False) -> SchedulerSettings:
         if self._settings is None or refresh:
             running = [n for n in self.nodes(refresh) if n.get("state") == "RUNNING"]
-            self._settings = settings_from_conf(self.ep.rm.conf(), len(running))
+            self._settings = settings_from_conf(self.ep.rm.conf(), len(running),
+                                                self.node_locality_delay)
+            if self._settings.delay_source == "hadoop-default" and not self._told_default:
+                self._told_default = True
+                log.warning("the ResourceManager does not show yarn.scheduler.capacity."
+                            "node-locality-delay (capacity-scheduler.xml is not in its /conf): "
+                            "assuming Hadoop's default %d; give the cluster's value as "
+                            "cluster.node_locality_delay (dsbra run) or --node-locality-delay "
+                            "(dsbra observe)", CAPACITY_NODE_DELAY_DEFAULT)
         return self._settings
 
     # ------------------------------------------------------------------ polling

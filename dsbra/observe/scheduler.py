@@ -17,6 +17,13 @@ yarn.scheduler.capacity.node-locality-delay)`` scheduling opportunities (-1: no 
 count is the Fair Scheduler's kind, so D is reported the same way: that count times the
 heartbeat (an application offered one heartbeat per interval), the lower bound the count over
 the nodes times the heartbeat. It normalises asks to multiples of the minimum allocation.
+
+The ResourceManager's ``/conf`` shows capacity-scheduler.xml's settings only when they are set
+in yarn-site.xml (the Capacity Scheduler reads both); with the default file-based store neither
+``/conf`` nor ``/ws/v1/cluster/scheduler-conf`` has them (checked on the bundled cluster). So
+the node delay comes from ``/conf`` when there, else from the operator (``node_locality_delay``:
+`dsbra observe --node-locality-delay`, the daemon's ``cluster.node_locality_delay``), else
+Hadoop's default 40, and ``delay_source`` says which.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ class SchedulerSettings:
     min_delay_s: float  #: the lower bound threshold x heartbeat
     min_allocation_mb: int
     increment_mb: int
+    #: where the delay came from: rm-conf, dsbra-config or hadoop-default
+    delay_source: str = "rm-conf"
 
     def container_mb(self, asked_mb: int) -> int:
         """The container size the RM grants for an ask (normalised up to the increment)."""
@@ -56,7 +65,10 @@ def _f(conf: dict[str, str], key: str, default: float) -> float:
     return default if value is None else value
 
 
-def settings_from_conf(conf: dict[str, str], nodes: int) -> SchedulerSettings:
+def settings_from_conf(conf: dict[str, str], nodes: int,
+                       node_locality_delay: int | None = None) -> SchedulerSettings:
+    """``node_locality_delay``: the Capacity Scheduler's, as the operator gives it, for when
+    the RM's configuration does not show it."""
     scheduler = conf.get("yarn.resourcemanager.scheduler.class", "")
     heartbeat_s = _f(conf, "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", 1000) / 1000
     if heartbeat_s <= 0:
@@ -72,9 +84,9 @@ def settings_from_conf(conf: dict[str, str], nodes: int) -> SchedulerSettings:
         or conf.get("yarn.scheduler.increment-allocation-mb")
     increment = int(shapes.as_float(inc, 1024) or 1024) if is_fair else min_mb
     is_capacity = scheduler.endswith("CapacityScheduler")
+    source = "rm-conf"
     if is_capacity:
-        delay = int(_f(conf, "yarn.scheduler.capacity.node-locality-delay",
-                       CAPACITY_NODE_DELAY_DEFAULT))
+        delay, source = _capacity_node_delay(conf, node_locality_delay)
         count = min(max(nodes, 1), delay)
         threshold = count / max(nodes, 1) if delay >= 0 else -1.0
         on = count > 0
@@ -88,4 +100,16 @@ def settings_from_conf(conf: dict[str, str], nodes: int) -> SchedulerSettings:
         on, d, d_min = False, 0.0, 0.0
     return SchedulerSettings(scheduler=scheduler, delay_scheduling=on, node_threshold=threshold,
                              heartbeat_s=heartbeat_s, nodes=nodes, delay_threshold_s=d,
-                             min_delay_s=d_min, min_allocation_mb=min_mb, increment_mb=increment)
+                             min_delay_s=d_min, min_allocation_mb=min_mb, increment_mb=increment,
+                             delay_source=source)
+
+
+def _capacity_node_delay(conf: dict[str, str], given: int | None) -> tuple[int, str]:
+    """The RM's value when its configuration shows one (it is what the scheduler uses), else
+    the operator's, else Hadoop's default."""
+    live = shapes.as_float(conf.get("yarn.scheduler.capacity.node-locality-delay"), None)
+    if live is not None:
+        return int(live), "rm-conf"
+    if given is not None:
+        return given, "dsbra-config"
+    return CAPACITY_NODE_DELAY_DEFAULT, "hadoop-default"

@@ -15,7 +15,7 @@ from dsbra.cluster import cluster as cl
 from dsbra.cluster.jobs import run_grep
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
-from dsbra.observe.collector import Endpoints
+from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.scheduler import settings_from_conf
 from netslots import SECOND
 
@@ -47,15 +47,20 @@ def test_the_resourcemanager_runs_the_capacity_scheduler_with_the_rendered_queue
     assert all(q["capacity"] == 50.0 and q["maxCapacity"] == 100.0 for q in queues.values())
 
 
-def test_dsbra_reads_the_capacity_schedulers_node_delay(capacity_cluster):
+def test_dsbra_takes_the_node_delay_the_resourcemanager_does_not_show(capacity_cluster):
     _, env = capacity_cluster
     ep = Endpoints.from_urls(env["rm"], env["namenode"], env["jhs"], user="root")
     conf = ep.rm.conf()
     assert conf["yarn.resourcemanager.scheduler.class"].endswith("capacity.CapacityScheduler")
-    s = settings_from_conf(conf, nodes=SPEC.workers)
-    # min(4 nodes, delay 2) missed opportunities, one heartbeat (1 s) each
-    assert s.delay_scheduling and s.delay_threshold_s == pytest.approx(2.0)
-    assert s.container_mb(512) == 512
+    # the RM's /conf holds yarn-site.xml and friends, not capacity-scheduler.xml
+    assert not any(k.startswith("yarn.scheduler.capacity.") for k in conf)
+    unknown = settings_from_conf(conf, nodes=SPEC.workers)
+    assert unknown.delay_source == "hadoop-default"  # min(4 nodes, 40) opportunities
+    assert unknown.delay_scheduling and unknown.delay_threshold_s == pytest.approx(4.0)
+    given = Collector(ep, node_locality_delay=SPEC.node_locality_delay).settings()
+    # min(4 nodes, the cluster's 2) missed opportunities, one heartbeat (1 s) each
+    assert given.delay_source == "dsbra-config"
+    assert given.delay_threshold_s == pytest.approx(2.0) and given.container_mb(512) == 512
 
 
 def _history_job(env: dict, job_id: str, timeout_s: float = 60) -> dict:
