@@ -4,7 +4,8 @@ A SETREPLICATION is written as ``intent`` (path, before, target, base, reason) b
 sent, ``sent`` once the NameNode accepted it, and ``done`` when the NameNode reports the new
 replica count on every block of the file. ``cancelled`` closes an intent that never reached
 the NameNode, ``failed`` one it refused. ``held-out`` records a raise the experiment's control
-group did not get (dsbra.policy.experiment): a decision, not an action; nothing was sent. On restart :meth:`Journal.reconcile` closes the open
+group did not get (dsbra.policy.experiment): a decision, not an action; nothing was sent.
+It is written when the target it would have had changes, not every round. On restart :meth:`Journal.reconcile` closes the open
 intents against what HDFS now says, and never sends anything again: no change is applied
 twice, and none is forgotten (every intent ends in sent/done, cancelled or failed).
 
@@ -54,7 +55,7 @@ class Journal:
     actions: dict[int, Action] = field(default_factory=dict)
     base: dict[str, int] = field(default_factory=dict)  #: file -> base replication
     replication: dict[str, int] = field(default_factory=dict)  #: file -> last target we set
-    held_out: int = 0  #: held-out decisions recorded
+    held_out: dict[str, int] = field(default_factory=dict)  #: file -> last held-out target
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Journal":
@@ -79,7 +80,7 @@ class Journal:
     def _replay(self, rec: dict) -> None:
         op = rec["op"]
         if op == HELD_OUT:
-            self.held_out += 1
+            self.held_out[rec["path"]] = int(rec["target"])
         elif op == OPEN:
             a = Action(id=int(rec["id"]), path=rec["path"], before=int(rec["before"]),
                        target=int(rec["target"]), base=int(rec["base"]),
@@ -114,7 +115,11 @@ class Journal:
 
     def hold_out(self, path: str, before: int, would_target: int, reason: dict,
                  round_: int) -> None:
-        """Record a raise held out for the experiment (nothing is sent)."""
+        """Record a raise held out for the experiment (nothing is sent); a file held out at the
+        same target as last time is not recorded again, so a control file hot for days adds a
+        line per change of its would-be target, not per round."""
+        if self.held_out.get(path) == would_target:
+            return
         self._append({"op": HELD_OUT, "ts": time.time(), "path": path, "before": before,
                       "target": would_target, "reason": reason, "round": round_})
 

@@ -82,7 +82,11 @@ def test_a_held_out_raise_is_journaled_and_not_sent(tmp_path):
     lines = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
     assert [(r["op"], r["path"]) for r in lines] == [("held-out", "/hot-a")]
     again = Journal.open(tmp_path / "journal.jsonl")
-    assert again.held_out == 1 and again.actions == {} and again.raised_files() == {}
+    assert again.actions == {} and again.raised_files() == {}
+    assert again.held_out == {"/hot-a": by_file["/hot-a"]["would_target"]}
+    # the next round holds it out at the same target: logged, not journaled again
+    apply_plan(res.plan, res.ri.node_names, again, actor=None, round_=2, apply=False)
+    assert len((tmp_path / "journal.jsonl").read_text().splitlines()) == 1
 
 
 def _obs(i, launch_s, finish_s, path="/hot-a"):
