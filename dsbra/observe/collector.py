@@ -320,6 +320,8 @@ class Collector:
         self._load_splits(job, live=True)
         if job.staging_jhist is None:
             staging = self._staging_dir(job, live=True)
+            if not staging:  # a job conf without mapreduce.job.dir: nothing to follow live
+                return False
             names = [shapes.as_str(s.get("pathSuffix"), "") for s in self.ep.hdfs.list_status(staging)]
             hist = sorted(n for n in names if n.endswith(".jhist"))
             if not hist:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dsbra.errors import HadoopError
@@ -67,6 +67,8 @@ class MutatingReplayer(Replayer):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.sampled_from(["collector-binary", "collector-json"]), st.integers(0, 10**4),
        st.integers(0, 10**9), JUNK, st.booleans())
+# a running job's conf reply without mapreduce.job.dir: its staging dir was looked up as None
+@example(scenario="collector-json", target=2581, choice=0, replacement={}, drop=False)
 def test_mutated_replies_never_crash_the_collector(scenario, target, choice, replacement, drop):
     exp = expected(scenario)
     replayer = MutatingReplayer(captured(scenario), target, choice, replacement, drop)
