@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dsbra.daemon.experiment import ASSIGNMENTS_FILE
+from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
 from dsbra.daemon.records import MAPS_DIR, read_map_records
 from dsbra.errors import InputError
 from dsbra.policy.experiment import CONTROL, TREATMENT
@@ -69,16 +69,8 @@ def state_dir_of(path: Path) -> Path:
 
 def read_assignments(path: Path) -> dict[str, tuple[str, int]]:
     """file -> (group, first decision ms), the first record of each file."""
-    out: dict[str, tuple[str, int]] = {}
-    for no, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            out.setdefault(str(rec["file"]), (str(rec["group"]), int(rec["first_decision_ms"])))
-        except (ValueError, KeyError, TypeError):
-            raise InputError(f"{path} line {no} is not an experiment assignment") from None
-    return out
+    book = Assignments.open(path)
+    return {f: (g, book.first_decision_ms[f]) for f, g in book.groups.items()}
 
 
 def per_file_sums(maps: pa.Table, assignments: dict[str, tuple[str, int]], group: str,

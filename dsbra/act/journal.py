@@ -4,10 +4,11 @@ A SETREPLICATION is written as ``intent`` (path, before, target, base, reason) b
 sent, ``sent`` once the NameNode accepted it, and ``done`` when the NameNode reports the new
 replica count on every block of the file. ``cancelled`` closes an intent that never reached
 the NameNode, ``failed`` one it refused. ``held-out`` records a raise the experiment's control
-group did not get (dsbra.policy.experiment): a decision, not an action; nothing was sent.
-It is written when the target it would have had changes, not every round. On restart :meth:`Journal.reconcile` closes the open
-intents against what HDFS now says, and never sends anything again: no change is applied
-twice, and none is forgotten (every intent ends in sent/done, cancelled or failed).
+group did not get (dsbra.policy.experiment): a decision, not an action; nothing was sent. It
+is written when the target it would have had changes, not every round. On restart
+:meth:`Journal.reconcile` closes the open intents against what HDFS now says, and never
+sends anything again: no change is applied twice, and none is forgotten (every intent ends in
+sent/done, cancelled or failed).
 
 The journal also remembers each file's base replication (the replication it had before our
 first change), so a file we raised is lowered back to that base and never below it, even when
@@ -29,6 +30,40 @@ log = logging.getLogger(__name__)
 
 OPEN, SENT, DONE, CANCELLED, FAILED = "intent", "sent", "done", "cancelled", "failed"
 HELD_OUT = "held-out"
+
+
+def replay_jsonl(path: Path, what: str, apply) -> None:
+    """Feed each record of an append-only JSONL state file to ``apply`` (nothing when the file
+    does not exist). A malformed last line is the write a crash tore: skipped with a warning;
+    any other malformed line, or a record ``apply`` cannot take, is a StateError naming it."""
+    if not path.exists():
+        return
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise StateError(f"{what} {path}: {exc.strerror}") from None
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            apply(json.loads(line))
+        except (ValueError, KeyError, TypeError):
+            if no == len(lines):  # a torn last line: the write that crashed
+                log.warning("%s %s: ignoring a torn last line", what, path)
+                continue
+            raise StateError(f"{what} {path} line {no} is malformed") from None
+
+
+def append_jsonl(path: Path, recs: list[dict]) -> None:
+    """Append records to a JSONL state file, one line each, fsynced before returning."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(rec, sort_keys=True) + "\n" for rec in recs)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, text.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -60,21 +95,7 @@ class Journal:
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Journal":
         j = cls(Path(path))
-        if j.path.exists():
-            try:
-                lines = j.path.read_text().splitlines()
-            except OSError as exc:
-                raise StateError(f"journal {j.path}: {exc.strerror}") from None
-            for no, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    j._replay(json.loads(line))
-                except (ValueError, KeyError, TypeError):
-                    if no == len(lines):  # a torn last line: the write that crashed
-                        log.warning("journal %s: ignoring a torn last line", j.path)
-                        continue
-                    raise StateError(f"journal {j.path} line {no} is malformed") from None
+        replay_jsonl(j.path, "journal", j._replay)
         return j
 
     def _replay(self, rec: dict) -> None:
@@ -94,14 +115,7 @@ class Journal:
                 self.replication[a.path] = a.target
 
     def _append(self, rec: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(rec, sort_keys=True) + "\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_jsonl(self.path, [rec])
         self._replay(rec)
 
     def intent(self, path: str, before: int, target: int, base: int, reason: dict,

@@ -9,16 +9,12 @@ its first decision on.
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dsbra.errors import StateError
+from dsbra.act.journal import append_jsonl, replay_jsonl
 from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
-
-log = logging.getLogger(__name__)
 
 ASSIGNMENTS_FILE = "experiment.jsonl"
 
@@ -27,31 +23,22 @@ ASSIGNMENTS_FILE = "experiment.jsonl"
 class Assignments:
     path: Path
     groups: dict[str, str] = field(default_factory=dict)  #: file -> its group
+    first_decision_ms: dict[str, int] = field(default_factory=dict)  #: file -> when assigned
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Assignments":
         a = cls(Path(path))
-        if not a.path.exists():
-            return a
-        try:
-            lines = a.path.read_text().splitlines()
-        except OSError as exc:
-            raise StateError(f"experiment assignments {a.path}: {exc.strerror}") from None
-        for no, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                if rec["group"] not in (TREATMENT, CONTROL):
-                    raise ValueError(rec["group"])
-                a.groups.setdefault(str(rec["file"]), rec["group"])
-            except (ValueError, KeyError, TypeError):
-                if no == len(lines):  # a torn last line: the write that crashed
-                    log.warning("experiment assignments %s: ignoring a torn last line", a.path)
-                    continue
-                raise StateError(f"experiment assignments {a.path} line {no} is malformed"
-                                 ) from None
+        replay_jsonl(a.path, "experiment assignments", a._add)
         return a
+
+    def _add(self, rec: dict) -> None:
+        """Take one record; a file's first record wins."""
+        if rec["group"] not in (TREATMENT, CONTROL):
+            raise ValueError(rec["group"])
+        f = str(rec["file"])
+        if f not in self.groups:
+            self.groups[f] = rec["group"]
+            self.first_decision_ms[f] = int(rec["first_decision_ms"])
 
     def counts(self) -> dict[str, int]:
         groups = list(self.groups.values())
@@ -67,16 +54,15 @@ class Assignments:
         if not new:
             return []
         control = holdout.is_control(new)
-        recs = [{"file": f, "group": CONTROL if c else TREATMENT, "round": round_,
-                 "first_decision_ms": at_ms, "holdout": holdout.fraction, "seed": holdout.seed}
-                for f, c in zip(new, control)]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, "".join(json.dumps(r, sort_keys=True) + "\n" for r in recs).encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        return self.record([(f, CONTROL if c else TREATMENT) for f, c in zip(new, control)],
+                           holdout, round_=round_, at_ms=at_ms)
+
+    def record(self, groups: list[tuple[str, str]], holdout: Holdout, *, round_: int,
+               at_ms: int) -> list[dict]:
+        """Record (file, group) pairs decided at ``at_ms`` in round ``round_``; the records."""
+        recs = [{"file": f, "group": g, "round": round_, "first_decision_ms": at_ms,
+                 "holdout": holdout.fraction, "seed": holdout.seed} for f, g in groups]
+        append_jsonl(self.path, recs)
         for r in recs:
-            self.groups[r["file"]] = r["group"]
+            self._add(r)
         return recs

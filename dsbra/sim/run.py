@@ -142,11 +142,10 @@ def write_experiment(out_dir: Path, driver: PolicyDriver, maps) -> None:
     from dsbra.daemon.records import MAPS_DIR, MapRecordStore
 
     paths = driver.dataset.file_paths
-    groups = {str(paths[f]): g for f, (g, _, _) in driver.assignments.items()}
-    holdout = Holdout(driver.holdout.fraction, driver.holdout.seed, assigned=groups)
     book = Assignments(out_dir / ASSIGNMENTS_FILE)
     book.path.unlink(missing_ok=True)
-    for f, (_, at_s, round_) in sorted(driver.assignments.items(), key=lambda kv: kv[1][1:]):
-        book.assign([str(paths[f])], holdout, round_=round_, at_ms=int(round(at_s * 1000)))
+    for f, (group, at_s, round_) in sorted(driver.assignments.items(), key=lambda kv: kv[1][1:]):
+        book.record([(str(paths[f]), group)], driver.holdout, round_=round_,
+                    at_ms=int(round(at_s * 1000)))
     end_ms = int(maps.column("window_end_ms")[0].as_py()) if maps.num_rows else 0
     MapRecordStore(out_dir / MAPS_DIR, float("inf"), 1 << 62).write(maps, end_ms)
