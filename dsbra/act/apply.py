@@ -21,7 +21,7 @@ def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: i
     with the target it would have had, outcome ``held-out``, and not sent.
     """
     out = []
-    for k, rec in zip(plan.held_out(), plan.to_records(node_names, plan.held_out())):
+    for rec in plan.to_records(node_names, plan.held_out()):
         rec["base"] = journal.base.get(rec["file"], int(rec["current"]))
         rec["outcome"] = "held-out"
         journal.hold_out(rec["file"], rec["current"], rec["would_target"], rec["reason"], round_)

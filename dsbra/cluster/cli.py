@@ -43,14 +43,15 @@ def cluster() -> None:
 @click.option("--port-offset", type=int, default=0, show_default=True, help="Added to every master port.")
 @click.option("--replication", type=int, default=None, help="HDFS default replication [default: 3, at most --workers].")
 @click.option("--block-size", default="8m", show_default=True, help="HDFS default block size (k/m/g suffix).")
-@click.option("--scheduler", type=click.Choice(SCHEDULERS), default="fair", show_default=True,
+@click.option("--scheduler", type=click.Choice(SCHEDULERS), default=ClusterSpec.scheduler, show_default=True,
               help="The ResourceManager's scheduler: the Fair Scheduler (the --locality-delay-* and "
                    "--continuous-scheduling options) or the Capacity Scheduler (--node-locality-delay, "
                    "--rack-locality-additional-delay; queues default and benchmark, 50% each, up to 100%).")
-@click.option("--node-locality-delay", type=int, default=40, show_default=True,
+@click.option("--node-locality-delay", type=int, default=ClusterSpec.node_locality_delay, show_default=True,
               help="Capacity Scheduler: missed scheduling opportunities before a rack-local container, "
                    "capped by the node count (-1: no delay).")
-@click.option("--rack-locality-additional-delay", type=int, default=-1, show_default=True,
+@click.option("--rack-locality-additional-delay", type=int,
+              default=ClusterSpec.rack_locality_additional_delay, show_default=True,
               help="Capacity Scheduler: further missed opportunities before an off-switch container "
                    "(-1: Hadoop's locality wait factor instead).")
 @click.option("--locality-delay-node", type=float, default=1.0, show_default=True,

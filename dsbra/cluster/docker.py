@@ -238,8 +238,10 @@ def _docker_build(client, context: Path, tag: str, labels: dict, log_path: Path,
 
 
 def compose_document(workers: int = 4, subnet: str = DEFAULT_SUBNET, image: str | None = None,
-                     daemon: bool = True, scheduler: str = "fair", node_locality_delay: int = 40,
-                     rack_locality_additional_delay: int = -1) -> dict:
+                     daemon: bool = True, scheduler: str = ClusterSpec.scheduler,
+                     node_locality_delay: int = ClusterSpec.node_locality_delay,
+                     rack_locality_additional_delay: int = ClusterSpec.rack_locality_additional_delay
+                     ) -> dict:
     """The compose file of a cluster of `workers` workers on `subnet` (a dict for yaml). No
     top-level `name` (docker-compose 1.x rejects it): the project is `-p` or COMPOSE_PROJECT_NAME."""
     spec = ClusterSpec(workers=workers, replication=min(3, workers), subnet=subnet,
@@ -247,7 +249,7 @@ def compose_document(workers: int = 4, subnet: str = DEFAULT_SUBNET, image: str 
                        rack_locality_additional_delay=rack_locality_additional_delay)
     image = image or image_tag(spec.hadoop_version)
     args = ["--workers", str(workers), "--subnet", subnet]
-    if scheduler != "fair":
+    if scheduler != ClusterSpec.scheduler:
         args += ["--scheduler", scheduler, "--node-locality-delay", str(node_locality_delay),
                  "--rack-locality-additional-delay", str(rack_locality_additional_delay)]
     gateway = str(spec.network.broadcast_address - 1)  # .1 is the master, as in the netns cluster

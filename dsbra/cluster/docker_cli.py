@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from dsbra.cluster.docker import DEFAULT_SUBNET, build as build_image, render_compose
-from dsbra.cluster.spec import SCHEDULERS
+from dsbra.cluster.spec import SCHEDULERS, ClusterSpec
 
 
 @click.group("docker")
@@ -34,11 +34,12 @@ def build(mirror, force) -> None:
 @click.option("--subnet", default=DEFAULT_SUBNET, show_default=True,
               help="Network of the containers; master .1, worker i .(10+i), gateway .254.")
 @click.option("--no-daemon", is_flag=True, help="Leave out the dsbra daemon's sidecar service.")
-@click.option("--scheduler", type=click.Choice(SCHEDULERS), default="fair", show_default=True,
+@click.option("--scheduler", type=click.Choice(SCHEDULERS), default=ClusterSpec.scheduler, show_default=True,
               help="The ResourceManager's scheduler (as `dsbra cluster up --scheduler`).")
-@click.option("--node-locality-delay", type=int, default=40, show_default=True,
+@click.option("--node-locality-delay", type=int, default=ClusterSpec.node_locality_delay, show_default=True,
               help="Capacity Scheduler: missed scheduling opportunities before a rack-local container.")
-@click.option("--rack-locality-additional-delay", type=int, default=-1, show_default=True,
+@click.option("--rack-locality-additional-delay", type=int,
+              default=ClusterSpec.rack_locality_additional_delay, show_default=True,
               help="Capacity Scheduler: further missed opportunities before an off-switch container.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write here instead of stdout.")

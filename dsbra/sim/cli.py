@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from dsbra.errors import InputError
-from dsbra.sim.config import DELAY_MODES, ORACLE, REACTIVE_ORACLE, SCHEDULERS, SIGNALS
+from dsbra.sim.config import DELAY_MODES, ORACLE, REACTIVE_ORACLE, SCHEDULERS, SIGNALS, SimConfig
 from dsbra.sim.workload import ARRIVALS
 from dsbra.policy.profiles import parse_assignments
 
@@ -63,10 +63,11 @@ log = logging.getLogger(__name__)
               help="yarn: locality.threshold.node (fraction of nodes; < 0 disables).")
 @click.option("--yarn-threshold-rack", type=float, default=-1.0, show_default=True,
               help="yarn: locality.threshold.rack.")
-@click.option("--node-locality-delay", type=int, default=40, show_default=True,
+@click.option("--node-locality-delay", type=int, default=SimConfig.node_locality_delay, show_default=True,
               help="capacity: missed scheduling opportunities before a rack-local map (capped by "
                    "--nodes; -1: no delay).")
-@click.option("--rack-locality-additional-delay", type=int, default=-1, show_default=True,
+@click.option("--rack-locality-additional-delay", type=int,
+              default=SimConfig.rack_locality_additional_delay, show_default=True,
               help="capacity: further missed opportunities before an off-switch map (-1: the "
                    "locality wait factor).")
 @click.option("--heartbeat-s", type=float, default=1.0, show_default=True,
@@ -123,7 +124,6 @@ def sim(**kw) -> None:
     MR locality matching) running a job schedule under a replication policy, calling the same
     policy code as the daemon every --interval-s. Deterministic for a given --seed."""
     from dsbra.policy.api import POLICY_NAMES
-    from dsbra.sim.config import SimConfig
     from dsbra.sim.run import WorkloadSpec, simulate
 
     known = (*POLICY_NAMES, ORACLE, REACTIVE_ORACLE)

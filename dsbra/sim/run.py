@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dsbra.errors import InputError
+from dsbra.policy.experiment import Holdout
 from dsbra.sim import workload as workloads
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.engine import Simulation
 from dsbra.sim.metrics import build_tables, summarize, write_run
-from dsbra.policy.experiment import Holdout
 from dsbra.sim.policy_driver import PolicyDriver, policy_params
 
 
@@ -98,15 +98,14 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
     driver = sim.policy_driver
     paths = wl.dataset.file_paths
     decided = {str(paths[f]): (g, at_s) for f, (g, at_s, _) in driver.assignments.items()}
-    maps = map_records(tasks, paths[wl.dataset.block_file]) if cfg.holdout or keep_maps else None
+    maps = map_records_of_tasks(tasks, paths[wl.dataset.block_file]) if cfg.holdout or keep_maps else None
     if out_dir is not None and cfg.holdout:
         write_experiment(Path(out_dir), driver, maps)
     return RunResult(summary=summary, jobs=jobs, tasks=tasks, rounds=raw.rounds,
                      decided=decided, maps=maps)
 
 
-
-def map_records(tasks: dict, block_paths):
+def map_records_of_tasks(tasks: dict, block_paths):
     """The run's maps as the daemon records them (dsbra.daemon.records), times in ms of
     simulated time; ``block_paths``: each block's file."""
     import numpy as np
