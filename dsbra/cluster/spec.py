@@ -15,7 +15,7 @@ HADOOP_VERSION = "3.4.2"
 #: versions the bundled cluster runs: 3.4.x answers REST in Jersey 1's JSON shapes, 3.5.x in Jersey 2's
 HADOOP_VERSIONS = ("3.4.2", "3.5.0")
 MAX_WORKERS = 32
-SCHEDULERS = ("fair", "capacity")
+SCHEDULERS = ("fair", "capacity", "fifo")
 
 # master ports (before --port-offset); all bound to the master's address
 MASTER_PORTS = {
@@ -62,7 +62,8 @@ class ClusterSpec:
 
     workers: int = 4
     racks: int = 2
-    #: the ResourceManager's scheduler: fair (FairScheduler) or capacity (CapacityScheduler)
+    #: the ResourceManager's scheduler: fair (FairScheduler), capacity (CapacityScheduler) or
+    #: fifo (FifoScheduler: no delay scheduling, for showing that dsbra refuses it)
     scheduler: str = "fair"
     subnet: str = "10.77.0.0/24"
     prefix: str = "dsbra"  # names the bridge (<prefix>0) and namespaces (<prefix>-w<i>)
@@ -82,11 +83,21 @@ class ClusterSpec:
     #: cluster's node count
     node_locality_delay: int = 40
     rack_locality_additional_delay: int = -1
+    #: how the Capacity Scheduler fills a heartbeating node (Hadoop's defaults): several
+    #: containers per heartbeat, at most max_container_assignments (-1: no limit) and
+    #: max_offswitch_assignments off-switch; no asynchronous or multi-node placement
+    multiple_assignments: bool = True
+    max_container_assignments: int = 100
+    max_offswitch_assignments: int = 1
+    schedule_asynchronously: bool = False
+    multi_node_placement: bool = False
     preemption: bool = False
     #: Fair Scheduler queues and placement rules (None: config.DEFAULT_QUEUES / DEFAULT_PLACEMENT);
     #: `dsbra conf` validates them (dsbra.conf.values)
     queues: list | None = None
     placement: list | None = None
+    #: Capacity Scheduler queues under root (None: config.DEFAULT_CAPACITY_QUEUES); validated the same way
+    capacity_queues: list | None = None
     nm_memory_mb: int = 2560
     nm_vcores: int = 4
     #: map and reduce containers, and ApplicationMasters: one size, so that a NodeManager holds
@@ -154,6 +165,11 @@ class ClusterSpec:
             raise InputError("--continuous-scheduling and --locality-delay-node-ms/-rack-ms are the Fair "
                              "Scheduler's; the Capacity Scheduler takes --node-locality-delay and "
                              "--rack-locality-additional-delay")
+        if self.scheduler != "capacity" and self.capacity_queues is not None:
+            raise InputError(f"capacity_queues are the Capacity Scheduler's queues, and --scheduler is {self.scheduler}")
+        if self.scheduler == "capacity" and (self.queues is not None or self.placement is not None):
+            raise InputError("queues and placement are the Fair Scheduler's, and --scheduler is capacity: "
+                             "declare capacity_queues instead")
         if node_ms >= 0 and not self.continuous_scheduling:
             raise InputError("--locality-delay-node-ms/-rack-ms need --continuous-scheduling: the Fair "
                              "Scheduler reads them only then")

@@ -77,6 +77,12 @@ def status(config_path, as_json):
     click.echo(f"state {doc.get('state')}{' (paused)' if doc['paused'] else ''}, mode "
                f"{doc.get('mode')}, rounds {doc.get('rounds')}, pending actions "
                f"{doc.get('pending_actions', 0)}")
+    sched = doc.get("scheduler")
+    if sched:
+        delay = (f"delay scheduling on, D {sched['delay_threshold_s']:.1f} s "
+                 f"({sched['delay_source']})" if sched["delay_scheduling"]
+                 else "delay scheduling off")
+        click.echo(f"scheduler {sched['name']}: {delay}, {sched['nodes']} nodes")
     exp = doc.get("experiment") or {}
     if exp.get("holdout") or any((exp.get("files") or {}).values()):
         files = exp.get("files", {})

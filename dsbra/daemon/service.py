@@ -57,6 +57,7 @@ class Daemon:
         self.reload = threading.Event()
         self.metrics = Metrics()
         self.status: dict = {"state": "starting", "mode": cfg.mode, "rounds": 0}
+        self._scheduler_line = ""  #: the scheduler as last logged (logged again on change)
         self._lock_fh = None
         self.cluster_lock: ClusterLock | None = None
         self.collector = None
@@ -146,6 +147,7 @@ class Daemon:
                  "holdout=%s", self.cfg.mode, self.cfg.interval_s, pol.name,
                  pol.profile or ("default" if pol.name == "dsbra" else "-"), self.dir,
                  self.urls["rm"], self.urls["webhdfs"], self.cfg.experiment.holdout)
+        self._scheduler_refusal()
         try:
             self._reconcile()
             while not self.stop.is_set():
@@ -272,6 +274,9 @@ class Daemon:
             reasons.append("paused: dsbra pause (resume with dsbra resume)")
         if lock_refusal:
             reasons.append(lock_refusal)
+        scheduler_refusal = self._scheduler_refusal()
+        if scheduler_refusal:
+            reasons.append(scheduler_refusal)
         for reason in reasons:
             log.warning("round=%d refuse reason=%s", self.round, reason.split(":")[0])
             self.metrics.refusals.labels(reason=reason.split(":")[0]).inc()
@@ -299,6 +304,31 @@ class Daemon:
                  "input_gone=%d", self.round, len(res.ri), info["map_tasks"], res.decision.gavg,
                  len(info["decisions"]), acting, len(reasons), info["input_gone_tasks"])
         return self._finish(info, t0)
+
+    def _scheduler_refusal(self) -> str | None:
+        """Why this cluster's scheduler gives dsbra nothing to act on (None: it does). The
+        scheduler and its D go to the log at start and whenever they change, and to /status."""
+        try:
+            s = self.collector.settings()  # refreshed by every round's build_round
+        except HadoopError as exc:  # the round's own poll reports the outage
+            log.warning("scheduler not read yet: %s", exc)
+            return None
+        refusal = s.no_signal()
+        line = s.describe()
+        if line != self._scheduler_line:
+            self._scheduler_line = line
+            if refusal:
+                log.error(refusal)
+            elif not s.delay_scheduling:
+                log.warning("%s: delay scheduling is off, no map waits for locality, so dsbra "
+                            "finds nothing to raise", line)
+            else:
+                log.info(line)
+        self.status["scheduler"] = {"name": s.short_name, "delay_scheduling": s.delay_scheduling,
+                                    "delay_threshold_s": s.delay_threshold_s,
+                                    "delay_source": s.delay_source, "nodes": s.nodes,
+                                    "refusal": refusal}
+        return refusal
 
     def experiment_status(self) -> dict:
         """The experiment's settings and the files assigned to each group so far."""

@@ -53,6 +53,29 @@ class SchedulerSettings:
     #: where the delay came from: rm-conf, dsbra-config or hadoop-default
     delay_source: str = "rm-conf"
 
+    @property
+    def short_name(self) -> str:
+        """The scheduler class without its package (``FairScheduler``), or ``unknown``."""
+        return self.scheduler.rsplit(".", 1)[-1] or "unknown"
+
+    def no_signal(self) -> str | None:
+        """Why dsbra cannot see delay scheduling on this scheduler (None: it can).
+
+        Only the Fair and Capacity Schedulers delay containers for locality in a way dsbra
+        reads; on any other (the FIFO scheduler, a custom one) M and DT would be zeros that
+        mean nothing, so the daemon refuses to act rather than run quietly for nothing."""
+        if self.scheduler.endswith(("FairScheduler", "CapacityScheduler")):
+            return None
+        return f"scheduler {self.short_name}: no delay-scheduling signal; dsbra would never act"
+
+    def describe(self) -> str:
+        """One line for a log: the scheduler, whether it delays for locality, and D."""
+        if not self.delay_scheduling:
+            return f"scheduler={self.short_name} delay_scheduling=off nodes={self.nodes}"
+        return (f"scheduler={self.short_name} delay_scheduling=on D={self.delay_threshold_s:.1f}s "
+                f"(lower bound {self.min_delay_s:.1f}s) delay_source={self.delay_source} "
+                f"nodes={self.nodes} heartbeat_s={self.heartbeat_s:g}")
+
     def container_mb(self, asked_mb: int) -> int:
         """The container size the RM grants for an ask (normalised up to the increment)."""
         asked = max(int(asked_mb), self.min_allocation_mb, 1)

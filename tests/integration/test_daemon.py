@@ -47,13 +47,13 @@ HOT_READS = 8
 
 
 @contextlib.contextmanager
-def cluster_with_data(state_dir):
-    """SPEC's cluster in ``state_dir``, the hot and cold files written at their BASE."""
+def cluster_with_data(state_dir, spec: ClusterSpec = SPEC):
+    """``spec``'s cluster in ``state_dir``, the hot and cold files written at their BASE."""
     if os.geteuid() != 0:
         pytest.skip("the bundled cluster needs root (network namespaces)")
     layout = StateLayout(state_dir.resolve())
     try:
-        cl.up(SPEC, layout, timeout=300, log=lambda *_: None)
+        cl.up(spec, layout, timeout=300, log=lambda *_: None)
         env = cl.env(layout)
         client = InsecureClient(env["namenode"], user="root")
         for i, path in enumerate(HOT + COLD):

@@ -67,7 +67,7 @@ def test_custom_subnet_and_prefix():
     ({"continuous_scheduling": True, "locality_delay_node_ms": -5, "locality_delay_rack_ms": -5}, "go together"),
     ({"locality_delay_node_ms": 5000, "locality_delay_rack_ms": 0}, "need --continuous-scheduling"),
     ({"hadoop_version": "3.3.6"}, "--hadoop-version"),
-    ({"scheduler": "fifo"}, "--scheduler must be one of fair, capacity"),
+    ({"scheduler": "deadline"}, "--scheduler must be one of fair, capacity, fifo"),
     ({"scheduler": "capacity", "node_locality_delay": -2}, "--node-locality-delay"),
     ({"scheduler": "capacity", "rack_locality_additional_delay": -3}, "--rack-locality-additional-delay"),
     ({"scheduler": "capacity", "continuous_scheduling": True}, "the Fair Scheduler's"),
