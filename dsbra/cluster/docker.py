@@ -280,6 +280,8 @@ def compose_document(workers: int = 4, subnet: str = DEFAULT_SUBNET, image: str 
                             "DSBRA_CLUSTER__JHS": urls["jhs"], "DSBRA_CLUSTER__USER": "root",
                             "DSBRA_HTTP__HOST": "0.0.0.0", "DSBRA_HTTP__PORT": str(DAEMON_HTTP_PORT)},
         }
+        if scheduler == "capacity":  # the RM's /conf does not show capacity-scheduler.xml's delay
+            services["dsbra"]["environment"]["DSBRA_CLUSTER__NODE_LOCALITY_DELAY"] = str(node_locality_delay)
     return {
         "services": services,
         "volumes": {"master": {}, **({"daemon": {}} if daemon else {})},

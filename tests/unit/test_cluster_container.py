@@ -69,3 +69,5 @@ def test_the_resourcemanager_container_renders_the_capacity_scheduler_of_the_com
     with pytest.raises(SystemExit):  # a bad value is the parser's one-line error
         container.main(["resourcemanager", "--scheduler", "capacity", "--node-locality-delay", "-5",
                         "--state-dir", str(tmp_path), "--dry-run"])
+    # the daemon beside it cannot read that delay from the RM's /conf: the compose file gives it
+    assert doc["services"]["dsbra"]["environment"]["DSBRA_CLUSTER__NODE_LOCALITY_DELAY"] == "3"
