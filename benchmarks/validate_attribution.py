@@ -451,7 +451,8 @@ def attribute_record(raw_path: Path, with_tasks: bool = False):
     blocks = map_to_blocks(obs, raw["files"])
     block_of, row_path = blocks.block_of, [path for *_, path in blocks.rows]
     grace = settle = raw["round_trip_s"]
-    params = AttributionParams(raw["D_cap_s"], grace, settle)
+    params = AttributionParams(raw["D_cap_s"], grace, settle,
+                               queue_order="fifo" if raw.get("scheduler") == "capacity" else "fair")
     samples = [(int(t), {str(h): int(v) for h, v in free.items()}) for t, free in raw["samples"]]
     per_task, m = compute_blocks(obs, containers, raw["rm_nodes"], block_of, len(row_path), params,
                                  raw["window_ms"][1], samples)

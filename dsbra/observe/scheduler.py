@@ -68,6 +68,12 @@ class SchedulerSettings:
             return None
         return f"scheduler {self.short_name}: no delay-scheduling signal; dsbra would never act"
 
+    @property
+    def queue_order(self) -> str:
+        """How the scheduler orders waiting applications, for the attribution rule: the
+        Capacity Scheduler's leaf queues in submission order, the Fair Scheduler by share."""
+        return "fifo" if self.scheduler.endswith("CapacityScheduler") else "fair"
+
     def describe(self) -> str:
         """One line for a log: the scheduler, whether it delays for locality, and D."""
         if not self.delay_scheduling:

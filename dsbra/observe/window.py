@@ -71,6 +71,15 @@ def _node_capacity(node: dict) -> int:
         (shapes.as_int(node.get("usedMemoryMB"), 0) or 0)
 
 
+def submission_order(job_id: str) -> tuple:
+    """job_<cluster start>_<sequence> -> a key sorting jobs as the RM numbered them (the
+    sequence outgrows its four zero-padded digits after job 9999)."""
+    parts = job_id.split("_")
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return (0, int(parts[1]), int(parts[2]), job_id)
+    return (1, 0, 0, job_id)
+
+
 def compute_blocks(obs: list[MapObservation], containers: dict[str, list[Container]],
                    rm_nodes: list[dict], block_of: list[int], n_blocks: int,
                    params: AttributionParams, now_ms: int,
@@ -78,7 +87,9 @@ def compute_blocks(obs: list[MapObservation], containers: dict[str, list[Contain
     """Pure: per-task attribution and per-block counters. Returns (per-task dict, BlockMetrics).
     ``containers``: each job's containers (AM, maps, reduces), keyed by job id."""
     names: dict[str, int] = {}
-    jobs = {j: i for i, j in enumerate(sorted(set(containers) | {o.job_id for o in obs}))}
+    # numbered in submission order (the ids' sequence numbers), which the FIFO rule reads
+    jobs = {j: i for i, j in enumerate(sorted(set(containers) | {o.job_id for o in obs},
+                                              key=submission_order))}
     flat = [(jobs[j], c) for j, cs in containers.items() for c in cs]
 
     def nid(host: str) -> int:
@@ -213,9 +224,9 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
     block_of, row_info = blocks.block_of, blocks.rows
     unmapped, input_gone = blocks.unmapped, blocks.input_gone
     rm_nodes = collector.nodes(refresh=True)
-    per_task, m = compute_blocks(obs, collector.containers, rm_nodes, block_of,
-                                 len(row_info), AttributionParams(d, grace, settle), window_end_ms,
-                                 collector.samples)
+    params = AttributionParams(d, grace, settle, queue_order=settings.queue_order)
+    per_task, m = compute_blocks(obs, collector.containers, rm_nodes, block_of, len(row_info),
+                                 params, window_end_ms, collector.samples)
     health = ep.jmx.namenode_health()
     live = health["live_datanodes"] or sorted({h for _, hosts, _, _ in row_info for h in hosts})
     blocks = []
