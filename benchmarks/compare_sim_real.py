@@ -149,15 +149,28 @@ def am_startup_s(runs) -> float:
     return statistics.median(gaps)
 
 
+def scheduler_config(delay: bool, capacity_node_delay: int | None) -> dict:
+    """The simulator's scheduler as the replays ran it: the Fair Scheduler with D = DELAY_S
+    (time-based), or with ``capacity_node_delay`` the Capacity Scheduler (its count-based
+    delays, several containers per node heartbeat as Hadoop's default; off: node delay -1 and
+    additional rack delay 0, as run_bench_matrix.py brings it up)."""
+    if capacity_node_delay is None:
+        return {"delay_node_s": DELAY_S if delay else 0.0, "delay_rack_s": DELAY_S if delay else 0.0,
+                "delay_threshold_s": DELAY_S}
+    return {"scheduler": "capacity", "node_locality_delay": capacity_node_delay if delay else -1,
+            "rack_locality_additional_delay": -1 if delay else 0, "assign_multiple": True}
+
+
 def simulate_arm(arm: str, schedule_path: Path, model: dict, slots: int, seeds: int, out: Path,
-                 interval_s: float, heartbeat_s: float, am: dict) -> list[Path]:
+                 interval_s: float, heartbeat_s: float, am: dict,
+                 capacity_node_delay: int | None = None) -> list[Path]:
     policy, delay = ARM_POLICY[arm]
     dirs = []
     for seed in range(seeds):
         cfg = SimConfig(nodes=4, racks=2, replication=2, block_size_mb=64.0, max_replication=4,
                         slots_per_node=slots, heartbeat_s=heartbeat_s,
-                        delay_node_s=DELAY_S if delay else 0.0, delay_rack_s=DELAY_S if delay else 0.0,
-                        delay_threshold_s=DELAY_S, policy=policy, interval_s=interval_s,
+                        **scheduler_config(delay, capacity_node_delay),
+                        policy=policy, interval_s=interval_s,
                         signals="observed" if policy == "dsbra" else "scheduler",
                         policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
                         seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
@@ -178,6 +191,9 @@ def main() -> None:
     ap.add_argument("--fit-am-startup", action="store_true",
                     help="with --model am: fit the AM start-up on the static arm too (with slots and "
                          "heartbeat), instead of the first job's measured gap")
+    ap.add_argument("--capacity-node-delay", type=int, default=None,
+                    help="the runs were on the Capacity Scheduler with this node-locality-delay "
+                         "(run_bench_matrix.py --scheduler capacity); default: the Fair Scheduler")
     a = ap.parse_args()
     schedule = json.loads((a.results / "schedule.json").read_text())
     arms_dirs = [a.results / arm for arm in ARM_POLICY if (a.results / arm).is_dir()]
@@ -212,7 +228,7 @@ def main() -> None:
                 name = f"s{slots}-hb{hb:g}" + (f"-am{startup:g}" if startup is not None else "")
                 runs = [Run.load(d) for d in simulate_arm(
                     "static", schedules["static"], model, slots, a.seeds, a.results / "fit" / name,
-                    a.interval_s, hb, trial)]
+                    a.interval_s, hb, trial, a.capacity_node_delay)]
                 resp = statistics.fmean(mean_or_none(r.jobs["response_s"]) for r in runs)
                 wait = mean_wait(runs)
                 fit[(slots, hb, startup)] = (abs(resp / real_static - 1) + abs(wait / real_wait - 1), resp, wait)
@@ -220,7 +236,8 @@ def main() -> None:
     if startup is not None:
         am = am | {"am_startup_s": startup}
     for arm, path in schedules.items():
-        sim_dirs[arm] = simulate_arm(arm, path, model, slots, a.seeds, a.results, a.interval_s, heartbeat, am)
+        sim_dirs[arm] = simulate_arm(arm, path, model, slots, a.seeds, a.results, a.interval_s, heartbeat, am,
+                                     a.capacity_node_delay)
     sim = find_runs([d for dirs in sim_dirs.values() for d in dirs])
     # find_runs names a seed<k> run's arm by its parent directory: the arm itself
     t_real, t_sim = arm_table(real), arm_table(sim)
@@ -255,11 +272,14 @@ def main() -> None:
             rows[arm]["captured_real"] = captured(t_real, arm, "static", "oracle", "compared_response_s")
             rows[arm]["captured_sim"] = captured(t_sim, arm, "static", "oracle", "compared_response_s")
     doc = {"command": f".venv/bin/python benchmarks/compare_sim_real.py {a.results} --seeds {a.seeds} "
-                      f"--model {a.model}" + (" --fit-am-startup" if a.fit_am_startup else ""),
+                      f"--model {a.model}" + (" --fit-am-startup" if a.fit_am_startup else "")
+                      + (f" --capacity-node-delay {a.capacity_node_delay}"
+                         if a.capacity_node_delay is not None else ""),
            "model": a.model, "response": "full" if a.model == "am" else "map phase",
            "task_model": model, "slots_per_node": slots, "heartbeat_s": heartbeat,
            "am": am | ({"first_job_gap_s": first_gap, "am_startup_fitted": a.fit_am_startup} if am else {}),
-           "delay_s": DELAY_S,
+           "delay_s": DELAY_S if a.capacity_node_delay is None else None,
+           "capacity_node_delay": a.capacity_node_delay,
            "fit_on_static": {"real_response_s": round(real_static, 2),
                              "real_mean_map_wait_s": round(real_wait, 2),
                              "grid": [{"slots": k[0], "heartbeat_s": k[1], "am_startup_s": k[2],
@@ -296,8 +316,10 @@ def markdown(doc: dict) -> str:
              f"Calibrated from the real runs: task overhead "
              f"{m['task_overhead_s']} s, reads {m['read_mbps_local']} / {m['read_mbps_rack']} / "
              f"{m['read_mbps_remote']} MB/s node / rack / off-rack (median real maps: "
-             f"{m['sources']['median_map_s']}, counts {m['sources']['maps']}); D = {doc['delay_s']:.0f} s. "
-             f"Fitted on the static arm: {doc['slots_per_node']} slots per node, node heartbeat "
+             f"{m['sources']['median_map_s']}, counts {m['sources']['maps']}); "
+             + (f"D = {doc['delay_s']:.0f} s. " if doc.get("delay_s") is not None else
+                f"Capacity Scheduler, node-locality-delay {doc['capacity_node_delay']} (capped by the 4 nodes). ")
+             + f"Fitted on the static arm: {doc['slots_per_node']} slots per node, node heartbeat "
              f"{doc['heartbeat_s']} s (best three of the grid: "
              + "; ".join(f"{g['slots']} slots {g['heartbeat_s']} s"
                          + (f" AM start-up {g['am_startup_s']} s" if g.get("am_startup_s") is not None else "")

@@ -4,6 +4,10 @@ One schedule, one data set, several arms, each run ``--reps`` times:
 
 - ``static``: replication 2, delay scheduling on (D = 10 s, time-based);
 - ``static-nodelay``: replication 2, delay scheduling off;
+
+(with ``--scheduler capacity`` the cluster runs the Capacity Scheduler instead: delay on is
+``--node-locality-delay`` missed opportunities, Hadoop's 40 by default, capped by the 4 nodes;
+off is -1 for the node delay and 0 for the additional rack delay, so no off-switch wait either);
 - ``dsbra``: the daemon (`dsbra run --apply`, the default profile) beside the jobs;
 - ``calibrated``, ``paper-literal``: the daemon with those named profiles;
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
@@ -23,6 +27,8 @@ whose ``summary.json`` exists is kept, so an interrupted matrix resumes. At the 
     python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-20 --jobs 20 --slots 8
     python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-40-loaded --jobs 40 \
         --slots 20 --inter-arrival-s 3 --arms static dsbra oracle static-nodelay
+    python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-20-capacity --jobs 20 \
+        --slots 8 --scheduler capacity --arms static static-nodelay
 """
 
 from __future__ import annotations
@@ -61,20 +67,29 @@ def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dsbra", *args], check=check, text=True)
 
 
-def cluster_up(delay: bool, seed: int) -> None:
+def cluster_up(delay: bool, seed: int, scheduler: str = "fair", node_delay: int = 40) -> None:
     """The cluster with delay scheduling on or off, restarted when it runs with the other, and
     the data set in it (a restarted cluster's HDFS starts empty; `bench data` keeps what is
     there)."""
-    ms = DELAY_MS if delay else -1
+    if scheduler == "capacity":
+        want = {"scheduler": "capacity", "node_locality_delay": node_delay if delay else -1,
+                "rack_locality_additional_delay": -1 if delay else 0}
+        flags = ["--scheduler", "capacity",
+                 "--node-locality-delay", str(want["node_locality_delay"]),
+                 "--rack-locality-additional-delay", str(want["rack_locality_additional_delay"])]
+    else:
+        ms = DELAY_MS if delay else -1
+        want = {"scheduler": "fair", "locality_delay_node_ms": ms}
+        flags = ["--continuous-scheduling", "--locality-delay-node-ms", str(ms),
+                 "--locality-delay-rack-ms", str(ms)]
+    want |= {"net_mbit": NET_MBIT, "workers": WORKERS}
     current = cl.status(LAYOUT)
     spec = current.data.get("spec", {}) if current.state == "up" else {}
-    if (spec.get("locality_delay_node_ms"), spec.get("net_mbit"), spec.get("workers")) != (
-            ms, NET_MBIT, WORKERS):
+    if any(spec.get(k, "fair" if k == "scheduler" else None) != v for k, v in want.items()):
         if current.state != "down":
             dsbra("cluster", "down")
         dsbra("cluster", "up", "--workers", str(WORKERS), "--replication", "2", "--block-size", BLOCK,
-              "--net-mbit", str(NET_MBIT), "--continuous-scheduling",
-              "--locality-delay-node-ms", str(ms), "--locality-delay-rack-ms", str(ms), "--timeout", "400")
+              "--net-mbit", str(NET_MBIT), *flags, "--timeout", "400")
     dsbra("bench", "data", "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(seed))
 
 
@@ -105,12 +120,14 @@ def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -
     return path
 
 
-def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float) -> None:
+def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
+            scheduler: str = "fair", node_delay: int = 40) -> None:
     run_dir = out / arm / f"rep{rep}"
     if (run_dir / "summary.json").exists():
         print(f"{arm} rep{rep}: done before, kept", flush=True)
         return
-    cluster_up(delay=arm != "static-nodelay", seed=json.loads(schedule.read_text())["seed"])
+    cluster_up(delay=arm != "static-nodelay", seed=json.loads(schedule.read_text())["seed"],
+               scheduler=scheduler, node_delay=node_delay)
     env = cl.env(LAYOUT)
     actor = HdfsActor(InsecureClient(env["namenode"], user="root"))
     data = json.loads(schedule.read_text())["dataset"]
@@ -144,10 +161,15 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS)
     ap.add_argument("--interval-s", type=float, default=30.0, help="the daemon arms' round length")
+    ap.add_argument("--scheduler", choices=("fair", "capacity"), default="fair",
+                    help="the cluster's scheduler (capacity: delay on is --node-locality-delay)")
+    ap.add_argument("--node-locality-delay", type=int, default=40,
+                    help="with --scheduler capacity: missed opportunities, capped by the nodes")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     schedule = a.out / "schedule.json"
-    cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed)
+    sched = {"scheduler": a.scheduler, "node_delay": a.node_locality_delay}
+    cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed, **sched)
     if not schedule.exists():
         dsbra("bench", "schedule", "--out", str(schedule), "--jobs", str(a.jobs), "--seed", str(a.seed),
               "--slots", str(a.slots), "--inter-arrival-s", str(a.inter_arrival_s),
@@ -155,10 +177,10 @@ def main() -> None:
     delay_on = [arm for arm in a.arms if arm != "static-nodelay"]
     for rep in range(1, a.reps + 1):
         for arm in delay_on:
-            run_arm(arm, rep, a.out, schedule, a.interval_s)
+            run_arm(arm, rep, a.out, schedule, a.interval_s, **sched)
     if "static-nodelay" in a.arms:
         for rep in range(1, a.reps + 1):
-            run_arm("static-nodelay", rep, a.out, schedule, a.interval_s)
+            run_arm("static-nodelay", rep, a.out, schedule, a.interval_s, **sched)
     runs = [str(a.out / arm) for arm in ARMS if (a.out / arm).is_dir()]
     dsbra("report", *runs, "--out", str(a.out / "report"))
 
