@@ -141,13 +141,16 @@ def cluster_up(mode: str, scheduling: str, delay_ms: int, scheduler: str = "fair
     """"on": delay scheduling with D = delay_ms (time-based, continuous scheduling) or threshold
     1.0 (heartbeat-counted); "off": the same scheduling with delay scheduling off (-1). With
     ``scheduler="capacity"``: the Capacity Scheduler, node-locality-delay ``node_delay`` ("on")
-    or -1 ("off")."""
+    or -1 with an additional rack delay of 0 ("off")."""
     status = sh(DSBRA + ["cluster", "status", "--json", "--state-dir", str(STATE_DIR)], check=False)
     if status.returncode == 0 and '"down"' not in status.stdout:
         cluster_down()
     if scheduler == "capacity":
+        # off: no rack-local wait (-1) and no off-switch one either (an additional rack delay of
+        # 0; at -1 the off-switch wait would fall back to the locality wait factor)
         delay = ["--scheduler", "capacity", "--node-locality-delay",
-                 str(node_delay if mode == "on" else -1)]
+                 str(node_delay if mode == "on" else -1), "--rack-locality-additional-delay",
+                 "-1" if mode == "on" else "0"]
     elif scheduling == "continuous":
         ms = str(delay_ms if mode == "on" else -1)
         delay = ["--continuous-scheduling", "--locality-delay-node-ms", ms,
