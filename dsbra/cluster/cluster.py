@@ -25,7 +25,7 @@ from tqdm import tqdm
 from dsbra.cluster import daemons as dmn
 from dsbra.cluster import netns
 from dsbra.cluster import state as st
-from dsbra.cluster.config import DEFAULT_QUEUES, write_configs
+from dsbra.cluster.config import DEFAULT_CAPACITY_QUEUES, DEFAULT_QUEUES, write_configs
 from dsbra.cluster.install import HadoopInstall, ensure_hadoop, find_java
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import MASTER_PORTS, ClusterSpec
@@ -416,6 +416,8 @@ def env(layout: StateLayout) -> dict:
         raise ClusterError(f"the cluster is not up ({current.state}); start it with: dsbra cluster up")
     spec = ClusterSpec.from_dict(current.data["spec"])
     urls = spec.urls
+    queues = ((spec.capacity_queues or DEFAULT_CAPACITY_QUEUES) if spec.scheduler == "capacity"
+              else (spec.queues or DEFAULT_QUEUES))
     return {
         "webhdfs": urls["webhdfs"],
         "namenode": urls["namenode"],
@@ -429,7 +431,7 @@ def env(layout: StateLayout) -> dict:
              "nodemanager": f"http://{w.host}:{spec.port('nodemanager_http')}"}
             for w in spec.worker_list
         ],
-        "queues": [f"root.{q['name']}" for q in spec.queues or DEFAULT_QUEUES],
+        "queues": [f"root.{q['name']}" for q in queues],
         "locality_delay": {"node": spec.locality_delay_node, "rack": spec.locality_delay_rack,
                            "continuous_scheduling": spec.continuous_scheduling,
                            "node_ms": spec.locality_delay_node_ms, "rack_ms": spec.locality_delay_rack_ms},

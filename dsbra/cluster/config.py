@@ -55,12 +55,14 @@ DEFAULT_QUEUES = [
     {"name": "default", "weight": 1.0, "policy": "fair", "max_am_share": 0.5},
     {"name": "benchmark", "weight": 1.0, "policy": "fair", "max_am_share": 0.5},
 ]
+#: a Capacity Scheduler leaf queue's settings where a values file leaves them out (why these:
+#: conf-templates/capacity-scheduler.xml.j2)
+CAPACITY_LEAF_DEFAULTS = {"user_limit_factor": 2.0, "minimum_user_limit_percent": 100.0,
+                          "maximum_am_resource_percent": 0.5}
 #: the Capacity Scheduler's queues under root, the Fair Scheduler's two as capacities (percent)
 DEFAULT_CAPACITY_QUEUES = [
-    {"name": "default", "capacity": 50, "maximum_capacity": 100, "user_limit_factor": 2.0,
-     "minimum_user_limit_percent": 100, "maximum_am_resource_percent": 0.5},
-    {"name": "benchmark", "capacity": 50, "maximum_capacity": 100, "user_limit_factor": 2.0,
-     "minimum_user_limit_percent": 100, "maximum_am_resource_percent": 0.5},
+    {"name": name, "capacity": 50, "maximum_capacity": 100, "state": "RUNNING", **CAPACITY_LEAF_DEFAULTS}
+    for name in ("default", "benchmark")
 ]
 DEFAULT_PLACEMENT = [{"name": "specified", "create": "false"}, {"name": "default", "queue": "default"}]
 
@@ -109,7 +111,7 @@ def render_host(
         "container_jvm_opts": " ".join(jvm_opts()),
         "queues": spec.queues or DEFAULT_QUEUES,
         "placement": spec.placement or DEFAULT_PLACEMENT,
-        "capacity_queues": DEFAULT_CAPACITY_QUEUES,
+        "capacity_queues": spec.capacity_queues or DEFAULT_CAPACITY_QUEUES,
     }
     if role == "client":
         context["role"] = "client"

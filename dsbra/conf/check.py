@@ -5,11 +5,16 @@ The ResourceManager's /conf gives its effective yarn-site, /ws/v1/cluster/schedu
 The REST API does not show a queue's weight, so weights are checked through what they decide:
 each queue's steady fair share of memory, recomputed from the file's weights and min/max
 resources as the Fair Scheduler does (ComputeFairShares), must match the live one.
-`compare` is pure: captured or live replies in, differences out.
+On the Capacity Scheduler the scheduler reply shows each queue's capacities, state and user and
+AM limits, which are compared as they are; neither it nor /conf (yarn-site.xml, not
+capacity-scheduler.xml) shows the locality delays or the per-heartbeat assignment settings,
+so `notes` says they were not checked.
+`compare` and `notes` are pure: captured or live replies in, differences (or notes) out.
 """
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +47,25 @@ HDFS_KEYS = {
 }
 #: share tolerance: the Fair Scheduler floors shares to whole MB after a 25-step search
 SHARE_SLACK = 0.01
+#: the scheduler reply's type for each scheduler class whose queues are compared
+SCHEDULER_TYPES = {"org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler": "fairScheduler",
+                   "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler":
+                       "capacityScheduler"}
+CAPACITY_PREFIX = "yarn.scheduler.capacity."
+#: capacity-scheduler.xml's per-queue keys, the live queue's field for each, and Hadoop's default
+#: (leaf keys: when the file sets neither the queue's key nor the global yarn.scheduler.capacity.<key>)
+CAPACITY_QUEUE_KEYS = {"capacity": ("capacity", "0"), "maximum-capacity": ("maxCapacity", "100")}
+CAPACITY_LEAF_KEYS = {"user-limit-factor": ("userLimitFactor", "1"),
+                      "minimum-user-limit-percent": ("userLimit", "100"),
+                      "maximum-am-resource-percent": ("configuredMaxAMResourceLimit", "0.1")}
+#: capacity-scheduler.xml settings the RM shows nowhere (checked on the bundled cluster, 3.4.2)
+CAPACITY_UNSEEN = ["node-locality-delay", "rack-locality-additional-delay",
+                   "per-node-heartbeat.multiple-assignments-enabled",
+                   "per-node-heartbeat.maximum-container-assignments",
+                   "per-node-heartbeat.maximum-offswitch-assignments", "schedule-asynchronously.enable",
+                   "multi-node-placement-enabled", "resource-calculator"]
+#: the Capacity Scheduler keeps capacities as Java floats (a file's 30 comes back as 30.000002)
+FLOAT_SLACK = 1e-5
 
 
 @dataclass(frozen=True)
@@ -53,8 +77,9 @@ class Live:
 
 
 def read_rendered(directory: Path) -> dict[str, str]:
+    """RENDERED, and capacity-scheduler.xml when `conf render` wrote one."""
     files = {}
-    for name in RENDERED:
+    for name in RENDERED + [n for n in ["capacity-scheduler.xml"] if (directory / n).exists()]:
         try:
             files[name] = (directory / name).read_text()
         except OSError as exc:
@@ -72,17 +97,44 @@ def read_live(rm_url: str, nn_url: str | None) -> Live:
 
 def compare(files: dict[str, str], live: Live) -> list[str]:
     """Every difference between the rendered files and the live cluster, one line each."""
-    kind = (live.scheduler.get("scheduler", {}).get("schedulerInfo", {}) or {}).get("type")
-    if kind == "capacityScheduler":
-        raise InputError("the ResourceManager runs the Capacity Scheduler: conf check compares "
-                         "Fair Scheduler queues only so far (issue 22)")
-    diffs = _props("yarn-site.xml", _xml_props(files, "yarn-site.xml"), live.rm_conf, YARN_KEYS)
+    _, wanted, info = _schedulers(files, live)
+    keys = {k: v for k, v in YARN_KEYS.items()
+            if wanted == "fairScheduler" or not k.startswith("yarn.scheduler.fair.")}
+    diffs = _props("yarn-site.xml", _xml_props(files, "yarn-site.xml"), live.rm_conf, keys)
     if live.nn_conf is not None:
-        wanted = {**_xml_props(files, "core-site.xml"), **_xml_props(files, "hdfs-site.xml")}
-        diffs += _props("hdfs-site.xml/core-site.xml", wanted, live.nn_conf, HDFS_KEYS)
+        wanted_hdfs = {**_xml_props(files, "core-site.xml"), **_xml_props(files, "hdfs-site.xml")}
+        diffs += _props("hdfs-site.xml/core-site.xml", wanted_hdfs, live.nn_conf, HDFS_KEYS)
     diffs += _topology(files["topology.table"], live.nodes)
-    diffs += _queues(_file_queues(files), _live_root(live.scheduler))
+    if wanted is None or info.get("type") != wanted:  # another scheduler (its class differs, above)
+        return diffs
+    if wanted == "capacityScheduler":
+        diffs += _capacity_siblings(_capacity_file(files), _capacity_children(info, "root"), [])
+    else:
+        diffs += _queues(_file_queues(files), shapes.single(info, "rootQueue", what="/ws/v1/cluster/scheduler"))
     return diffs
+
+
+def notes(files: dict[str, str], live: Live) -> list[str]:
+    """What `compare` could not check, one line each (not differences)."""
+    cls, wanted, info = _schedulers(files, live)
+    if wanted is None or info.get("type") != wanted:
+        return [f"queues not compared: the rendered files name the {cls.rsplit('.', 1)[-1] or '(no scheduler)'}, "
+                f"the ResourceManager's scheduler reply is of type {info.get('type')}"]
+    if wanted != "capacityScheduler":
+        return []
+    props = _xml_props(files, "capacity-scheduler.xml")
+    unseen = ", ".join(f"{key} {props.get(CAPACITY_PREFIX + key, '(unset)')}" for key in CAPACITY_UNSEEN)
+    return [f"capacity-scheduler.xml not compared, the ResourceManager shows it nowhere (its /conf holds "
+            f"yarn-site.xml, /ws/v1/cluster/scheduler has no such fields): {unseen}"]
+
+
+def _schedulers(files: dict[str, str], live: Live) -> tuple[str, str | None, dict]:
+    """The scheduler class the rendered yarn-site.xml names, the scheduler reply's type for it
+    (None: one whose queues dsbra does not compare), and the live reply."""
+    cls = _xml_props(files, "yarn-site.xml").get("yarn.resourcemanager.scheduler.class") or ""
+    info = shapes.single(shapes.single(live.scheduler, "scheduler", what="/ws/v1/cluster/scheduler"),
+                         "schedulerInfo", what="/ws/v1/cluster/scheduler")
+    return cls, SCHEDULER_TYPES.get(cls), info
 
 
 def _xml_props(files: dict[str, str], name: str) -> dict[str, str]:
@@ -93,12 +145,12 @@ def _xml_props(files: dict[str, str], name: str) -> dict[str, str]:
     return {p.findtext("name"): (p.findtext("value") or "").strip() for p in root.iter("property")}
 
 
-def _same(a: str | None, b: str | None) -> bool:
+def _same(a: str | None, b: str | None, rel: float = 0.0) -> bool:
     if a is None or b is None:
         return a == b
     a, b = a.strip(), b.strip()
     try:
-        return float(a) == float(b)
+        return math.isclose(float(a), float(b), rel_tol=rel)
     except ValueError:
         return a.lower() == b.lower()
 
@@ -171,14 +223,6 @@ def _file_queues(files: dict[str, str]) -> dict:
     return queues
 
 
-def _live_root(doc: dict) -> dict:
-    info = shapes.single(shapes.single(doc, "scheduler", what="/ws/v1/cluster/scheduler"),
-                         "schedulerInfo", what="/ws/v1/cluster/scheduler")
-    if info.get("type") != "fairScheduler":
-        raise InputError(f"the ResourceManager runs {info.get('type')!r}, not the Fair Scheduler")
-    return shapes.single(info, "rootQueue", what="/ws/v1/cluster/scheduler")
-
-
 def _children(queue: dict) -> dict[str, dict]:
     return {str(c.get("queueName")): c for c in shapes.items(queue, "childQueues", "queue")}
 
@@ -244,3 +288,56 @@ def steady_shares(queues: dict[str, dict], total: float) -> dict[str, float]:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if sum(share(q, mid) for q in queues.values()) < total else (lo, mid)
     return {name: share(q, hi) for name, q in queues.items()}
+
+
+# ---- Capacity Scheduler queues ---------------------------------------------------------------
+
+
+def _capacity_file(files: dict[str, str]) -> dict:
+    """capacity-scheduler.xml -> {"root.a": {"settings": {key: value}, "children": {...}}}, each
+    setting as the file gives it or as Hadoop defaults it (a state: the parent's)."""
+    if "capacity-scheduler.xml" not in files:
+        raise InputError("the rendered yarn-site.xml names the CapacityScheduler, but there is no "
+                         "capacity-scheduler.xml")
+    props = _xml_props(files, "capacity-scheduler.xml")
+
+    def get(path: str, key: str) -> str | None:
+        return props.get(f"{CAPACITY_PREFIX}{path}.{key}")
+
+    def walk(path: str, state: str) -> dict:
+        out = {}
+        for name in filter(None, (n.strip() for n in (get(path, "queues") or "").split(","))):
+            queue = f"{path}.{name}"
+            settings = {"state": get(queue, "state") or state}
+            settings.update({k: get(queue, k) or default for k, (_, default) in CAPACITY_QUEUE_KEYS.items()})
+            children = walk(queue, settings["state"])
+            if not children:
+                settings.update({k: get(queue, k) or props.get(CAPACITY_PREFIX + k) or default
+                                 for k, (_, default) in CAPACITY_LEAF_KEYS.items()})
+            out[queue] = {"settings": settings, "children": children}
+        return out
+
+    return walk("root", get("root", "state") or "RUNNING")
+
+
+def _capacity_children(queue: dict, path: str) -> dict[str, dict]:
+    return {f"{path}.{q.get('queueName')}": q for q in shapes.items(queue, "queues", "queue")}
+
+
+def _capacity_siblings(wanted: dict, live: dict, diffs: list[str]) -> list[str]:
+    for name in sorted(set(live) - set(wanted)):
+        diffs.append(f"capacity-scheduler.xml: live queue {name} is not in the file")
+    for name in sorted(set(wanted) - set(live)):
+        diffs.append(f"capacity-scheduler.xml {name}: the RM has no such queue")
+    for name in sorted(set(wanted) & set(live)):
+        want, got = wanted[name], live[name]
+        children = _capacity_children(got, name)
+        keys = {"state": ("state", None), **CAPACITY_QUEUE_KEYS,
+                **(CAPACITY_LEAF_KEYS if not (want["children"] or children) else {})}
+        for key, (field, _) in keys.items():
+            value = got.get(field)
+            if not _same(want["settings"][key], None if value is None else str(value), FLOAT_SLACK):
+                diffs.append(f"capacity-scheduler.xml {name} {key}: rendered {want['settings'][key]}, "
+                             f"live {value if value is not None else '(unset)'}")
+        _capacity_siblings(want["children"], children, diffs)
+    return diffs

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from dsbra.conf.check import compare, read_live, read_rendered
+from dsbra.conf.check import compare, notes, read_live, read_rendered
 from dsbra.conf.delay import size_capacity_delay, size_delay
 from dsbra.conf.render import render_values, write_rendered
 from dsbra.conf.values import load_values
@@ -16,8 +16,8 @@ from dsbra.errors import InputError
 
 @click.group("conf")
 def conf() -> None:
-    """Size delay scheduling, render Hadoop/Fair Scheduler configs from a values file, and check
-    a live cluster against them."""
+    """Size delay scheduling, render Hadoop and Fair or Capacity Scheduler configs from a values
+    file, and check a live cluster against them."""
 
 
 @conf.command()
@@ -81,13 +81,15 @@ def _capacity_delay(c, nodes: int, heartbeat_s: float, as_json: bool) -> None:
 
 @conf.command()
 @click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="YAML values: cluster, hdfs, yarn, queues, placement, render (see docs/conf.md).")
+              help="YAML values: cluster, hdfs, yarn, queues, placement, capacity_queues, render "
+                   "(see docs/conf.md).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Directory to write the config files into (created if missing).")
 def render(values_file, out) -> None:
     """Render fair-scheduler.xml, yarn-site.xml, hdfs-site.xml, core-site.xml, mapred-site.xml and
-    topology.table from VALUES with the templates `dsbra cluster up` uses. The values are
-    validated first; nothing is written if any is wrong."""
+    topology.table (and capacity-scheduler.xml with yarn.scheduler: capacity) from VALUES with the
+    templates `dsbra cluster up` uses. The values are validated first; nothing is written if any
+    is wrong."""
     files = render_values(load_values(values_file))
     write_rendered(files, out)
     click.echo(f"rendered {', '.join(files)} into {out}")
@@ -103,13 +105,17 @@ def render(values_file, out) -> None:
               help="Compare with the files `dsbra conf render` wrote into this directory.")
 def check(rm_url, nn_url, values_file, rendered) -> None:
     """Report every difference between a live cluster (its RM's effective scheduler settings,
-    queues and node racks; with --nn the NameNode's) and the rendered files or values.
-    Exit 0 if none, 1 if any."""
+    queues and node racks; with --nn the NameNode's) and the rendered files or values, for the
+    Fair or the Capacity Scheduler; then, as notes, what the live cluster does not show (the
+    Capacity Scheduler's locality delays and assignment settings). Exit 0 if no difference, 1 if any."""
     if (values_file is None) == (rendered is None):
         raise InputError("give exactly one of --values FILE and --rendered DIR")
     files = render_values(load_values(values_file)) if values_file else read_rendered(rendered)
-    diffs = compare(files, read_live(rm_url, nn_url))
+    live = read_live(rm_url, nn_url)
+    diffs = compare(files, live)
     for line in diffs:
         click.echo(line)
+    for line in notes(files, live):
+        click.echo(f"note: {line}")
     click.echo(f"{len(diffs)} difference(s) from the live cluster" if diffs else "no difference from the live cluster")
     raise SystemExit(1 if diffs else 0)

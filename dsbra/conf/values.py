@@ -1,4 +1,5 @@
-"""A values file -> a validated ClusterSpec (queues and placement included) for the shared templates.
+"""A values file -> a validated ClusterSpec (the Fair Scheduler's queues and placement, or the
+Capacity Scheduler's queues, included) for the shared templates.
 
 Every error names the key it is about ("queues[1].weight: must be > 0, got 0"), so a user can
 fix the file from one line. Pure except `load_values`, which reads the YAML.
@@ -13,22 +14,27 @@ from pathlib import Path
 
 import yaml
 
-from dsbra.cluster.config import DEFAULT_QUEUES, HostPaths
+from dsbra.cluster.config import CAPACITY_LEAF_DEFAULTS, DEFAULT_QUEUES, HostPaths
 from dsbra.cluster.spec import ClusterSpec, parse_size
 from dsbra.errors import ConfigError, InputError
 
-SECTIONS = {"cluster", "hdfs", "yarn", "queues", "placement", "render"}
+SECTIONS = {"cluster", "hdfs", "yarn", "queues", "placement", "capacity_queues", "render"}
 CLUSTER_KEYS = {"workers": int, "racks": int, "subnet": str, "prefix": str, "port_offset": int,
                 "hadoop_version": str, "nm_memory_mb": int, "nm_vcores": int, "map_memory_mb": int,
                 "am_memory_mb": int, "memory_increment_mb": int}
 HDFS_KEYS = {"replication", "block_size"}
 YARN_KEYS = {"heartbeat", "locality_threshold_node", "locality_threshold_rack", "continuous_scheduling",
              "locality_delay_node", "locality_delay_rack", "preemption", "scheduler",
-             "node_locality_delay", "rack_locality_additional_delay"}
+             "node_locality_delay", "rack_locality_additional_delay", "multiple_assignments",
+             "max_container_assignments", "max_offswitch_assignments", "schedule_asynchronously",
+             "multi_node_placement"}
 QUEUE_KEYS = {"name", "weight", "policy", "max_am_share", "min_resources", "max_resources",
               "max_running_apps", "fair_share_preemption_timeout", "min_share_preemption_timeout",
               "fair_share_preemption_threshold", "queues"}
 POLICIES = {"fair", "fifo", "drf"}
+CAPACITY_QUEUE_KEYS = {"name", "capacity", "maximum_capacity", "state", "queues", *CAPACITY_LEAF_DEFAULTS}
+#: ParentQueue's tolerance on its children's capacity sum (PRECISION 0.0005 of 1, Hadoop 3.4.2)
+CAPACITY_SUM_SLACK = 0.05
 #: placement rules of the Fair Scheduler's queuePlacementPolicy and the attributes each takes
 RULES = {"specified": {"create"}, "user": {"create"}, "primaryGroup": {"create"},
          "secondaryGroupExistingQueue": {"create"}, "default": {"queue", "create"}, "reject": set()}
@@ -70,6 +76,16 @@ def parse_values(doc) -> Values:
     if "block_size" in hdfs:
         fields["block_size"] = _size(hdfs["block_size"], "hdfs.block_size")
     fields.update(_yarn(_mapping(doc.get("yarn", {}), "yarn", YARN_KEYS)))
+    scheduler = fields.get("scheduler", ClusterSpec.scheduler)
+    if "capacity_queues" in doc:
+        if scheduler != "capacity":
+            raise ConfigError(f"capacity_queues: the Capacity Scheduler's queues, but yarn.scheduler is {scheduler} "
+                              "(set yarn.scheduler: capacity)")
+        fields["capacity_queues"] = _capacity_queues(doc["capacity_queues"], "capacity_queues", "RUNNING")
+    for key in ("queues", "placement"):
+        if key in doc and scheduler == "capacity":
+            raise ConfigError(f"{key}: the Fair Scheduler's, but yarn.scheduler is capacity "
+                              "(declare capacity_queues instead)")
     if "queues" in doc:
         fields["queues"] = _queues(doc["queues"], "queues", set())
     if "placement" in doc:
@@ -123,7 +139,30 @@ def _yarn(yarn: dict) -> dict:
                 raise ConfigError(f"yarn.{key}: must be a count of missed scheduling opportunities "
                                   f">= 0, or -1, got {value!r}")
             out[key] = value
+    for key in ("multiple_assignments", "schedule_asynchronously", "multi_node_placement"):
+        if key in yarn:
+            out[key] = _typed(yarn[key], f"yarn.{key}", bool)
+    if "max_container_assignments" in yarn:
+        value = _typed(yarn["max_container_assignments"], "yarn.max_container_assignments", int)
+        if value != -1 and value < 1:
+            raise ConfigError(f"yarn.max_container_assignments: must be >= 1, or -1 (no limit), got {value}")
+        out["max_container_assignments"] = value
+    if "max_offswitch_assignments" in yarn:  # Hadoop would warn and use 1
+        value = _typed(yarn["max_offswitch_assignments"], "yarn.max_offswitch_assignments", int)
+        if value < 1:
+            raise ConfigError(f"yarn.max_offswitch_assignments: must be >= 1, got {value}")
+        out["max_offswitch_assignments"] = value
     return out
+
+
+def _queue_name(item: dict, at: str, seen: set) -> str:
+    name = item.get("name")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        raise ConfigError(f"{at}.name: a queue needs a name of letters, digits, '_' or '-', got {name!r}")
+    if name in seen:
+        raise ConfigError(f"{at}.name: queue {name!r} is named twice")
+    seen.add(name)
+    return name
 
 
 def _queues(items, where: str, seen: set) -> list[dict]:
@@ -133,12 +172,7 @@ def _queues(items, where: str, seen: set) -> list[dict]:
     for i, item in enumerate(items):
         at = f"{where}[{i}]"
         _mapping(item, at, QUEUE_KEYS)
-        name = item.get("name")
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-            raise ConfigError(f"{at}.name: a queue needs a name of letters, digits, '_' or '-', got {name!r}")
-        if name in seen:
-            raise ConfigError(f"{at}.name: queue {name!r} is named twice")
-        seen.add(name)
+        name = _queue_name(item, at, seen)
         weight = _typed(item.get("weight", 1.0), f"{at}.weight", float)
         if not weight > 0:
             raise ConfigError(f"{at}.weight: must be > 0, got {weight}")
@@ -170,6 +204,58 @@ def _queues(items, where: str, seen: set) -> list[dict]:
                 raise ConfigError(f"{at}.policy: fifo is for leaf queues only; {name!r} has child queues")
             queue["queues"] = _queues(item["queues"], f"{at}.queues", seen)
         out.append(queue)
+    return out
+
+
+def _capacity_queues(items, where: str, parent_state: str) -> list[dict]:
+    """Siblings under one parent, checked as the Capacity Scheduler (3.4.2) checks them when it
+    loads the file: names unique among siblings, 0 <= capacity <= maximum_capacity <= 100,
+    capacities summing to 100, no RUNNING queue under a STOPPED one (QueueStateHelper)."""
+    if not isinstance(items, list) or not items:
+        raise ConfigError(f"{where}: must be a non-empty list of queues")
+    out: list[dict] = []
+    seen: set = set()
+    for i, item in enumerate(items):
+        at = f"{where}[{i}]"
+        _mapping(item, at, CAPACITY_QUEUE_KEYS)
+        name = _queue_name(item, at, seen)
+        if "capacity" not in item:
+            raise ConfigError(f"{at}.capacity: a queue needs a capacity (percent of its parent's)")
+        capacity = _typed(item["capacity"], f"{at}.capacity", float)
+        if not 0.0 <= capacity <= 100.0:
+            raise ConfigError(f"{at}.capacity: must be within 0..100 (percent), got {capacity}")
+        maximum = _typed(item.get("maximum_capacity", 100.0), f"{at}.maximum_capacity", float)
+        if not capacity <= maximum <= 100.0:
+            raise ConfigError(f"{at}.maximum_capacity: must be within the queue's capacity ({capacity:g}) "
+                              f"and 100, got {maximum}")
+        state = item.get("state", parent_state)  # Hadoop: a queue that names none takes its parent's
+        if state not in ("RUNNING", "STOPPED"):
+            raise ConfigError(f"{at}.state: must be RUNNING or STOPPED, got {state!r}")
+        if state == "RUNNING" and parent_state == "STOPPED":
+            raise ConfigError(f"{at}.state: RUNNING under a STOPPED parent (Hadoop refuses it)")
+        queue = {"name": name, "capacity": capacity, "maximum_capacity": maximum, "state": state}
+        if "queues" in item:
+            leaf_keys = sorted(set(item) & set(CAPACITY_LEAF_DEFAULTS))
+            if leaf_keys:
+                raise ConfigError(f"{at}.{leaf_keys[0]}: a leaf queue's setting; {name!r} has child queues")
+            queue["queues"] = _capacity_queues(item["queues"], f"{at}.queues", state)
+        else:
+            queue.update({key: _typed(item.get(key, default), f"{at}.{key}", float)
+                          for key, default in CAPACITY_LEAF_DEFAULTS.items()})
+            if not (queue["user_limit_factor"] > 0 or queue["user_limit_factor"] == -1.0):
+                raise ConfigError(f"{at}.user_limit_factor: must be > 0, or -1 (no user limit), "
+                                  f"got {queue['user_limit_factor']}")
+            if not 1.0 <= queue["minimum_user_limit_percent"] <= 100.0:
+                raise ConfigError(f"{at}.minimum_user_limit_percent: must be within 1..100 (percent), "
+                                  f"got {queue['minimum_user_limit_percent']}")
+            if not 0.0 <= queue["maximum_am_resource_percent"] <= 1.0:
+                raise ConfigError(f"{at}.maximum_am_resource_percent: must be a fraction within 0..1 "
+                                  f"(despite Hadoop's name), got {queue['maximum_am_resource_percent']}")
+        out.append(queue)
+    total = sum(q["capacity"] for q in out)
+    if abs(total - 100.0) > CAPACITY_SUM_SLACK:
+        raise ConfigError(f"{where}: the capacities of sibling queues must sum to 100 (percent of their "
+                          f"parent's), got {total:g}")
     return out
 
 

@@ -1,5 +1,6 @@
-"""The bundled cluster on the Capacity Scheduler (issue 22): `dsbra cluster up --scheduler
-capacity`, its queues, a grep job in one of them, and dsbra reading its delay scheduling."""
+"""The bundled cluster on the Capacity Scheduler (issue 22), started from a values file: its
+queues and assignment settings, a grep job in one of them, dsbra reading its delay scheduling,
+and `dsbra conf check` against it."""
 
 from __future__ import annotations
 
@@ -9,20 +10,27 @@ import uuid
 
 import pytest
 import requests
+import yaml
 from hdfs import InsecureClient
 
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.jobs import run_grep
 from dsbra.cluster.paths import StateLayout
-from dsbra.cluster.spec import ClusterSpec
+from dsbra.conf.values import parse_values
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.scheduler import settings_from_conf
 from netslots import SECOND
+from test_conf_check_cluster import dsbra
 
 pytestmark = pytest.mark.cluster
 
-# a node delay below the 4 nodes, so the cap by cluster size does not hide whether dsbra read it
-SPEC = ClusterSpec(workers=4, replication=2, **SECOND, scheduler="capacity", node_locality_delay=2)
+# a node delay below the 4 nodes, so the cap by cluster size does not hide whether dsbra read it;
+# the queues as values declare them, and assignment settings away from Hadoop's defaults
+VALUES = {"cluster": {"workers": 4, **SECOND}, "hdfs": {"replication": 2},
+          "yarn": {"scheduler": "capacity", "node_locality_delay": 2, "max_container_assignments": 8,
+                   "max_offswitch_assignments": 2},
+          "capacity_queues": [{"name": "default", "capacity": 50}, {"name": "benchmark", "capacity": 50}]}
+SPEC = parse_values(VALUES).spec
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +69,46 @@ def test_dsbra_takes_the_node_delay_the_resourcemanager_does_not_show(capacity_c
     # min(4 nodes, the cluster's 2) missed opportunities, one heartbeat (1 s) each
     assert given.delay_source == "dsbra-config"
     assert given.delay_threshold_s == pytest.approx(2.0) and given.container_mb(512) == 512
+
+
+def test_the_resourcemanager_took_the_assignment_settings_from_the_values(capacity_cluster):
+    """(its log is the only place it shows them: not /conf, not the scheduler reply)"""
+    layout, _ = capacity_cluster
+    log = layout.log("resourcemanager").read_text()
+    assert "Initialized CapacityScheduler with" in log
+    assert "assignMultipleEnabled=true, maxAssignPerHeartbeat=8, offswitchPerHeartbeatLimit=2" in log
+
+
+def test_conf_check_finds_no_difference_from_the_values(capacity_cluster, tmp_path):
+    _, env = capacity_cluster
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump(VALUES))
+    proc = dsbra("conf", "check", "--rm", env["rm"], "--nn", env["namenode"], "--values", str(values))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == "no difference from the live cluster"
+    # what the RM shows nowhere is a note, not a difference
+    [note] = lines[:-1]
+    assert note.startswith("note: capacity-scheduler.xml not compared")
+    assert "node-locality-delay 2" in note and "per-node-heartbeat.maximum-offswitch-assignments 2" in note
+    # the same through the files `conf render` writes, capacity-scheduler.xml among them
+    rendered = tmp_path / "rendered"
+    assert dsbra("conf", "render", "--values", str(values), "--out", str(rendered)).returncode == 0
+    proc = dsbra("conf", "check", "--rm", env["rm"], "--rendered", str(rendered))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_conf_check_reports_a_queue_whose_capacity_differs(capacity_cluster, tmp_path):
+    _, env = capacity_cluster
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump(VALUES | {"capacity_queues": [{"name": "default", "capacity": 70},
+                                                                   {"name": "benchmark", "capacity": 30}]}))
+    proc = dsbra("conf", "check", "--rm", env["rm"], "--values", str(values))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == "2 difference(s) from the live cluster"
+    assert "capacity-scheduler.xml root.benchmark capacity: rendered 30.0, live 50.0" in lines
+    assert "capacity-scheduler.xml root.default capacity: rendered 70.0, live 50.0" in lines
 
 
 def _history_job(env: dict, job_id: str, timeout_s: float = 60) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from dsbra.cluster import state as st
 from dsbra.cluster.cli import cluster
 from dsbra.cluster.spec import ClusterSpec, parse_size
 from dsbra.errors import InputError
@@ -71,6 +72,8 @@ def test_custom_subnet_and_prefix():
     ({"scheduler": "capacity", "node_locality_delay": -2}, "--node-locality-delay"),
     ({"scheduler": "capacity", "rack_locality_additional_delay": -3}, "--rack-locality-additional-delay"),
     ({"scheduler": "capacity", "continuous_scheduling": True}, "the Fair Scheduler's"),
+    ({"capacity_queues": [{"name": "a", "capacity": 100.0}]}, "capacity_queues are the Capacity Scheduler's"),
+    ({"scheduler": "capacity", "queues": [{"name": "a"}]}, "queues and placement are the Fair Scheduler's"),
 ])
 def test_invalid_specs_are_input_errors(kwargs, message):
     with pytest.raises(InputError, match=message):
@@ -84,6 +87,17 @@ def test_locality_delay_minus_one_turns_delay_scheduling_off():
 def test_spec_round_trips_through_its_dict():
     spec = ClusterSpec(workers=3, racks=3, block_size=2 * 1024 * 1024, locality_delay_node=0.5)
     assert ClusterSpec.from_dict(spec.to_dict()) == spec
+
+
+def test_capacity_queues_and_settings_round_trip_through_the_state_file(tmp_path):
+    queues = [{"name": "a", "capacity": 100.0, "maximum_capacity": 100.0, "state": "RUNNING",
+               "queues": [{"name": "b", "capacity": 100.0, "maximum_capacity": 100.0, "state": "RUNNING",
+                           "user_limit_factor": -1.0, "minimum_user_limit_percent": 100.0,
+                           "maximum_am_resource_percent": 0.5}]}]
+    spec = ClusterSpec(scheduler="capacity", capacity_queues=queues, max_container_assignments=-1,
+                       schedule_asynchronously=True)
+    st.save(tmp_path / "state.json", st.new(spec.to_dict()))
+    assert ClusterSpec.from_dict(st.load(tmp_path / "state.json")["spec"]) == spec
 
 
 @pytest.mark.parametrize("text, size", [("8m", 8 * 1024**2), ("128k", 128 * 1024), ("1g", 1024**3),

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from dsbra.conf.check import Live, compare
-from dsbra.errors import InputError
 from dsbra.observe.http import parse_conf
 from dsbra.observe.scheduler import settings_from_conf
 
@@ -55,10 +53,3 @@ def test_the_rms_value_wins_when_its_configuration_shows_one():
     assert _capacity_node_delay({}, 2) == (2, "dsbra-config")
     assert _capacity_node_delay({}, None) == (40, "hadoop-default")
 
-
-def test_conf_check_refuses_a_capacity_scheduler_cluster_in_one_line():
-    live = Live(rm_conf=_conf(), scheduler=json.loads((CAPTURED / "scheduler.json").read_text()),
-                nodes=[], nn_conf=None)
-    with pytest.raises(InputError, match="Capacity Scheduler") as err:
-        compare({}, live)
-    assert "\n" not in str(err.value)
