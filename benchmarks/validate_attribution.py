@@ -418,6 +418,9 @@ def run(mode: str, scheduling: str, delay_ms: int, jobs: int, gap_s: float, line
            "settings": asdict(settings), "rm_nodes": collector.nodes(refresh=True),
            "samples": collector.samples, "obs": [asdict(o) for o in obs],
            "containers": {j: [asdict(c) for c in cs] for j, cs in collector.containers.items()},
+           # the Capacity Scheduler's locality skips as the Collector read them (the daemon's
+           # path), and what each kind of request cost
+           "skips": collector.skips, "http": asdict(ep.stats),
            "files": files}
     if capacity:
         raw |= {"scheduler": "capacity", "node_delay": node_delay if mode == "on" else -1}
@@ -455,10 +458,11 @@ def attribute_record(raw_path: Path, with_tasks: bool = False):
     block_of, row_path = blocks.block_of, [path for *_, path in blocks.rows]
     grace = settle = raw["round_trip_s"]
     params = AttributionParams(raw["D_cap_s"], grace, settle,
-                               queue_order="fifo" if raw.get("scheduler") == "capacity" else "fair")
+                               passed_over=raw.get("scheduler") != "capacity")
     samples = [(int(t), {str(h): int(v) for h, v in free.items()}) for t, free in raw["samples"]]
+    skips = {j: [(int(t), str(h)) for t, h in v] for j, v in raw.get("skips", {}).items()}
     per_task, m = compute_blocks(obs, containers, raw["rm_nodes"], block_of, len(row_path), params,
-                                 raw["window_ms"][1], samples)
+                                 raw["window_ms"][1], samples, skips)
     hot_set = set(raw["hot"])
     summary = {k: raw[k] for k in ("tag", "mode", "scheduling", "delay_ms", "jobs", "gap_s",
                                    "failed_jobs", "polls", "http_requests", "D_cap_s")}

@@ -27,7 +27,7 @@ from pathlib import Path
 import fastavro
 
 from dsbra.errors import HadoopError, StateError
-from dsbra.observe import jhist, shapes, splits
+from dsbra.observe import activities, jhist, shapes, splits
 from dsbra.observe.http import AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs
 from dsbra.observe.scheduler import (CAPACITY_NODE_DELAY_DEFAULT, SchedulerSettings,
                                      settings_from_conf)
@@ -185,6 +185,10 @@ class Collector:
         self.done_jobs: dict[str, int] = {}  # job id -> finish ms
         self.pending: list[MapObservation] = []
         self.containers: dict[str, list[Container]] = {}  # job id -> its containers
+        #: job id -> the (ms, host) its application declined for locality, as the Capacity
+        #: Scheduler reported them (dsbra.observe.activities); empty on other schedulers
+        self.skips: dict[str, list[tuple[int, str]]] = {}
+        self._activities_failing = False
         self.jobs: dict[str, JobWatch] = {}
         self.skipped = 0
         self.am_heartbeat_s = 1.0  # the AM's allocate round trip; updated from job confs
@@ -239,6 +243,8 @@ class Collector:
             job = self._watch(app)
             if job is not None and not job.done:
                 self._guard(job, self._follow_running, job)
+        if self.settings().reports_skips:
+            self._read_skips(running)
         resolved_all = True
         for app in finished:
             job = self._watch(app)
@@ -260,6 +266,29 @@ class Collector:
         self._prune(now)
         self._save()
         return len(self.pending) - before
+
+    def _read_skips(self, running: list[dict]) -> None:
+        """The Capacity Scheduler's recorded locality skips of every running application (a
+        failing endpoint, such as a Hadoop before 3.3, is a warning on change, not an error)."""
+        failed = 0
+        for app in running:
+            app_id = shapes.as_str(app.get("id"))
+            if not app_id:
+                continue
+            try:
+                reply = self.ep.rm.app_activities(app_id, activities.RECORD_S)
+            except HadoopError as exc:
+                failed += 1
+                if not self._activities_failing:
+                    log.warning("app-activities of %s not read (the attribution infers the "
+                                "declines instead): %s", app_id, exc)
+                self._activities_failing = True
+                continue
+            have = self.skips.setdefault(job_id_of(app_id), [])
+            have.extend(sorted(set(activities.locality_skips(reply)) - set(have)))
+        if running and not failed and self._activities_failing:
+            log.info("app-activities read again")
+            self._activities_failing = False
 
     def _guard(self, job: JobWatch, fn, *args) -> bool:
         """Run one job's step; a Hadoop error is logged and retried next poll."""
@@ -450,6 +479,7 @@ class Collector:
             if jid not in self.jobs and all(c.end_ms is not None and c.end_ms < oldest
                                             for c in cont):
                 del self.containers[jid]
+        self.skips = {j: v for j, v in self.skips.items() if j in self.containers or j in self.jobs}
 
     def poll_until_read(self, job_ids, timeout_s: float, interval_s: float = 2.0) -> int:
         """Poll until the final history file of every job in ``job_ids`` has been read, or
@@ -478,7 +508,8 @@ class Collector:
                "am_heartbeat_s": self.am_heartbeat_s, "seen": self.seen,
                "samples": self.samples, "done_jobs": self.done_jobs,
                "pending": [asdict(o) for o in self.pending],
-               "containers": {j: [asdict(c) for c in cs] for j, cs in self.containers.items()}}
+               "containers": {j: [asdict(c) for c in cs] for j, cs in self.containers.items()},
+               "skips": self.skips}
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.state_path.parent, prefix=".collector-", suffix=".tmp")
         try:
@@ -507,6 +538,8 @@ class Collector:
             self.pending = [MapObservation(**o) for o in doc["pending"]]
             self.containers = {j: [Container(**c) for c in cs]
                                for j, cs in doc["containers"].items()}
+            self.skips = {str(j): [(int(t), str(h)) for t, h in v]
+                          for j, v in doc.get("skips", {}).items()}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise StateError(f"collector state {self.state_path} is unreadable: "
                              f"{type(exc).__name__}: {exc}") from exc

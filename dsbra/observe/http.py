@@ -36,12 +36,17 @@ class RequestStats:
     bytes: int = 0
     seconds: float = 0.0
     by_kind: dict[str, int] = field(default_factory=dict)
+    #: seconds and bytes per kind: what one source of evidence costs (app activities, say)
+    seconds_by_kind: dict[str, float] = field(default_factory=dict)
+    bytes_by_kind: dict[str, int] = field(default_factory=dict)
 
     def add(self, kind: str, nbytes: int, seconds: float) -> None:
         self.requests += 1
         self.bytes += nbytes
         self.seconds += seconds
         self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+        self.seconds_by_kind[kind] = self.seconds_by_kind.get(kind, 0.0) + seconds
+        self.bytes_by_kind[kind] = self.bytes_by_kind.get(kind, 0) + nbytes
 
 
 def remote_exception(body: bytes | str) -> tuple[str | None, str | None]:
@@ -134,6 +139,13 @@ class ResourceManager(Endpoint):
             params["finishedTimeBegin"] = int(finished_since_ms)
         return shapes.items(self.get_json("/ws/v1/cluster/apps", params, kind="rm.apps"),
                             "apps", "app")
+
+    def app_activities(self, app_id: str, record_s: float) -> Any:
+        """The Capacity Scheduler's recent allocation attempts for ``app_id``, and recording
+        kept on for ``record_s`` more seconds (dsbra.observe.activities)."""
+        return self.get_json(f"/ws/v1/cluster/scheduler/app-activities/{app_id}",
+                             {"actions": "refresh,get", "maxTime": f"{record_s:g}"},
+                             kind="rm.app-activities")
 
     def conf(self) -> dict[str, str]:
         """The RM's effective configuration (``/conf``), as key -> value."""

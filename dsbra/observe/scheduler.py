@@ -69,10 +69,11 @@ class SchedulerSettings:
         return f"scheduler {self.short_name}: no delay-scheduling signal; dsbra would never act"
 
     @property
-    def queue_order(self) -> str:
-        """How the scheduler orders waiting applications, for the attribution rule: the
-        Capacity Scheduler's leaf queues in submission order, the Fair Scheduler by share."""
-        return "fifo" if self.scheduler.endswith("CapacityScheduler") else "fair"
+    def reports_skips(self) -> bool:
+        """The Capacity Scheduler reports the nodes an application skipped for locality
+        (app activities, dsbra.observe.activities); the attribution then reads them instead of
+        inferring declines from slots passed to other applications."""
+        return self.scheduler.endswith("CapacityScheduler")
 
     def describe(self) -> str:
         """One line for a log: the scheduler, whether it delays for locality, and D."""

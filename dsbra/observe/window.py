@@ -71,25 +71,16 @@ def _node_capacity(node: dict) -> int:
         (shapes.as_int(node.get("usedMemoryMB"), 0) or 0)
 
 
-def submission_order(job_id: str) -> tuple:
-    """job_<cluster start>_<sequence> -> a key sorting jobs as the RM numbered them (the
-    sequence outgrows its four zero-padded digits after job 9999)."""
-    parts = job_id.split("_")
-    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-        return (0, int(parts[1]), int(parts[2]), job_id)
-    return (1, 0, 0, job_id)
-
-
 def compute_blocks(obs: list[MapObservation], containers: dict[str, list[Container]],
                    rm_nodes: list[dict], block_of: list[int], n_blocks: int,
                    params: AttributionParams, now_ms: int,
-                   samples: list[tuple[int, dict[str, int]]] = ()):
+                   samples: list[tuple[int, dict[str, int]]] = (),
+                   skips: dict[str, list[tuple[int, str]]] | None = None):
     """Pure: per-task attribution and per-block counters. Returns (per-task dict, BlockMetrics).
-    ``containers``: each job's containers (AM, maps, reduces), keyed by job id."""
+    ``containers``: each job's containers (AM, maps, reduces), keyed by job id; ``skips``: the
+    (ms, host) each job's application declined for locality, as the scheduler reported them."""
     names: dict[str, int] = {}
-    # numbered in submission order (the ids' sequence numbers), which the FIFO rule reads
-    jobs = {j: i for i, j in enumerate(sorted(set(containers) | {o.job_id for o in obs},
-                                              key=submission_order))}
+    jobs = {j: i for i, j in enumerate(sorted(set(containers) | {o.job_id for o in obs}))}
     flat = [(jobs[j], c) for j, cs in containers.items() for c in cs]
 
     def nid(host: str) -> int:
@@ -134,8 +125,10 @@ def compute_blocks(obs: list[MapObservation], containers: dict[str, list[Contain
                 if host in names:
                     free[k, names[host]] = avail
         sampled_view = Samples(np.array([t for t, _ in samples], np.int64), free)
+    reported = np.array([(jobs[j], names[h], ms) for j, rows in (skips or {}).items()
+                         if j in jobs for ms, h in rows if h in names], np.int64).reshape(-1, 3)
     delay_s, delayed, local, wait_s, sampled = attribute(tasks, cont, capacity, params, node_up,
-                                                         now_ms, sampled_view)
+                                                         now_ms, sampled_view, reported)
     end = np.array([o.finish_ms if o.finish_ms is not None else now_ms for o in obs], np.int64)
     metrics = block_metrics(np.asarray(block_of, np.int64), delay_s, delayed, local,
                             tasks.launch_ms, end, n_blocks)
@@ -224,9 +217,9 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
     block_of, row_info = blocks.block_of, blocks.rows
     unmapped, input_gone = blocks.unmapped, blocks.input_gone
     rm_nodes = collector.nodes(refresh=True)
-    params = AttributionParams(d, grace, settle, queue_order=settings.queue_order)
+    params = AttributionParams(d, grace, settle, passed_over=not settings.reports_skips)
     per_task, m = compute_blocks(obs, collector.containers, rm_nodes, block_of, len(row_info),
-                                 params, window_end_ms, collector.samples)
+                                 params, window_end_ms, collector.samples, collector.skips)
     health = ep.jmx.namenode_health()
     live = health["live_datanodes"] or sorted({h for _, hosts, _, _ in row_info for h in hosts})
     blocks = []

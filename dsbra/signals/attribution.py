@@ -44,10 +44,11 @@ at the RM until ``lead`` before its launch (its allocation came after that):
   scheduling A, which had a map waiting, would have taken that slot; B got it because A
   declined it for locality. The span allows for launches (what the history files record)
   trailing the scheduler's allocations. Decline: that node at that launch.
-  The Capacity Scheduler (``queue_order="fifo"``) offers a node to the applications of a
-  leaf queue in submission order (its default ordering policy) instead: there B passed A over
-  when B was submitted after A. On a cluster of several queues B may have been in a queue
-  ahead of A's, so this evidence is for one queue (the bundled cluster's runs).
+  Not on the Capacity Scheduler (``passed_over=False``): there a later application takes a
+  slot the earlier one did not decline for locality too (the per-heartbeat off-switch limit,
+  user and AM limits), and read as "B was submitted after A" it flagged a map with delay
+  scheduling off in a validation run; the scheduler's own reported skips
+  (``reported``, dsbra.observe.activities) take its place.
 * *Sampled room* (any load): a poll at which the RM itself showed room on an elsewhere node
   while the task was past its own round trip and still pending ([scheduled + grace_s,
   launched - lead)). With continuous scheduling the RM offers a node with room to every
@@ -98,10 +99,9 @@ class AttributionParams:
     #: quantile (percent) of the containers' sampled allocation -> launch leads taken as the
     #: window's lead (never below grace_s); used only where RM samples exist
     lead_quantile: float = 95.0
-    #: the order in which the scheduler offers a node to waiting applications: "fair" (the
-    #: Fair Scheduler: the one holding least first) or "fifo" (the Capacity Scheduler's leaf
-    #: queue: submission order; application ids must then number the applications in it)
-    queue_order: str = "fair"
+    #: whether a slot going to an application holding more is evidence of a decline (the Fair
+    #: Scheduler's fair-share order; not the Capacity Scheduler's, see the module docstring)
+    passed_over: bool = True
 
 
 @dataclass
@@ -381,9 +381,12 @@ def _overlaps(intervals: Intervals, nodes: np.ndarray, t0: int, t1: int):
 
 def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
               params: AttributionParams, node_up: np.ndarray | None = None,
-              end_ms: int | None = None, samples: Samples | None = None):
+              end_ms: int | None = None, samples: Samples | None = None,
+              reported: np.ndarray | None = None):
     """(delay_s, delayed, local, wait_s, sampled) per task under the rule of this module;
-    ``sampled`` tells which tasks were judged on the RM's sampled view."""
+    ``sampled`` tells which tasks were judged on the RM's sampled view. ``reported``: declines
+    the scheduler itself reported, rows (application, node, ms) (the Capacity Scheduler's
+    app activities, dsbra.observe.activities), taken as they are besides the inferred ones."""
     n = len(tasks)
     n_nodes = len(capacity_mb)
     wait_s = np.maximum(tasks.launch_ms - tasks.scheduled_ms, 0) / 1000.0
@@ -405,9 +408,8 @@ def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
                       for m in mems} if samples is not None else {}
     room = {m: certain_room(containers, capacity_mb, m, horizon, lead_ms, release_ms, linger_ms,
                             samples) for m in mems}
-    fifo = params.queue_order == "fifo"
     holdings = holdings_around_launch(containers, lead_ms) \
-        if tasks.app is not None and not fifo else None
+        if tasks.app is not None and params.passed_over else None
     app = tasks.app.astype(np.int64) if tasks.app is not None else np.arange(n, dtype=np.int64)
     # elsewhere[j, node]: a running node holding none of task j's replicas
     rows = np.repeat(np.arange(n), np.diff(tasks.split_indptr))
@@ -430,16 +432,10 @@ def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
         for node, a, b in _overlaps(idle, nodes, t0 + grace_ms, t1):
             # the idle spell's room began settle_s before it
             declines.append((app[j], node, max(a - settle_ms, t0), min(b, t1)))
-        if fifo and tasks.app is not None:
-            passed = _passed_over_in_order(containers, int(app[j]), elsewhere[j],
-                                           t0 + grace_ms, t1)
-        elif holdings is not None:
-            passed = _passed_over(containers, holdings, int(app[j]), elsewhere[j],
-                                  t0 + grace_ms, t1)
-        else:
-            passed = []
-        for node, t in passed:
-            declines.append((app[j], node, t, t + 1))
+        if holdings is not None:
+            for node, t in _passed_over(containers, holdings, int(app[j]), elsewhere[j],
+                                        t0 + grace_ms, t1):
+                declines.append((app[j], node, t, t + 1))
         # pending at the RM over [scheduled, launched - lead): its allocation came after
         pending_end = t1 - lead_ms
         for node, a, b in _overlaps(room[m], nodes, t0, pending_end):
@@ -452,6 +448,10 @@ def attribute(tasks: MapTasks, containers: Containers, capacity_mb: np.ndarray,
             k_hit, n_hit = np.nonzero(samples.free_mb[np.ix_(ks, near)] >= m)
             for k, node in zip(s_times[ks[k_hit]].tolist(), near[n_hit].tolist()):
                 declines.append((app[j], node, k, k + 1))
+    if reported is not None and len(reported):
+        r = np.asarray(reported, np.int64)
+        declines.extend(zip(r[:, 0].tolist(), r[:, 1].tolist(), r[:, 2].tolist(),
+                            (r[:, 2] + 1).tolist()))
     first = np.full(n, np.iinfo(np.int64).max)
     if declines:
         d = np.array(declines, np.int64)
@@ -482,17 +482,3 @@ def _passed_over(containers: Containers, holdings: Holdings, app: int,
     idx = idx[holdings.most[idx, app] < holdings.owner_least[idx]]
     return [(int(node[c]), int(start[c])) for c in idx]
 
-
-def _passed_over_in_order(containers: Containers, app: int, elsewhere: np.ndarray, t0: int,
-                          t1: int) -> list[tuple[int, int]]:
-    """(node, launch) of every container launched in [t0, t1), on an elsewhere node, of an
-    application submitted after ``app`` (a higher id): in submission order the scheduler
-    offered that node to ``app`` first."""
-    if containers.app is None:
-        return []
-    start, node = containers.start_ms, containers.node
-    ok = (start >= t0) & (start < t1) & (containers.app > app) & (node >= 0) \
-        & (node < len(elsewhere))
-    idx = np.flatnonzero(ok)
-    idx = idx[elsewhere[node[idx]]]
-    return [(int(node[c]), int(start[c])) for c in idx]

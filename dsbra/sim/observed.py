@@ -31,8 +31,7 @@ class Observer:
         self.params = AttributionParams(delay_threshold_s=cfg.effective_delay_threshold_s,
                                         grace_s=cfg.observed_grace_s,
                                         settle_s=cfg.observed_settle_s,
-                                        queue_order="fifo" if cfg.scheduler == "capacity"
-                                        else "fair")
+                                        passed_over=cfg.scheduler != "capacity")
         self.per_app = cfg.scheduler in ("fair", "capacity")  # delay is per application on YARN
         self.launch = np.frombuffer(t_launch, np.float64)
         self.finish = np.frombuffer(t_finish, np.float64)
