@@ -46,7 +46,8 @@ def cluster() -> None:
 @click.option("--scheduler", type=click.Choice(SCHEDULERS), default=ClusterSpec.scheduler, show_default=True,
               help="The ResourceManager's scheduler: the Fair Scheduler (the --locality-delay-* and "
                    "--continuous-scheduling options) or the Capacity Scheduler (--node-locality-delay, "
-                   "--rack-locality-additional-delay; queues default and benchmark, 50% each, up to 100%), "
+                   "--rack-locality-additional-delay; queues default and benchmark, 50% each, up to 100%, "
+                   "or a values file's capacity_queues), "
                    "or the FIFO scheduler (no delay scheduling: dsbra refuses to act on it).")
 @click.option("--node-locality-delay", type=int, default=ClusterSpec.node_locality_delay, show_default=True,
               help="Capacity Scheduler: missed scheduling opportunities before a rack-local container, "

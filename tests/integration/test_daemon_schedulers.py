@@ -26,11 +26,11 @@ from test_daemon import (BASE, HOT, WINDOW_S, _config, _confirmed, _replay, _rep
 
 pytestmark = pytest.mark.cluster
 
-# node-locality-delay at the node count (the cap): a map waits for up to four missed node
-# heartbeats before it takes a rack-local container; a 3 s heartbeat makes that wait longer
-# than the allocation round trip, where the real-cluster rule can see it
+# node-locality-delay at the node count (the cap): an application misses up to four node
+# heartbeats before it takes a rack-local container; the daemon reads the nodes it skipped
+# from the scheduler's app activities
 CAPACITY = ClusterSpec(workers=4, replication=1, **SECOND, scheduler="capacity",
-                       node_locality_delay=4, heartbeat_ms=3000)
+                       node_locality_delay=4)
 NO_SIGNAL = "scheduler FifoScheduler: no delay-scheduling signal; dsbra would never act"
 
 
@@ -51,8 +51,8 @@ def test_capacity_scheduler_daemon_names_its_delay_and_raises_a_hot_file(second_
                     break
         finally:
             err = _stop(proc) if proc.poll() is None else proc.communicate()[1]
-    # min(4 nodes, 4) missed opportunities, one 3 s heartbeat each, from the daemon's config
-    assert ("scheduler=CapacityScheduler delay_scheduling=on D=12.0s (lower bound 3.0s) "
+    # min(4 nodes, 4) missed opportunities, one 1 s heartbeat each, from the daemon's config
+    assert ("scheduler=CapacityScheduler delay_scheduling=on D=4.0s (lower bound 1.0s) "
             "delay_source=dsbra-config nodes=4") in err, err[-3000:]
     status = json.loads((tmp_path / "capacity" / "status.json").read_text())
     assert status["scheduler"]["name"] == "CapacityScheduler"

@@ -124,22 +124,16 @@ def test_the_rule_on_runs_recorded_after_it_was_frozen():
     assert both >= 0.5 * sum(t["M_true"] for t in on)
 
 
-#: the Capacity Scheduler's runs recorded after its rule (the scheduler's reported skips, no
-#: "passed over" evidence) was frozen; cs-busy1-4 were recorded before (docs/metrics.md,
-#: "The Capacity Scheduler")
-CAPACITY_FROZEN = ("cs-busy5", "cs-busy6")
-
-
 def test_the_capacity_scheduler_rule_on_runs_recorded_after_it_was_frozen():
     """Issue 22, against the Capacity Scheduler's own DEBUG log: recall >= 50% at precision
     >= 0.8, the maps flagged with delay scheduling off counted as false, and nothing flagged
     off (measured: CAPACITY_MEASURED in docs/metrics.md)."""
     validation = _validation()
-    runs = [validation.attribute_record(p) for tag in CAPACITY_FROZEN
+    runs = [validation.attribute_record(p) for tag in validation.CAPACITY_FROZEN
             for p in sorted(RESULTS.glob(f"validate_attribution-{tag}-o[nf]*.raw.json.gz"))]
     on = [r for r in runs if r["mode"] == "on"]
     off = [r for r in runs if r["mode"] == "off"]
-    assert len(on) == len(off) == len(CAPACITY_FROZEN), "the recorded capacity runs are missing"
+    assert len(on) == len(off) == len(validation.CAPACITY_FROZEN), "the capacity runs are missing"
     assert all(r["scheduler"] == "capacity" for r in runs)
     both = sum(r["truth"]["both"] for r in on)
     flagged = sum(r["truth"]["M_rule"] for r in runs)
