@@ -112,6 +112,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dsbra.cluster.jobs import grep_lines, submit_spaced  # noqa: E402
+from dsbra.observe.activities import OFF_SWITCH_DELAY  # noqa: E402
 from dsbra.observe.collector import Collector, Container, Endpoints, MapObservation  # noqa: E402
 from dsbra.observe.window import (LAUNCH_ALLOWANCE_S, compute_blocks, map_to_blocks,  # noqa: E402
                                   read_files)
@@ -214,9 +215,6 @@ CS_TRY = re.compile(STAMP + r"DEBUG .*assignContainers: node=(\S+) "
 CS_SKIP_APP = re.compile(STAMP + r"DEBUG .*Skip app_attempt=appattempt_(\d+_\d+)_\d+")
 CS_CONSIDERED = re.compile(STAMP + r"DEBUG .*post-assignContainers for application "
                            r"application_(\d+_\d+)")
-#: ActivityDiagnosticConstant.NODE_SKIPPED_BECAUSE_OF_OFF_SWITCH_DELAY, recorded by
-#: RegularContainerAllocator.assignOffSwitchContainers when canAssign(OFF_SWITCH) fails
-OFF_SWITCH_DELAY = "Node skipped because of off-switch delay"
 
 
 def debug_capacity_scheduler(rm_url: str) -> None:
@@ -558,37 +556,11 @@ def score_against_scheduler(raw: dict, obs: list, block_of: list[int], row_path:
         if priority == MAP_PRIORITY and has_room(node, ms):
             by_job.setdefault(job, []).append((ms, node))
             usable += 1
-    true_delayed, true_delay = [], []
-    for o in obs:
-        hosts = set(o.split_hosts)
-        firsts = [ms for ms, node in by_job.get(o.job_id, ())
-                  if o.scheduled_ms <= ms < o.launch_ms and node not in hosts]
-        true_delayed.append(bool(firsts))
-        true_delay.append(min(o.launch_ms - min(firsts), params.delay_threshold_s * 1000) / 1000
-                          if firsts else 0.0)
-    mapped = [b >= 0 for b in block_of]
-    rule = [bool(x) for x in per_task["delayed"]]
-    over_grace = [w > params.grace_s for w in per_task["wait_s"]]
-    both = sum(1 for r, t, k in zip(rule, true_delayed, mapped) if r and t and k)
-    n_rule = sum(1 for r, k in zip(rule, mapped) if r and k)
-    n_true = sum(1 for t, k in zip(true_delayed, mapped) if t and k)
-    n_true_long = sum(1 for t, k, g in zip(true_delayed, mapped, over_grace) if t and k and g)
-    both_long = sum(1 for r, t, k, g in zip(rule, true_delayed, mapped, over_grace)
-                    if r and t and k and g)
     out = {"declines": len(raw["declines"]),
            "map_declines": sum(1 for d in raw["declines"] if d[3] == MAP_PRIORITY),
-           "usable_map_declines": usable,
-           "M_true": n_true, "M_rule": n_rule, "both": both,
-           "precision": round(both / n_rule, 3) if n_rule else None,
-           "recall": round(both / n_true, 3) if n_true else None,
-           "recall_waits_over_grace": round(both_long / n_true_long, 3) if n_true_long else None,
-           "DT_true_s": round(sum(d for d, k in zip(true_delay, mapped) if k), 2),
-           "DT_rule_s": round(sum(float(d) for d, k in zip(per_task["delay_s"], mapped) if k), 2)}
-    for name, sel in (("hot", lambda p: p in hot_set), ("cold", lambda p: p not in hot_set)):
-        keep = [b >= 0 and sel(row_path[b]) for b in block_of]
-        out[f"M_true_{name}"] = sum(1 for t, k in zip(true_delayed, keep) if t and k)
-        out[f"DT_true_{name}_s"] = round(sum(d for d, k in zip(true_delay, keep) if k), 2)
-    return out
+           "usable_map_declines": usable}
+    _, scored = _score_declines(by_job, obs, block_of, row_path, hot_set, per_task, params)
+    return out | scored
 
 
 def score_against_capacity(raw: dict, obs: list, block_of: list[int], row_path: list[str],
@@ -639,8 +611,9 @@ def score_against_capacity(raw: dict, obs: list, block_of: list[int], row_path: 
 
 def _score_declines(by_job: dict, obs: list, block_of: list[int], row_path: list[str],
                     hot_set: set, per_task: dict, params: AttributionParams):
-    """(per-task truth, scores) of the rule against declines {job: [(ms, node)]} (the Fair
-    Scheduler's matching, in score_against_scheduler)."""
+    """(per-task truth, scores) of the rule against declines {job: [(ms, node)]}: a task truly
+    waited for locality when its application declined a node holding none of its split during
+    its wait; its true delay runs from the first such decline to its launch, capped at D."""
     true_delayed, true_delay = [], []
     for o in obs:
         hosts = set(o.split_hosts)

@@ -4,12 +4,12 @@ tests/fixtures/capacity-3.4.2/validate/ (see its README for how it was captured)
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 from pathlib import Path
 
 import pytest
+from test_attribution_recorded import _validation
 
 ROOT = Path(__file__).resolve().parents[3]
 CAPTURED = ROOT / "tests" / "fixtures" / "capacity-3.4.2" / "validate"
@@ -18,11 +18,7 @@ APP = "application_1795621587904_0001"
 
 @pytest.fixture(scope="module")
 def va():
-    spec = importlib.util.spec_from_file_location("validate_attribution",
-                                                  ROOT / "benchmarks" / "validate_attribution.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _validation()
 
 
 @pytest.fixture
