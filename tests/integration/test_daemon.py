@@ -145,22 +145,26 @@ def _confirmed(cfg: dict) -> list[dict]:
     return [r for r in ops if r["op"] == "intent" and r["id"] in done]
 
 
+def replay_until_raised(layout, cfg: dict, client, proc) -> bool:
+    """Whether the daemon raised a file while the workload kept reading the hot files (up to
+    three replays). On a loaded machine the replay can outlast the hot rounds, so a raise may
+    come and go before it ends: judged by the journal, where each change is marked done only
+    once the NameNode reports the new replica count."""
+    for _ in range(3):
+        _replay(layout)
+        if _until(lambda: any(r["target"] > r["before"] for r in _confirmed(cfg))
+                  or any(v > BASE[p] for p, v in _replication(client).items()),
+                  2 * WINDOW_S, proc):
+            return True
+    return False
+
+
 def test_apply_raises_hot_files_then_lowers_them_back(daemon_cluster, tmp_path):
     layout, env, client = daemon_cluster
     config, cfg = _config(tmp_path, env, "apply", "apply")
     proc = _start(config)
     try:
-        # the workload keeps reading the hot files (up to three replays) until they are raised;
-        # on a loaded machine the replay can outlast the hot rounds, so a raise may come and go
-        # before it ends: judge it by the journal, where each change is marked done only once
-        # the NameNode reports the new replica count
-        for _ in range(3):
-            _replay(layout)
-            raised = _until(lambda: any(r["target"] > r["before"] for r in _confirmed(cfg))
-                            or any(v > BASE[p] for p, v in _replication(client).items()),
-                            2 * WINDOW_S, proc)
-            if raised:
-                break
+        raised = replay_until_raised(layout, cfg, client, proc)
         # quiet rounds: the raised files cool and come back to base, one replica per round
         lowered = _until(lambda: _replication(client) == BASE, 8 * WINDOW_S, proc)
     finally:

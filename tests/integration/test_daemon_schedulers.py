@@ -21,8 +21,7 @@ from dsbra.cluster import cluster as cl
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
 from netslots import SECOND
-from test_daemon import (BASE, HOT, WINDOW_S, _config, _confirmed, _replay, _replication, _start,
-                         _stop, _until, cluster_with_data)
+from test_daemon import HOT, _config, _confirmed, _start, _stop, cluster_with_data, replay_until_raised
 
 pytestmark = pytest.mark.cluster
 
@@ -42,13 +41,7 @@ def test_capacity_scheduler_daemon_names_its_delay_and_raises_a_hot_file(second_
         (tmp_path / "capacity.yaml").write_text(yaml.safe_dump(cfg))
         proc = _start(config)
         try:
-            for _ in range(3):
-                _replay(layout)
-                raised = _until(lambda: any(r["target"] > r["before"] for r in _confirmed(cfg))
-                                or any(v > BASE[p] for p, v in _replication(client).items()),
-                                2 * WINDOW_S, proc)
-                if raised:
-                    break
+            raised = replay_until_raised(layout, cfg, client, proc)
         finally:
             err = _stop(proc) if proc.poll() is None else proc.communicate()[1]
     # min(4 nodes, 4) missed opportunities, one 1 s heartbeat each, from the daemon's config
