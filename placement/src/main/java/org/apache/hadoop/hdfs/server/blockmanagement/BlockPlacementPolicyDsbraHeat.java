@@ -1,0 +1,277 @@
+package org.apache.hadoop.hdfs.server.blockmanagement;
+
+import io.dsbra.placement.HeatDocument;
+import io.dsbra.placement.HeatSource;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.StorageType;
+import org.apache.hadoop.hdfs.AddBlockFlag;
+import org.apache.hadoop.hdfs.protocol.BlockStoragePolicy;
+import org.apache.hadoop.net.NetworkTopology;
+import org.apache.hadoop.net.Node;
+import org.apache.hadoop.net.NodeBase;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+
+import static org.apache.hadoop.util.Time.monotonicNow;
+
+/**
+ * HDFS's default block placement, with DSBRA's two node choices (docs/placement.md):
+ * <ul>
+ * <li>an excess replica goes from the hottest holder by dsbra's heat, among the holders the
+ *     default policy would let lose one (the same rack rule; a holder that stopped
+ *     heartbeating still goes first, as in the default); on equal heat the last replicas of a
+ *     round's files are spread over different nodes;</li>
+ * <li>a new copy of a block of a file dsbra raised goes to the least heated nodes the default
+ *     policy would consider (its rack rules and its checks on load, space and stale nodes
+ *     still decide, only the random draw among candidates becomes "least heated").</li>
+ * </ul>
+ * Writes of new blocks and pipeline recovery are exactly the default. Without a usable heat
+ * document (none configured, unreadable, malformed, stale) every choice is the default.
+ * <p>
+ * The class sits in Hadoop's blockmanagement package because
+ * {@link BlockPlacementPolicy#initialize} takes the package-private Host2NodesMap, as
+ * Hadoop's own AvailableSpaceBlockPlacementPolicy does.
+ */
+public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
+  private static final Logger LOG = LoggerFactory.getLogger(BlockPlacementPolicyDsbraHeat.class);
+
+  /** Where the daemon publishes heat: file:///var/lib/dsbra/heat.json or http://host:port/heat. */
+  public static final String HEAT_URI_KEY = "dsbra.placement.heat.uri";
+  public static final String REFRESH_MS_KEY = "dsbra.placement.heat.refresh.ms";
+  public static final long REFRESH_MS_DEFAULT = 5_000;
+  public static final String TIMEOUT_MS_KEY = "dsbra.placement.heat.timeout.ms";
+  public static final int TIMEOUT_MS_DEFAULT = 2_000;
+  /** Heat older than this is ignored (the daemon stopped or cannot reach the cluster). */
+  public static final String MAX_AGE_MS_KEY = "dsbra.placement.heat.max-age.ms";
+  public static final long MAX_AGE_MS_DEFAULT = 600_000;
+
+  /** Set while choosing targets for a raised file's block: chooseDataNode then goes by heat. */
+  private static final ThreadLocal<HeatDocument> PLACING = new ThreadLocal<>();
+
+  private volatile HeatSource heat;
+  /** Per DataNode uuid: blocks whose last replica a deletion of this round left there. */
+  private final Map<String, Integer> lastReplicas = new ConcurrentHashMap<>();
+  private volatile long spreadRound = Long.MIN_VALUE;
+
+  @Override
+  public void initialize(Configuration conf, FSClusterStats stats, NetworkTopology clusterMap,
+      Host2NodesMap host2datanodeMap) {
+    super.initialize(conf, stats, clusterMap, host2datanodeMap);
+    String uri = conf.getTrimmed(HEAT_URI_KEY, "");
+    if (uri.isEmpty()) {
+      LOG.warn("{} is not set: default block placement", HEAT_URI_KEY);
+      return;
+    }
+    URI parsed;
+    try {
+      parsed = new URI(uri);
+      parsed.toURL();
+    } catch (Exception e) {
+      LOG.error("{}={} is not a file: or http(s): URI ({}): default block placement",
+          HEAT_URI_KEY, uri, e.getMessage());
+      return;
+    }
+    HeatSource source = new HeatSource(parsed, conf.getInt(TIMEOUT_MS_KEY, TIMEOUT_MS_DEFAULT),
+        conf.getLong(MAX_AGE_MS_KEY, MAX_AGE_MS_DEFAULT), System::currentTimeMillis);
+    source.start(conf.getLong(REFRESH_MS_KEY, REFRESH_MS_DEFAULT));
+    LOG.info("dsbra heat-aware placement: heat from {}", parsed);
+    heat = source;
+  }
+
+  /** Tests give a source they refresh themselves. */
+  void setHeatSource(HeatSource source) {
+    heat = source;
+  }
+
+  private HeatDocument usableHeat() {
+    HeatSource source = heat;
+    return source == null ? null : source.usable();
+  }
+
+  @Override
+  public DatanodeStorageInfo[] chooseTarget(String srcPath, int numOfReplicas, Node writer,
+      List<DatanodeStorageInfo> chosen, boolean returnChosenNodes, Set<Node> excludedNodes,
+      long blocksize, BlockStoragePolicy storagePolicy, EnumSet<AddBlockFlag> flags) {
+    return chooseTarget(srcPath, numOfReplicas, writer, chosen, returnChosenNodes,
+        excludedNodes, blocksize, storagePolicy, flags, null);
+  }
+
+  @Override
+  public DatanodeStorageInfo[] chooseTarget(String srcPath, int numOfReplicas, Node writer,
+      List<DatanodeStorageInfo> chosen, boolean returnChosenNodes, Set<Node> excludedNodes,
+      long blocksize, BlockStoragePolicy storagePolicy, EnumSet<AddBlockFlag> flags,
+      EnumMap<StorageType, Integer> storageTypes) {
+    HeatDocument doc = placesByHeat(srcPath, chosen, returnChosenNodes) ? usableHeat() : null;
+    if (doc == null) {
+      return super.chooseTarget(srcPath, numOfReplicas, writer, chosen, returnChosenNodes,
+          excludedNodes, blocksize, storagePolicy, flags, storageTypes);
+    }
+    PLACING.set(doc);
+    try {
+      return super.chooseTarget(srcPath, numOfReplicas, writer, chosen, returnChosenNodes,
+          excludedNodes, blocksize, storagePolicy, flags, storageTypes);
+    } finally {
+      PLACING.remove();
+    }
+  }
+
+  /**
+   * Whether a chooseTarget call is a new copy of a raised file's block, placed by heat:
+   * re-replication has live replicas and asks only for new nodes; a new block's write has
+   * none, pipeline recovery asks for the chosen nodes back: both stay the default.
+   */
+  boolean placesByHeat(String srcPath, List<DatanodeStorageInfo> chosen,
+      boolean returnChosenNodes) {
+    HeatDocument doc = usableHeat();
+    return doc != null && !returnChosenNodes && chosen != null && !chosen.isEmpty()
+        && doc.isRaised(srcPath);
+  }
+
+  @Override
+  protected DatanodeDescriptor chooseDataNode(String scope, Collection<Node> excludedNodes) {
+    HeatDocument doc = PLACING.get();
+    return doc == null ? super.chooseDataNode(scope, excludedNodes)
+        : leastHeated(doc, scope, excludedNodes, null);
+  }
+
+  @Override
+  protected DatanodeDescriptor chooseDataNode(String scope, Collection<Node> excludedNodes,
+      StorageType type) {
+    HeatDocument doc = PLACING.get();
+    return doc == null ? super.chooseDataNode(scope, excludedNodes, type)
+        : leastHeated(doc, scope, excludedNodes, type);
+  }
+
+  /**
+   * The least heated DataNode in {@code scope} (a "~scope" means outside it, as in
+   * NetworkTopology) not in {@code excludedNodes}, with a storage of {@code type} if given;
+   * equal heat: one of them at random, as the default draws. Null if there is none.
+   */
+  DatanodeDescriptor leastHeated(HeatDocument doc, String scope, Collection<Node> excludedNodes,
+      StorageType type) {
+    List<Node> inScope;
+    if (scope.startsWith("~")) {
+      inScope = new ArrayList<>(clusterMap.getLeaves(NodeBase.ROOT));
+      inScope.removeAll(new HashSet<>(clusterMap.getLeaves(scope.substring(1))));
+    } else {
+      inScope = clusterMap.getLeaves(scope);
+    }
+    Collection<Node> excluded = excludedNodes == null ? new HashSet<>()
+        : excludedNodes instanceof Set ? excludedNodes : new HashSet<>(excludedNodes);
+    List<DatanodeDescriptor> coolest = new ArrayList<>();
+    double least = Double.POSITIVE_INFINITY;
+    for (Node n : inScope) {
+      if (!(n instanceof DatanodeDescriptor) || excluded.contains(n)) {
+        continue;
+      }
+      DatanodeDescriptor dn = (DatanodeDescriptor) n;
+      if (type != null && !dn.hasStorageType(type)) {
+        continue;
+      }
+      double h = heatOf(doc, dn);
+      if (h < least) {
+        least = h;
+        coolest.clear();
+      }
+      if (h == least) {
+        coolest.add(dn);
+      }
+    }
+    if (coolest.isEmpty()) {
+      return null;
+    }
+    return coolest.get(ThreadLocalRandom.current().nextInt(coolest.size()));
+  }
+
+  /** A DataNode's published heat; one the daemon did not list holds none of its blocks: 0. */
+  static double heatOf(HeatDocument doc, DatanodeDescriptor dn) {
+    Double h = doc.heatOf(dn.getHostName(), dn.getIpAddr(), dn.getXferAddr(),
+        dn.getXferAddrWithHostname());
+    return h == null ? 0.0 : h;
+  }
+
+  @Override
+  public DatanodeStorageInfo chooseReplicaToDelete(Collection<DatanodeStorageInfo> moreThanOne,
+      Collection<DatanodeStorageInfo> exactlyOne, List<StorageType> excessTypes,
+      Map<String, List<DatanodeStorageInfo>> rackMap) {
+    HeatDocument doc = usableHeat();
+    if (doc == null) {
+      return super.chooseReplicaToDelete(moreThanOne, exactlyOne, excessTypes, rackMap);
+    }
+    long oldestHeartbeat = monotonicNow() - heartbeatInterval * tolerateHeartbeatMultiplier;
+    List<DatanodeStorageInfo> candidates = new ArrayList<>();
+    for (DatanodeStorageInfo storage : pickupReplicaSet(moreThanOne, exactlyOne, rackMap)) {
+      if (!excessTypes.contains(storage.getStorageType())) {
+        continue;
+      }
+      if (storage.getDatanodeDescriptor().getLastUpdateMonotonic() < oldestHeartbeat) {
+        // the default deletes from a node that stopped heartbeating first: so do we
+        return super.chooseReplicaToDelete(moreThanOne, exactlyOne, excessTypes, rackMap);
+      }
+      candidates.add(storage);
+    }
+    if (candidates.isEmpty()) {
+      return null;
+    }
+    if (doc.round() != spreadRound) {
+      lastReplicas.clear();
+      spreadRound = doc.round();
+    }
+    DatanodeStorageInfo chosen = null;
+    for (DatanodeStorageInfo s : candidates) {
+      if (chosen == null || hotter(doc, s, chosen)) {
+        chosen = s;
+      }
+    }
+    excessTypes.remove(chosen.getStorageType());
+    if (moreThanOne.size() + exactlyOne.size() == 2) {  // this deletion leaves one replica
+      for (DatanodeStorageInfo s : moreThanOne) {
+        recordLastReplica(s, chosen);
+      }
+      for (DatanodeStorageInfo s : exactlyOne) {
+        recordLastReplica(s, chosen);
+      }
+    }
+    return chosen;
+  }
+
+  private void recordLastReplica(DatanodeStorageInfo holder, DatanodeStorageInfo deleted) {
+    if (holder != deleted) {
+      lastReplicas.merge(holder.getDatanodeDescriptor().getDatanodeUuid(), 1, Integer::sum);
+    }
+  }
+
+  /**
+   * Whether {@code a} should go before {@code b}: hotter; on equal heat, the node already
+   * left holding more last replicas this round (so equally hot files end on different
+   * nodes); then the default's criterion, less free space.
+   */
+  private boolean hotter(HeatDocument doc, DatanodeStorageInfo a, DatanodeStorageInfo b) {
+    int byHeat = Double.compare(heatOf(doc, a.getDatanodeDescriptor()),
+        heatOf(doc, b.getDatanodeDescriptor()));
+    if (byHeat != 0) {
+      return byHeat > 0;
+    }
+    int byLast = Integer.compare(lastReplicasOn(a), lastReplicasOn(b));
+    if (byLast != 0) {
+      return byLast > 0;
+    }
+    return a.getRemaining() < b.getRemaining();
+  }
+
+  private int lastReplicasOn(DatanodeStorageInfo s) {
+    return lastReplicas.getOrDefault(s.getDatanodeDescriptor().getDatanodeUuid(), 0);
+  }
+}

@@ -1,0 +1,242 @@
+package org.apache.hadoop.hdfs.server.blockmanagement;
+
+import io.dsbra.placement.HeatSource;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.StorageType;
+import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.HdfsConfiguration;
+import org.apache.hadoop.hdfs.protocol.BlockStoragePolicy;
+import org.apache.hadoop.hdfs.protocol.DatanodeID;
+import org.apache.hadoop.hdfs.server.protocol.DatanodeStorage;
+import org.apache.hadoop.hdfs.server.protocol.StorageReport;
+import org.apache.hadoop.hdfs.net.DFSNetworkTopology;
+import org.apache.hadoop.net.NetworkTopology;
+import org.apache.hadoop.net.Node;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The policy's choices on a synthetic topology: six DataNodes, d1-d3 on /r1, d4-d6 on /r2,
+ * the heat a test writes, the default policy's own rules around it.
+ */
+class TestBlockPlacementPolicyDsbraHeat {
+  static final long GB = 1L << 30;
+  static final long BLOCK = 8L << 20;
+
+  @TempDir
+  Path dir;
+
+  final AtomicLong now = new AtomicLong(System.currentTimeMillis());
+  Path heatFile;
+  HeatSource source;
+  BlockPlacementPolicyDsbraHeat policy;
+  NetworkTopology topology;
+  final Map<String, DatanodeStorageInfo> storages = new LinkedHashMap<>();
+
+  @BeforeEach
+  void cluster() {
+    Configuration conf = new HdfsConfiguration();
+    conf.setBoolean(DFSConfigKeys.DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_KEY, false);
+    topology = DFSNetworkTopology.getInstance(conf);
+    for (int i = 1; i <= 6; i++) {
+      String rack = i <= 3 ? "/r1" : "/r2";
+      DatanodeDescriptor dn = new DatanodeDescriptor(
+          new DatanodeID("10.0.0." + i, "d" + i, "uuid-" + i, 9866, 9864, 9865, 9867), rack);
+      DatanodeStorage st = new DatanodeStorage("DS-" + i);
+      DatanodeStorageInfo info = dn.updateStorage(st);
+      // d1 has the least free space: the default policy's choice of a replica to delete
+      long remaining = (i == 1 ? 5 : 10) * GB;
+      dn.updateHeartbeat(new StorageReport[] {
+          new StorageReport(st, false, 20 * GB, 20 * GB - remaining, remaining, 0, 0)},
+          0L, 0L, 0, 0, null);
+      topology.add(dn);
+      storages.put("d" + i, info);
+    }
+    policy = new BlockPlacementPolicyDsbraHeat();
+    policy.initialize(conf, new NoLoad(), topology, new Host2NodesMap());
+    heatFile = dir.resolve("heat.json");
+    source = new HeatSource(heatFile.toUri(), 1000, 60_000, now::get);
+    policy.setHeatSource(source);
+  }
+
+  /** Publishes heat as the daemon does: d<i> -> heat, the raised files. */
+  void heat(long round, Map<String, Double> heat, String... raised) throws IOException {
+    StringBuilder nodes = new StringBuilder();
+    for (Map.Entry<String, Double> e : heat.entrySet()) {
+      nodes.append(nodes.length() == 0 ? "" : ", ").append('"').append(e.getKey()).append("\": ")
+          .append(e.getValue());
+    }
+    StringBuilder files = new StringBuilder();
+    for (String f : raised) {
+      files.append(files.length() == 0 ? "" : ", ").append('"').append(f).append('"');
+    }
+    String doc = "{\"format\": \"dsbra-heat\", \"version\": 1, \"generated_ms\": " + now.get()
+        + ", \"round\": " + round + ", \"nodes\": {" + nodes + "}, \"raised\": [" + files + "]}";
+    Files.write(heatFile, doc.getBytes(StandardCharsets.UTF_8));
+    source.refresh();
+  }
+
+  static Map<String, Double> heats(double... byNode) {
+    Map<String, Double> m = new LinkedHashMap<>();
+    for (int i = 0; i < byNode.length; i++) {
+      m.put("d" + (i + 1), byNode[i]);  // the daemon's names: WebHDFS's hostName
+    }
+    return m;
+  }
+
+  /** The node the policy deletes from, of a block held by {@code holders}. */
+  String delete(String... holders) {
+    List<DatanodeStorageInfo> held = new ArrayList<>();
+    for (String h : holders) {
+      held.add(storages.get(h));
+    }
+    List<StorageType> excess = new ArrayList<>(Collections.singletonList(StorageType.DISK));
+    List<DatanodeStorageInfo> out = policy.chooseReplicasToDelete(held, held, holders.length - 1,
+        excess, null, null);
+    assertEquals(1, out.size());
+    return out.get(0).getDatanodeDescriptor().getHostName();
+  }
+
+  /** The node the policy places one new copy of {@code path}'s block on. */
+  String place(String path, String... holders) {
+    List<DatanodeStorageInfo> chosen = new ArrayList<>();
+    Set<Node> excluded = new HashSet<>();
+    for (String h : holders) {
+      chosen.add(storages.get(h));
+      excluded.add(storages.get(h).getDatanodeDescriptor());  // as BlockManager passes them
+    }
+    BlockStoragePolicy storagePolicy = BlockStoragePolicySuite.createDefaultSuite()
+        .getDefaultPolicy();
+    DatanodeStorageInfo[] targets = policy.chooseTarget(path, 1,
+        chosen.get(0).getDatanodeDescriptor(), chosen, false, excluded, BLOCK, storagePolicy,
+        null);
+    assertEquals(1, targets.length);
+    return targets[0].getDatanodeDescriptor().getHostName();
+  }
+
+  @Test
+  void deletesFromTheHottestHolder() throws IOException {
+    heat(1, heats(0.1, 0.9, 0.5, 0.2, 0.3, 0.4));
+    assertEquals("d2", delete("d1", "d2", "d3"));
+    assertEquals("d6", delete("d4", "d5", "d6"));
+  }
+
+  @Test
+  void keepsTheDefaultRackRule() throws IOException {
+    // d1, d2 on /r1 and d4 on /r2: the default deletes from the rack holding two, so d4
+    // (hottest, alone on its rack) keeps its replica; d2 is the hotter of the two on /r1
+    heat(1, heats(0.1, 0.5, 0.0, 0.9, 0.0, 0.0));
+    assertEquals("d2", delete("d1", "d2", "d4"));
+  }
+
+  @Test
+  void aHolderThatStoppedHeartbeatingGoesFirstAsInTheDefault() throws IOException {
+    heat(1, heats(0.1, 0.9, 0.5, 0, 0, 0));
+    storages.get("d3").getDatanodeDescriptor().setLastUpdateMonotonic(0);
+    assertEquals("d3", delete("d1", "d2", "d3"));
+  }
+
+  @Test
+  void withoutUsableHeatTheDefaultChooses() throws IOException {
+    // the default: least free space, d1, whatever the heat says
+    assertEquals("d1", delete("d1", "d2", "d3"));  // nothing published yet
+    heat(1, heats(0.1, 0.9, 0.5, 0, 0, 0));
+    assertEquals("d2", delete("d1", "d2", "d3"));
+    now.addAndGet(60_001);  // stale
+    assertEquals("d1", delete("d1", "d2", "d3"));
+    Files.write(heatFile, "{\"format\": \"dsbra-heat\", \"version\": 1".getBytes());
+    source.refresh();  // malformed
+    assertEquals("d1", delete("d1", "d2", "d3"));
+    Files.delete(heatFile);
+    source.refresh();  // missing
+    assertEquals("d1", delete("d1", "d2", "d3"));
+  }
+
+  @Test
+  void equallyHotFilesKeepTheirLastReplicasOnDifferentNodes() throws IOException {
+    // four files on d2 and d3, equally hot: the default would leave every last replica on
+    // the node with more free space; the spread alternates between them
+    heat(1, heats(0, 0.5, 0.5, 0, 0, 0));
+    Map<String, Integer> survivors = new HashMap<>();
+    for (int f = 0; f < 4; f++) {
+      String gone = delete("d2", "d3");
+      survivors.merge(gone.equals("d2") ? "d3" : "d2", 1, Integer::sum);
+    }
+    assertEquals(2, survivors.get("d2"));
+    assertEquals(2, survivors.get("d3"));
+  }
+
+  @Test
+  void placesARaisedFilesCopyOnTheLeastHeatedNodeTheRackRuleAllows() throws IOException {
+    // one replica on d1 (/r1): the default puts the second on another rack; of /r2 the
+    // least heated is d5, though d3 on /r1 is cooler still
+    heat(1, heats(0.9, 0.8, 0.0, 0.4, 0.1, 0.3), "/hot");
+    for (int i = 0; i < 10; i++) {
+      assertEquals("d5", place("/hot", "d1"));
+    }
+    // two replicas on two racks already: the third may go anywhere; the least heated is d3
+    for (int i = 0; i < 10; i++) {
+      assertEquals("d3", place("/hot", "d1", "d4"));
+    }
+  }
+
+  @Test
+  void placesByHeatOnlyACopyOfARaisedFile() throws IOException {
+    heat(1, heats(0.9, 0.8, 0.0, 0.4, 0.1, 0.3), "/hot");
+    List<DatanodeStorageInfo> one = Arrays.asList(storages.get("d1"));
+    assertTrue(policy.placesByHeat("/hot", one, false));
+    assertFalse(policy.placesByHeat("/cold", one, false), "a file dsbra did not raise");
+    assertFalse(policy.placesByHeat("/hot", Collections.emptyList(), false), "a new block");
+    assertFalse(policy.placesByHeat("/hot", one, true), "pipeline recovery");
+    now.addAndGet(60_001);
+    assertFalse(policy.placesByHeat("/hot", one, false), "stale heat");
+  }
+
+  @Test
+  void aPlacementWithNoEligibleNodeFailsAsTheDefaultDoes() throws IOException {
+    heat(1, heats(0.9, 0.8, 0.0, 0.4, 0.1, 0.3), "/hot");
+    List<DatanodeStorageInfo> all = new ArrayList<>(storages.values());
+    Set<Node> excluded = new HashSet<>();
+    for (DatanodeStorageInfo s : all) {
+      excluded.add(s.getDatanodeDescriptor());
+    }
+    DatanodeStorageInfo[] targets = policy.chooseTarget("/hot", 1,
+        all.get(0).getDatanodeDescriptor(), all, false, excluded, BLOCK,
+        BlockStoragePolicySuite.createDefaultSuite().getDefaultPolicy(), null);
+    assertEquals(0, targets.length);
+    assertNotEquals(null, targets);
+  }
+
+  /** Cluster statistics with no load: the load check is off in these tests anyway. */
+  static class NoLoad implements FSClusterStats {
+    @Override public int getTotalLoad() { return 0; }
+    @Override public boolean isAvoidingStaleDataNodesForWrite() { return false; }
+    @Override public int getNumDatanodesInService() { return 6; }
+    @Override public double getInServiceXceiverAverage() { return 0; }
+    @Override public double getInServiceXceiverAverageForVolume() { return 0; }
+    @Override public Map<StorageType, StorageTypeStats> getStorageTypeStats() {
+      return new HashMap<>();
+    }
+  }
+}
