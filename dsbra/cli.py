@@ -49,6 +49,22 @@ HELP = {
 }
 
 
+# an optional package -> the extra that installs it (pyproject.toml); the default install is
+# the daemon and its CLI, and a command that imports one of these without it refuses in one line
+EXTRAS = {"matplotlib": "plots", "docker": "docker", "pyhive": "bench", "thrift": "bench",
+          "gssapi": "kerberos", "requests_kerberos": "kerberos"}
+
+
+def _missing_extra(exc: ModuleNotFoundError, argv: list[str]) -> str | None:
+    """``dsbra <command>: needs the <extra> extra: pip install 'dsbra[<extra>]'``, if ``exc`` is
+    an optional package's absence."""
+    extra = EXTRAS.get((exc.name or "").split(".")[0])
+    if extra is None:
+        return None
+    command = next((a for a in argv if a in COMMANDS), None)
+    return f"dsbra{' ' + command if command else ''}: needs the {extra} extra: pip install 'dsbra[{extra}]'"
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
         return sorted(COMMANDS)
@@ -87,6 +103,12 @@ def main(argv: list[str] | None = None) -> None:
     except DsbraError as exc:
         click.echo(f"dsbra: error: {exc}", err=True)
         sys.exit(exc.exit_code)
+    except ModuleNotFoundError as exc:
+        line = _missing_extra(exc, sys.argv[1:] if argv is None else argv)
+        if line is None:
+            raise
+        click.echo(line, err=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         click.echo("dsbra: interrupted", err=True)
         sys.exit(130)

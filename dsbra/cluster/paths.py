@@ -17,6 +17,8 @@ def project_root() -> Path:
 
 def templates_dir() -> Path:
     path = project_root() / "conf-templates"
+    if not path.is_dir() and "DSBRA_ROOT" not in os.environ:  # an installed wheel: its package data
+        path = Path(__file__).resolve().parents[1] / "conf-templates"
     if not path.is_dir():
         raise ConfigError(f"config templates not found at {path} (set DSBRA_ROOT to the dsbra checkout)")
     return path
