@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from dsbra.errors import InputError
-from dsbra.sim.config import DELAY_MODES, ORACLE, REACTIVE_ORACLE, SCHEDULERS, SIGNALS, SimConfig
+from dsbra.sim.config import (DELAY_MODES, ORACLE, PLACEMENTS, REACTIVE_ORACLE, SCHEDULERS,
+                              SIGNALS, SimConfig)
 from dsbra.sim.workload import ARRIVALS
 from dsbra.policy.profiles import parse_assignments
 
@@ -98,6 +99,11 @@ log = logging.getLogger(__name__)
               help="Policy period.")
 @click.option("--delay-threshold-s", type=float, default=None,
               help="D (cap on a task's delay wait; DSBRA's normaliser). Default: W1.")
+@click.option("--placement", type=click.Choice(PLACEMENTS), default="heat", show_default=True,
+              help="Who picks the nodes of the policy's new and removed replicas: heat = the "
+                   "policy (a NameNode with the placement plugin); default = the stock "
+                   "NameNode's BlockPlacementPolicyDefault (random nodes, its rack and "
+                   "deletion rules).")
 @click.option("--signals", type=click.Choice(SIGNALS), default="scheduler",
               show_default=True,
               help="Window signals M/DT from the scheduler's own accounting, or from the rule "
@@ -147,7 +153,8 @@ def sim(**kw) -> None:
         cpu_s_per_mb=kw["cpu_s_per_mb"], read_mbps_local=local, read_mbps_rack=rack,
         read_mbps_remote=remote, copy_mbps=kw["copy_mbps"], policy=kw["policy"],
         policy_params=parse_assignments(kw["policy_param"], "--policy-param"), interval_s=kw["interval_s"],
-        delay_threshold_s=kw["delay_threshold_s"], signals=kw["signals"],
+        delay_threshold_s=kw["delay_threshold_s"], placement=kw["placement"],
+        signals=kw["signals"],
         observed_grace_s=kw["observed_grace_s"], observed_settle_s=kw["observed_settle_s"],
         seed=kw["seed"], holdout=kw["holdout"], holdout_seed=kw["holdout_seed"]).validated()
     spec = WorkloadSpec(source=kw["workload"], jobs=kw["jobs"],

@@ -10,6 +10,9 @@ from dsbra.errors import ConfigError
 SCHEDULERS = ("fair", "fifo", "capacity")
 DELAY_MODES = ("hfs", "yarn")
 SIGNALS = ("scheduler", "observed")
+PLACEMENTS = ("heat", "default")
+"""Who picks the nodes of a policy's new and removed replicas: ``heat``, the policy (a NameNode
+running the placement plugin); ``default``, the stock NameNode's BlockPlacementPolicyDefault."""
 ORACLE = "oracle"
 """Not a replication policy but its limit: every block readable node-locally on every node from
 the start, at a storage cost of nodes / replication - 1 (the simulator's ``--policy oracle``)."""
@@ -56,7 +59,10 @@ class SimConfig:
     Policy: ``policy`` name for :func:`dsbra.policy.make_policy`, called every ``interval_s``;
     ``policy_params`` passed through; ``delay_threshold_s`` D (default: W1 in hfs mode, else
     the expected wait of the yarn threshold: threshold x nodes opportunities at nodes per
-    heartbeat). DT of a task is capped at D.
+    heartbeat). DT of a task is capped at D. ``placement``: "heat" applies the policy's
+    nodes; "default" keeps its number of replicas added and removed per block and picks the
+    nodes as the stock NameNode does (random non-holders with its rack rule; the deleted
+    replica from a rack with two, on the fullest node).
 
     Window signals (M, DT): ``signals`` "scheduler" = the scheduler's own accounting (a map is
     delayed from its job's first skip for locality until its launch); "observed" = the rule the
@@ -97,6 +103,7 @@ class SimConfig:
     policy_params: dict = field(default_factory=dict)
     interval_s: float = 60.0
     delay_threshold_s: float | None = None
+    placement: str = "heat"
 
     signals: str = "scheduler"
     observed_grace_s: float = 2.5
@@ -151,6 +158,9 @@ class SimConfig:
         if self.am_slots > self.max_am_share * self.slots_per_node * self.nodes:
             raise ConfigError(f"max-am-share {self.max_am_share} of {self.nodes} x "
                               f"{self.slots_per_node} slots holds no AM of {self.am_slots} slots")
+        if self.placement not in PLACEMENTS:
+            raise ConfigError(f"placement must be one of {', '.join(PLACEMENTS)}, got "
+                              f"{self.placement!r}")
         if self.signals not in SIGNALS:
             raise ConfigError(f"signals must be one of {', '.join(SIGNALS)}, got "
                               f"{self.signals!r}")

@@ -169,7 +169,7 @@ class Simulation:
         if driver is not None:
             heapq.heappush(heap, (cfg.interval_s, POLICY, seq, 0, 0))
             seq += 1
-        copies_in_flight: dict[int, int] = {}
+        copies_in_flight: dict[int, list[int]] = {}  # block -> target nodes of its copies
         rounds: list = []
 
         push, pop = heapq.heappush, heapq.heappop
@@ -386,8 +386,9 @@ class Simulation:
                     cur_live = start_cursor(now)
             elif kind == COPY:
                 blk, node = a, b
-                copies_in_flight[blk] -= 1
-                if not copies_in_flight[blk]:
+                targets = copies_in_flight[blk]
+                targets.remove(node)
+                if not targets:
                     del copies_in_flight[blk]
                 reps.add(blk, node)
             else:  # POLICY
@@ -396,7 +397,7 @@ class Simulation:
                     attributed = observer.attribute(now, window.task_ids(), job_split)
                 record = driver.round(now, window, copies_in_flight, attributed)
                 for blk, node, dur in record.pop("copies"):
-                    copies_in_flight[blk] = copies_in_flight.get(blk, 0) + 1
+                    copies_in_flight.setdefault(blk, []).append(node)
                     push(heap, (now + dur, COPY, seq, blk, node))
                     seq += 1
                 if reactive:

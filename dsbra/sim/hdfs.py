@@ -141,3 +141,74 @@ class Replicas:
         """Replicas above base replication, as a fraction of the base replicas' storage."""
         base = float(self.base.sum())
         return (float(self.count.sum()) - base) / base if base else 0.0
+
+
+# The NameNode's own choices when a file's replication changes and no placement plugin honours
+# the policy's (``--placement default``): BlockPlacementPolicyDefault, Hadoop 3.4.
+
+# Upper bound on the (blocks x nodes) random-key matrix drawn per batch of new targets.
+_TARGET_CELLS = 1 << 22
+
+
+def default_drop_nodes(holders: np.ndarray, counts: np.ndarray, rack_of: np.ndarray,
+                       stored: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The replica the default policy deletes from each over-replicated block: rows of
+    ``holders`` (blocks x width, -1 padded, ``counts`` live per row). Among the holders on a
+    rack with more than one of the block's replicas (all holders if no rack has two), the node
+    with the least free space (chooseReplicaToDelete; no node is stale here): with equal
+    capacities, the one storing the most bytes (``stored`` per node), ties at random."""
+    live = np.arange(holders.shape[1]) < counts[:, None]
+    node = np.where(live, holders, 0)
+    rack = np.where(live, rack_of[node], -1)
+    shared = ((rack[:, :, None] == rack[:, None, :]) & live[:, None, :]).sum(axis=2) > 1
+    shared &= live
+    pool = np.where(shared.any(axis=1)[:, None], shared, live)
+    load = np.where(pool, stored[node], -np.inf)
+    fullest = pool & (load == load.max(axis=1, keepdims=True))
+    pick = np.argmax(np.where(fullest, rng.random(fullest.shape), -1.0), axis=1)
+    return holders[np.arange(len(holders)), pick].astype(np.int32)
+
+
+def default_add_targets(holders: np.ndarray, counts: np.ndarray, wanted: np.ndarray,
+                        busy: tuple[np.ndarray, np.ndarray], rack_of: np.ndarray,
+                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Where the default policy re-replicates: ``wanted[k]`` new targets for row k of
+    ``holders`` (blocks x width, -1 padded, ``counts`` live per row), drawn at random among
+    the nodes that neither hold the block nor receive a copy of it (``busy``: (row, node)
+    pairs of copies in flight). When every holder sits on one rack and another rack has such
+    a node, the first target is on another rack (chooseTargetInOrder's remote rack for one
+    holder, or two on one rack). Not modelled: the writer's-rack target for two holders on
+    two racks (a random node of their racks here) and maxNodesPerRack.
+
+    Returns CSR (indptr, node ids) aligned with the rows. ``wanted[k]`` must not exceed the
+    row's eligible nodes.
+    """
+    n_nodes = len(rack_of)
+    wanted = np.asarray(wanted, np.int64)
+    indptr = np.zeros(len(wanted) + 1, np.int64)
+    np.cumsum(wanted, out=indptr[1:])
+    targets = np.empty(indptr[-1], np.int32)
+    if not indptr[-1]:
+        return indptr, targets
+    live = np.arange(holders.shape[1]) < counts[:, None]
+    home = rack_of[holders[:, 0]]
+    one_rack = (np.where(live, rack_of[np.where(live, holders, 0)], home[:, None])
+                == home[:, None]).all(axis=1)
+    busy_rows, busy_nodes = busy
+    most = int(wanted.max())
+    batch = max(1, _TARGET_CELLS // n_nodes)
+    for lo in range(0, len(wanted), batch):
+        hi = min(lo + batch, len(wanted))
+        keys = rng.random((hi - lo, n_nodes))  # a random order of the nodes per block
+        rows, cols = np.nonzero(live[lo:hi])
+        keys[rows, holders[lo:hi][rows, cols]] = 2.0  # holders and busy nodes sort last
+        mine = (busy_rows >= lo) & (busy_rows < hi)
+        keys[busy_rows[mine] - lo, busy_nodes[mine]] = 2.0
+        away = (keys < 2.0) & (rack_of[None, :] != home[lo:hi, None])
+        spread = np.flatnonzero(one_rack[lo:hi] & away.any(axis=1))
+        first = np.argmin(np.where(away[spread], keys[spread], 3.0), axis=1)
+        keys[spread, first] = -1.0  # the remote-rack target comes first
+        order = np.argsort(keys, axis=1)[:, :most]
+        take = np.arange(most) < wanted[lo:hi, None]
+        targets[indptr[lo]:indptr[hi]] = order[take]
+    return indptr, targets

@@ -1,7 +1,11 @@
 """Calls the replication policy through :mod:`dsbra.policy.api`, exactly as the daemon does:
 one columnar :class:`RoundInput` per interval, one :class:`Decision` back, applied to the
 simulated HDFS (copies take time, removals are immediate, never below base replication). An
-experiment's control group is held out by the daemon's rails (:func:`plan_files`)."""
+experiment's control group is held out by the daemon's rails (:func:`plan_files`).
+
+Placement ``heat`` applies the policy's nodes, as a NameNode with the placement plugin does;
+``default`` keeps only how many replicas each block gains or loses and lets the stock
+NameNode's BlockPlacementPolicyDefault pick the nodes (:mod:`dsbra.sim.hdfs`)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ import numpy as np
 
 from dsbra.policy.api import FileTable, RoundInput, make_policy
 from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
+from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails, plan_files
+from dsbra.sim.hdfs import default_add_targets, default_drop_nodes
 
 MB = 1 << 20
 log = logging.getLogger(__name__)
@@ -34,8 +40,16 @@ class PolicyDriver:
     """One policy, its state across rounds, and the simulated HDFS it acts on."""
 
     def __init__(self, name: str, params: dict, topology, dataset, replicas,
-                 copy_mbps: float, holdout: Holdout | None = None):
+                 copy_mbps: float, holdout: Holdout | None = None, placement: str = "heat",
+                 rng: np.random.Generator | None = None):
         self.name = name
+        #: "heat": the policy's nodes; "default": the NameNode's own, drawn from ``rng``
+        self.placement, self.rng = placement, rng
+        #: per round, each node's share of the window's block reads: a map reading a block
+        #: counts 1 / its replicas on each holder (the load reads spread over replicas put there)
+        self.node_reads: list[np.ndarray] = []
+        #: copies started to each node over the run (where the new replicas went)
+        self.copies_received = np.zeros(topology.nodes, np.int64)
         #: the daemon's experiment: control-group files are never raised
         self.holdout = holdout or Holdout()
         #: file row -> (group, time of its first raise decision s, round), as the daemon records
@@ -97,38 +111,78 @@ class PolicyDriver:
         held_files = plan.file_index[plan.held_out()]
         return np.isin(self.dataset.block_file[blocks], held_files)
 
+    def _node_reads(self, ri: RoundInput) -> np.ndarray:
+        """The window's block reads per node, each split evenly over its block's holders:
+        how placement spreads the read load, whatever the scheduler did with it."""
+        read = np.flatnonzero(ri.tasks)
+        pos, held_by = csr_positions(ri.replica_indptr, read)
+        share = np.repeat(ri.tasks[read] / held_by, held_by)
+        return np.bincount(ri.replica_nodes[pos], weights=share, minlength=ri.n_nodes)
+
+    def _drop_nodes(self, decision) -> np.ndarray:
+        """The node each lowered block loses: the policy's, or the default policy's pick."""
+        blocks = decision.dereplicate_block
+        if self.placement == "heat" or not len(blocks):
+            return decision.dereplicate_node
+        reps = self.replicas
+        _, nodes = reps.csr()
+        stored = np.bincount(nodes, weights=np.repeat(self.block_bytes, reps.count),
+                             minlength=self.topo.nodes)
+        return default_drop_nodes(reps.nodes[blocks], reps.count[blocks], self.topo.rack_of,
+                                  stored, self.rng)
+
+    def _copies(self, decision, held: np.ndarray, in_flight: dict[int, list[int]]) -> list:
+        """(block, node, seconds) of the copies to start: per raised block not held out, as
+        many as it asks for beyond its copies in flight, within max replication; on the
+        policy's nodes, or where the default policy puts them."""
+        reps = self.replicas
+        keep = ~held
+        blocks = decision.replicate_block[keep]
+        asked = np.diff(decision.replicate_indptr)[keep]
+        flying = [in_flight.get(blk, ()) for blk in blocks.tolist()]
+        n_flying = np.array([len(f) for f in flying], np.int64)
+        room = np.maximum(reps.width - reps.count[blocks] - n_flying, 0)
+        n_new = np.minimum(np.maximum(asked - n_flying, 0), room)
+        if self.placement == "heat":
+            starts, targets = decision.replicate_indptr[:-1][keep], decision.replicate_nodes
+        else:
+            busy = (np.repeat(np.arange(len(blocks)), n_flying),
+                    np.array([n for f in flying for n in f], np.int64))
+            indptr, targets = default_add_targets(reps.nodes[blocks], reps.count[blocks], n_new,
+                                                  busy, self.topo.rack_of, self.rng)
+            starts = indptr[:-1]
+        copies = []
+        for blk, start, n in zip(blocks.tolist(), starts.tolist(), n_new.tolist()):
+            seconds = float(self.block_bytes[blk]) / MB / self.copy_mbps
+            for node in targets[start:start + n].tolist():
+                if not reps.holds(blk, node):
+                    copies.append((blk, node, seconds))
+        return copies
+
     def extra_storage(self) -> float:
         """Bytes stored above base replication, as a fraction of the base bytes."""
         stored = float((self.replicas.count.astype(np.int64) * self.block_bytes).sum())
         return (stored - self.base_bytes) / self.base_bytes if self.base_bytes else 0.0
 
-    def round(self, now: float, window, in_flight: dict[int, int], attributed=None) -> dict:
+    def round(self, now: float, window, in_flight: dict[int, list[int]],
+              attributed=None) -> dict:
         """Run one round and apply it. Returns the round's record, with ``copies``: a list of
-        (block, node, seconds) the engine schedules; in-flight copies count toward a block's
-        requested replicas, so a repeated request does not copy twice."""
+        (block, node, seconds) the engine schedules; ``in_flight``: block -> target nodes of
+        its copies under way, which count toward its requested replicas, so a repeated request
+        does not copy twice."""
         signals = window.drain(attributed)
         ri = self.round_input(signals)
+        self.node_reads.append(self._node_reads(ri))
         decision, self.state = self.policy.decide(ri, self.state)
         self.rounds += 1
         held = self._held_out(ri, decision, now)
         reps = self.replicas
         removed = 0
         for blk, node in zip(decision.dereplicate_block.tolist(),
-                             decision.dereplicate_node.tolist()):
+                             self._drop_nodes(decision).tolist()):
             removed += reps.remove(blk, node)  # refuses to go below base replication
-        copies = []
-        ip = decision.replicate_indptr
-        targets = decision.replicate_nodes
-        for k, blk in enumerate(decision.replicate_block.tolist()):
-            if held[k]:
-                continue
-            wanted = targets[ip[k]:ip[k + 1]].tolist()
-            room = reps.width - int(reps.count[blk]) - in_flight.get(blk, 0)
-            fresh = max(0, len(wanted) - in_flight.get(blk, 0))
-            seconds = float(self.block_bytes[blk]) / MB / self.copy_mbps
-            for node in wanted[:min(fresh, room)]:
-                if not reps.holds(blk, node):
-                    copies.append((blk, node, seconds))
+        copies = self._copies(decision, held, in_flight)
+        np.add.at(self.copies_received, [node for _, node, _ in copies], 1)
         record = {
             "time_s": now,
             "gavg": float(decision.gavg),

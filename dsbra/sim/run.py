@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from dsbra.errors import InputError
 from dsbra.policy.experiment import Holdout
 from dsbra.sim import workload as workloads
@@ -67,6 +69,10 @@ class RunResult:
     #: file path -> (group, first raise decision s) of every file the policy decided to raise
     decided: dict
     maps: object  #: pyarrow Table of every map as the daemon records it, or None (not kept)
+    #: (rounds x nodes) each node's share of each round's window of block reads
+    #: (PolicyDriver.node_reads)
+    node_reads: np.ndarray
+    copies_received: np.ndarray  #: per node, the copies started to it (PolicyDriver)
 
 
 def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
@@ -84,7 +90,8 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
                            block_bytes=int(cfg.block_size_mb * (1 << 20)), seed=cfg.seed,
                            overrides={} if driven != cfg.policy else cfg.policy_params)
     sim.policy_driver = PolicyDriver(driven, params, sim.topo, wl.dataset, sim.replicas,
-                                     cfg.copy_mbps, Holdout(cfg.holdout, cfg.holdout_seed))
+                                     cfg.copy_mbps, Holdout(cfg.holdout, cfg.holdout_seed),
+                                     cfg.placement, np.random.default_rng([cfg.seed, 11]))
     raw = sim.run(progress=progress)
     if cfg.policy == ORACLE:
         for record in raw.rounds:
@@ -101,14 +108,15 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
     maps = map_records_of_tasks(tasks, paths[wl.dataset.block_file]) if cfg.holdout or keep_maps else None
     if out_dir is not None and cfg.holdout:
         write_experiment(Path(out_dir), driver, maps)
+    node_reads = np.array(driver.node_reads).reshape(len(driver.node_reads), cfg.nodes)
     return RunResult(summary=summary, jobs=jobs, tasks=tasks, rounds=raw.rounds,
-                     decided=decided, maps=maps)
+                     decided=decided, maps=maps, node_reads=node_reads,
+                     copies_received=driver.copies_received)
 
 
 def map_records_of_tasks(tasks: dict, block_paths):
     """The run's maps as the daemon records them (dsbra.daemon.records), times in ms of
     simulated time; ``block_paths``: each block's file."""
-    import numpy as np
     import pyarrow as pa
 
     from dsbra.daemon.records import MAP_RECORD_SCHEMA
