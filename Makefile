@@ -7,9 +7,9 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 DSBRA   := $(VENV)/bin/dsbra
 
-.PHONY: setup demo test unit clean system-deps hadoop hive docker-deps
+.PHONY: setup demo test unit clean system-deps hadoop hive docker-deps placement placement-test
 
-setup: $(VENV)/.installed hadoop
+setup: $(VENV)/.installed hadoop placement
 
 # Debian packages the cluster needs (Java 17, Maven, iproute2, venv), the Kerberos headers the
 # gssapi extra builds against, and MIT's KDC and kinit for the test against a real KDC;
@@ -27,6 +27,18 @@ system-deps:
 hadoop: $(VENV)/.installed
 	@$(DSBRA) cluster install
 	@$(DSBRA) cluster install --version 3.5.0
+
+# dsbra's NameNode placement plugin (placement/, Hadoop "provided") for each Hadoop version the
+# bundled cluster runs: .dsbra/placement/<version>/dsbra-placement.jar; Maven skips what is built
+HADOOP_VERSIONS := 3.4.2 3.5.0
+MVN_PLACEMENT   = mvn -B -q -f placement/pom.xml $${DSBRA_MAVEN_REPO:+-Ddsbra.maven.repo=$$DSBRA_MAVEN_REPO}
+placement: | system-deps
+	@for v in $(HADOOP_VERSIONS); do $(MVN_PLACEMENT) -Dhadoop.version=$$v -DskipTests package || exit 1; done
+
+# its JUnit tests (Maven Surefire) against each version
+placement-test: placement
+	@for v in $(HADOOP_VERSIONS); do echo "placement plugin JUnit, Hadoop $$v"; \
+	  $(MVN_PLACEMENT) -Dhadoop.version=$$v test || exit 1; done
 
 # the Hive jars from Maven Central (hive/pom.xml) into .dsbra/hive/<version>: the HiveServer2 of
 # `dsbra bench replay --engine hive` and its integration test; idempotent. Not needed by the demo.
@@ -47,7 +59,7 @@ docker-deps:
 unit: setup
 	$(PY) -m pytest tests/unit
 
-test: setup hive docker-deps
+test: setup hive docker-deps placement-test
 	$(PY) -m pytest
 
 # the whole loop: hot-file jobs, the daemon raises the file, later jobs local, lowered back

@@ -4,6 +4,7 @@ wish (drop the replica on the hottest node)?
 
     .venv/bin/python benchmarks/measure_lowering.py [--state-dir DIR --prefix P --subnet S
         --port-offset N] [--hot 4] [--jobs 6] [--window 45] [--keep]
+        [--placement default|heat --reps N]
 
 SETREPLICATION lets the NameNode choose the replica to delete (BlockPlacementPolicyDefault:
 not by heat); published work (WBRD, HaRD, Ciritoglu et al.) found that choice unbalances data
@@ -20,15 +21,25 @@ this script
 5. blocks per DataNode *after*, and (unless --no-after-replay) the same jobs again without
    the daemon, for the heat per DataNode after the cool-down.
 Results: benchmarks/results/lowering.json and lowering.md.
+
+``--placement heat|default`` (issue 24) runs the NameNode with dsbra's placement plugin
+(placement/) or HDFS's default, ``--reps`` repetitions on one cluster (fresh files and daemon
+state each), and also judges every add and drop by dsbra's own heat, read from the heat
+document the daemon published at that moment: a drop is on the hottest holder, an add on the
+least heated non-holders. Prints and writes benchmarks/results/placement/lowering-<p>.json
+with ``{"dropped", "dropped_on_hottest", "added", "added_on_least_heated",
+"heat_max_over_mean_after"}`` per repetition and summed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -80,6 +91,53 @@ def blocks_per_node(env: dict, ep, paths: list[str]) -> dict:
     return {"measured_files": data, "all_blocks": every}
 
 
+def read_heat(path: Path) -> dict[str, float] | None:
+    """The per-DataNode heat of the daemon's last heat document, or None before the first."""
+    try:
+        return json.loads(path.read_text())["nodes"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+class Watcher:
+    """Block holders of the hot files, read every second; each add and drop judged by the heat
+    the daemon published when it was seen (dsbra's heat), each drop also by BlocksRead."""
+
+    def __init__(self, ep, hot: list[str], heat_file: Path):
+        self.ep, self.hot, self.heat_file = ep, hot, heat_file
+        self.now = {p: holders(ep, p) for p in hot}
+        self.adds: list[dict] = []
+        self.drops: list[dict] = []
+        self.live = sorted({h for hs in self.now.values() for h in hs})
+
+    def poll(self, reads_heat: dict | None = None) -> None:
+        heat = read_heat(self.heat_file) or {}
+        for p in self.hot:
+            h = holders(self.ep, p)
+            before = self.now[p]
+            added = sorted(set(h) - set(before))
+            gone = sorted(set(before) - set(h))
+            non_holders = [n for n in heat if n not in before]
+            for node in added:
+                self.adds.append({
+                    "file": p, "holders": before, "added": node,
+                    "heat": {n: heat.get(n) for n in sorted(set(non_holders) | {node})},
+                    # 0 = among the least heated non-holders (one add per step: the least)
+                    "rank": (sum(heat[n] < heat[node] for n in non_holders) - (len(added) - 1))
+                    if node in heat else None})
+            for node in gone:
+                d = {"file": p, "holders": before, "dropped": node,
+                     "dsbra_heat": {x: heat.get(x) for x in before},
+                     "dsbra_rank": rank(node, before, heat) if all(x in heat for x in before)
+                     else None}
+                if reads_heat is not None:
+                    d.update(heat={x: reads_heat[x] for x in before},
+                             rank=rank(node, before, reads_heat),
+                             hottest=max(before, key=lambda x: (reads_heat[x], x)))
+                self.drops.append(d)
+            self.now[p] = h
+
+
 def replay(layout, hot: list[str], cold: list[str], jobs: int, label: str) -> None:
     args = [["grep", ",".join(hot * 4 + [cold[i % len(cold)]]),
              f"{DIR}/out-{label}-{i}-{time.time_ns()}", "XYZ"] for i in range(jobs)]
@@ -127,64 +185,109 @@ def main() -> None:
     ap.add_argument("--min-pressure", type=float, default=0.4,
                     help="policy.params.min_pressure (default profile: 1 delayed map; a loaded "
                          "machine runs few maps per window)")
+    ap.add_argument("--placement", choices=("default", "heat"), default=None,
+                    help="the NameNode's block placement (dsbra cluster up --placement); "
+                         "results then go to benchmarks/results/placement/")
+    ap.add_argument("--reps", type=int, default=1, help="repetitions on one cluster")
+    ap.add_argument("--lead-s", type=float, default=3.0,
+                    help="placement.lead_s of the daemon with --placement heat (the plugin "
+                         "reads the heat every second)")
     ap.add_argument("--no-after-replay", action="store_true")
     ap.add_argument("--keep", action="store_true", help="leave the cluster up")
     args = ap.parse_args()
 
     spec = ClusterSpec(workers=4, replication=1, prefix=args.prefix, subnet=args.subnet,
                        port_offset=args.port_offset, continuous_scheduling=True,
-                       locality_delay_node_ms=10_000, locality_delay_rack_ms=10_000)
+                       locality_delay_node_ms=10_000, locality_delay_rack_ms=10_000,
+                       block_placement=args.placement or "default")
     layout = StateLayout(Path(args.state_dir).resolve())
     cl.up(spec, layout, timeout=400, log=lambda m: print(m, file=sys.stderr))
+    results = []
     try:
-        result = measure(args, layout)
+        for rep in range(args.reps):
+            print(f"repetition {rep + 1} of {args.reps}: load {os.getloadavg()[0]:.2f}",
+                  file=sys.stderr)
+            results.append(measure(args, layout, rep))
     finally:
         if not args.keep:
             cl.down(layout)
     out = ROOT / "benchmarks" / "results"
+    if args.placement is None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "lowering.json").write_text(json.dumps(results[0], indent=1) + "\n")
+        (out / "lowering.md").write_text(markdown(results[0]))
+        print(markdown(results[0]))
+        return
+    out = out / "placement"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "lowering.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / "lowering.md").write_text(markdown(result))
-    print(markdown(result))
+    doc = {"placement": args.placement, "command": results[0]["command"],
+           "summary": placement_summary(results), "repetitions": results}
+    (out / f"lowering-{args.placement}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps(doc["summary"], indent=1))
 
 
-def measure(args, layout) -> dict:
+def placement_summary(results: list[dict]) -> dict:
+    """The issue's figures, summed over repetitions, and each repetition's."""
+    per = [r["placement_summary"] for r in results]
+    total = {k: sum(p[k] for p in per) for k in ("dropped", "dropped_on_hottest", "added",
+                                                 "added_on_least_heated")}
+    spreads = [p["heat_max_over_mean_after"] for p in per if p["heat_max_over_mean_after"]]
+    return {**total, "heat_max_over_mean_after": round(sum(spreads) / len(spreads), 3)
+            if spreads else None,
+            "heat_max_over_mean_after_each": spreads, "per_repetition": per}
+
+
+def measure(args, layout, rep: int = 0) -> dict:
     env = cl.env(layout)
     client = InsecureClient(env["namenode"], user="root")
     ep = Endpoints.from_urls(env["rm"], env["namenode"], env["jhs"], user="root")
+    base_dir = f"{DIR}/r{rep}"
     client.delete(DIR, recursive=True)
-    hot = [f"{DIR}/in/hot-{i}" for i in range(args.hot)]
-    cold = [f"{DIR}/in/cold-{i}" for i in range(COLD)]
+    hot = [f"{base_dir}/in/hot-{i}" for i in range(args.hot)]
+    cold = [f"{base_dir}/in/cold-{i}" for i in range(COLD)]
     for i, path in enumerate(hot + cold):
         client.write(path, grep_lines(3000, seed=i), overwrite=True, replication=1)
-    state_dir = layout.root / "lowering-daemon"
+    state_dir = layout.root / f"lowering-daemon-{rep}"
     subprocess.run(["rm", "-rf", str(state_dir)], check=True)
     state_dir.mkdir(parents=True)
+    heat_file = Path(env["heat_file"])
+    heat_file.unlink(missing_ok=True)
     base_cfg = {"poll_s": 3, "state_dir": str(state_dir), "http": {"enabled": False},
                 "rails": {"max_files_per_round": 50, "max_replicas_per_round": 200},
                 "policy": {"params": {"hot_factor": args.hot_factor,
                                       "min_pressure": args.min_pressure}},
+                "placement": {"heat_file": str(heat_file),
+                              "lead_s": args.lead_s if args.placement == "heat" else 0.0},
                 "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"],
                             "user": "root"}}
     log = state_dir / "daemon.log"
     hot_cfg = state_dir / "hot.yaml"
     hot_cfg.write_text(yaml.safe_dump({**base_cfg, "interval_s": args.window}))
     initial = {p: holders(ep, p) for p in hot}
+    watch = Watcher(ep, hot, heat_file)
 
     reads0 = datanode_reads(env)
     proc = start_daemon(hot_cfg, log)
     try:
-        replay(layout, hot, cold, args.jobs, "hot")
+        jobs = threading.Thread(target=replay, args=(layout, hot, cold, args.jobs, "hot"))
+        jobs.start()
+        while jobs.is_alive():
+            watch.poll()
+            time.sleep(1)
+        jobs.join()
         deadline = time.monotonic() + 3 * args.window
         while time.monotonic() < deadline and not any(
                 client.status(p)["replication"] > 1 for p in hot):
-            time.sleep(3)
+            watch.poll()
+            time.sleep(1)
         # the copies made (the journal's changes done), then no more decisions
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and not journal_settled(state_dir):
-            time.sleep(2)
+            watch.poll()
+            time.sleep(1)
     finally:
         stop_daemon(proc, log)
+    watch.poll()
     reads1 = datanode_reads(env)
     heat = {h: reads1[h] - reads0[h] for h in reads0}
     raised = {p: client.status(p)["replication"] for p in hot}
@@ -194,26 +297,17 @@ def measure(args, layout) -> dict:
     # cool-down: quiet short windows; watch every drop HDFS makes
     cool_cfg = state_dir / "cool.yaml"
     cool_cfg.write_text(yaml.safe_dump({**base_cfg, "interval_s": 5, "poll_s": 1}))
-    now = dict(before["holders"])
-    drops = []
     proc = start_daemon(cool_cfg, log)
     try:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
-            for p in hot:
-                h = holders(ep, p)
-                gone = sorted(set(now[p]) - set(h))
-                for node in gone:
-                    drops.append({"file": p, "holders": now[p], "dropped": node,
-                                  "heat": {x: heat[x] for x in now[p]},
-                                  "rank": rank(node, now[p], heat),
-                                  "hottest": max(now[p], key=lambda x: (heat[x], x))})
-                now[p] = h
-            if all(len(now[p]) <= 1 for p in hot) and journal_settled(state_dir):
+            watch.poll(reads_heat=heat)
+            if all(len(watch.now[p]) <= 1 for p in hot) and journal_settled(state_dir):
                 break
             time.sleep(1)
     finally:
         stop_daemon(proc, log)
+    drops = watch.drops
     after = {"replication": {p: client.status(p)["replication"] for p in hot},
              "holders": {p: holders(ep, p) for p in hot},
              "blocks_per_node": blocks_per_node(env, ep, hot + cold)}
@@ -233,28 +327,42 @@ def measure(args, layout) -> dict:
 
     n = len(drops)
     survivors = {p: after["holders"][p] for p in hot}
+    judged = [d for d in drops if d["dsbra_rank"] is not None]
+    adds = [a for a in watch.adds if a["rank"] is not None]
     return {
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "load_1min": os.getloadavg()[0],
         "setup": {"workers": 4, "hot_files": args.hot, "cold_files": COLD, "jobs": args.jobs,
                   "hot_factor": args.hot_factor, "min_pressure": args.min_pressure,
                   "window_s": args.window, "cool_down_window_s": 5,
-                  "delay_threshold_s": 10, "base_replication": 1},
+                  "delay_threshold_s": 10, "base_replication": 1,
+                  "placement": args.placement or "default"},
         "initial_holders": initial,
         "heat_before": heat, "heat_after": heat_after,
         "before": before, "after": after,
-        "drops": drops,
+        "drops": drops, "adds": watch.adds,
+        "placement_summary": {
+            "dropped": len(judged),
+            "dropped_on_hottest": sum(d["dsbra_rank"] == 0 for d in judged),
+            "added": len(adds),
+            "added_on_least_heated": sum(a["rank"] <= 0 for a in adds),
+            "heat_max_over_mean_after": round(max(heat_after.values()) / (
+                sum(heat_after.values()) / len(heat_after)), 3)
+            if heat_after and sum(heat_after.values()) else None,
+            "dropped_on_hottest_by_blocks_read": sum(d.get("rank") == 0 for d in drops),
+        },
         "summary": {
             "drops": n,
-            "hottest_dropped": sum(d["rank"] == 0 for d in drops),
-            "hottest_dropped_share": round(sum(d["rank"] == 0 for d in drops) / n, 3) if n
+            "hottest_dropped": sum(d.get("rank") == 0 for d in drops),
+            "hottest_dropped_share": round(sum(d.get("rank") == 0 for d in drops) / n, 3) if n
             else None,
             "random_choice_share": round(sum(
                 sum(rank(h, d["holders"], heat) == 0 for h in d["holders"]) / len(d["holders"])
                 for d in drops) / n, 3) if n else None,
-            "mean_rank": round(sum(d["rank"] for d in drops) / n, 3) if n else None,
+            "mean_rank": round(sum(d.get("rank", 0) for d in drops) / n, 3) if n else None,
             "mean_heat_dropped_over_hottest": round(sum(
-                d["heat"][d["dropped"]] / max(d["heat"][d["hottest"]], 1) for d in drops) / n, 3)
-            if n else None,
+                d["heat"][d["dropped"]] / max(d["heat"][d["hottest"]], 1)
+                for d in drops if "heat" in d) / n, 3) if n else None,
             "survivor_heat_hadoop": sum(heat[h] for hs in survivors.values() for h in hs),
             "survivor_heat_dsbra_wish": sum(heat[h] for hs in wish.values() for h in hs),
             "survivors_on_initial_holder": sum(survivors[p] == initial[p] for p in hot),

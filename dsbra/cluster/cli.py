@@ -13,7 +13,8 @@ import click
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.install import ensure_hadoop
 from dsbra.cluster.paths import StateLayout, default_state_dir
-from dsbra.cluster.spec import HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS, ClusterSpec, parse_size
+from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS, ClusterSpec,
+                                parse_size)
 from dsbra.errors import ClusterError, InputError
 
 state_dir_option = click.option(
@@ -80,6 +81,11 @@ def cluster() -> None:
                    "cluster; traffic to the master is not shaped (0: no shaping; docs/benchmark.md).")
 @click.option("--net-rack-mbit", type=float, default=0.0, show_default=True,
               help="With --net-mbit: the rate between two workers of the same rack (0: --net-mbit).")
+@click.option("--placement", "block_placement", type=click.Choice(BLOCK_PLACEMENTS),
+              default=ClusterSpec.block_placement, show_default=True,
+              help="The NameNode's block placement: HDFS's default, or dsbra's heat-aware plugin "
+                   "(placement/), which reads the heat document a dsbra daemon writes to "
+                   "<state dir>/placement/heat.json (its placement.heat_file).")
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
 @click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A `dsbra conf` values file (queues, placement, scheduler and HDFS settings); "
@@ -88,7 +94,8 @@ def cluster() -> None:
 def up(workers, racks, subnet, prefix, port_offset, replication, block_size, scheduler,
        node_locality_delay, rack_locality_additional_delay, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
-       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, timeout, values_file, state_dir) -> None:
+       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, timeout, values_file,
+       state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
     fields = dict(
@@ -100,6 +107,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
         locality_delay_node_ms=locality_delay_node_ms,
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
         hadoop_version=hadoop_version, net_mbit=net_mbit, net_rack_mbit=net_rack_mbit,
+        block_placement=block_placement,
     )
     if values_file is not None:
         from dsbra.conf.values import load_values

@@ -26,7 +26,7 @@ from dsbra.cluster import daemons as dmn
 from dsbra.cluster import netns
 from dsbra.cluster import state as st
 from dsbra.cluster.config import DEFAULT_CAPACITY_QUEUES, DEFAULT_QUEUES, write_configs
-from dsbra.cluster.install import HadoopInstall, ensure_hadoop, find_java
+from dsbra.cluster.install import HadoopInstall, ensure_hadoop, ensure_placement, find_java
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import MASTER_PORTS, ClusterSpec
 from dsbra.errors import ClusterError, HadoopError, InputError
@@ -86,6 +86,8 @@ def _up(spec: ClusterSpec, layout: StateLayout, timeout: float, log, java_home: 
         log(f"cleaning up a previous run that did not finish ({current.state}; state in {layout.root})")
         _down(layout)
     install = ensure_hadoop(spec.hadoop_version)
+    if spec.block_placement == "heat":
+        ensure_placement(spec.hadoop_version)
     check_ports(spec)
 
     for sub in ("data", "logs", "conf"):
@@ -439,6 +441,8 @@ def env(layout: StateLayout) -> dict:
         "block_size": spec.block_size,
         "network": {"net_mbit": spec.net_mbit, "net_rack_mbit": spec.net_rack_mbit or spec.net_mbit},
         "hadoop_version": spec.hadoop_version,
+        "block_placement": spec.block_placement,
+        "heat_file": str(layout.heat_file),
         "conf_dir": str(layout.conf("client")),
         "state_dir": str(layout.root),
         "logs": {name: d["log"] for name, d in current.data["daemons"].items()},

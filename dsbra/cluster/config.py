@@ -73,6 +73,8 @@ class HostPaths:
     data: str
     tmp: str
     lib: str
+    #: the heat document the placement plugin reads (a file: URI), used with --placement heat
+    heat_uri: str = ""
 
 
 def jvm_opts() -> list[str]:
@@ -120,7 +122,8 @@ def render_host(
 
 def host_paths(layout: StateLayout, host: str, lib: Path) -> HostPaths:
     data = layout.data(host)
-    return HostPaths(conf=str(layout.conf(host)), data=str(data), tmp=str(data / "tmp"), lib=str(lib))
+    return HostPaths(conf=str(layout.conf(host)), data=str(data), tmp=str(data / "tmp"), lib=str(lib),
+                     heat_uri=layout.heat_file.as_uri())
 
 
 def write_configs(spec: ClusterSpec, layout: StateLayout, lib: Path, java_home: str) -> None:

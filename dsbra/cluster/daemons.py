@@ -17,7 +17,7 @@ from pathlib import Path
 
 from dsbra.cluster.config import jvm_opts
 from dsbra.cluster.install import HadoopInstall
-from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.paths import StateLayout, placement_jar
 from dsbra.cluster.spec import ClusterSpec
 
 MAIN_CLASSES = {
@@ -64,6 +64,8 @@ def java_command(
     if daemon.kind in HDFS_UI:
         classpath.append(str(install.webapps_root))
     classpath.append(str(install.lib / "*"))
+    if daemon.kind == "namenode" and spec.block_placement == "heat":
+        classpath.append(str(placement_jar(spec.hadoop_version)))
     cmd = [
         str(java_home / "bin" / "java"),
         f"-Xmx{spec.heaps[daemon.kind]}",

@@ -12,7 +12,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsbra.cluster.paths import hadoop_home, project_root
+from dsbra.cluster.paths import hadoop_home, placement_jar, project_root
 from dsbra.errors import ClusterError
 
 MARKER = ".complete"
@@ -68,6 +68,21 @@ def ensure_hadoop(version: str, quiet: bool = False) -> HadoopInstall:
     _extract_webapps(install)
     (install.home / MARKER).write_text(version + "\n")
     return install
+
+
+def ensure_placement(version: str, quiet: bool = False) -> Path:
+    """Idempotent: dsbra's NameNode placement plugin built for Hadoop ``version`` (`make setup`
+    builds it with its JUnit tests; this builds it without them if it is missing)."""
+    jar = placement_jar(version)
+    if jar.exists():
+        return jar
+    maven_fetch(f"the placement plugin for Hadoop {version} (and its build's)",
+                project_root() / "placement" / "pom.xml", jar.parent, jar.parent,
+                {"hadoop.version": version, "dsbra.placement.dir": str(jar.parent),
+                 "skipTests": "true"}, ["package"], quiet=quiet)
+    if not jar.exists():
+        raise ClusterError(f"the placement plugin build left no {jar}; see {jar.parent / 'mvn.log'}")
+    return jar
 
 
 def maven_fetch(what: str, pom: Path, home: Path, lib: Path, properties: dict[str, str], goals: list[str],

@@ -33,6 +33,11 @@ def hadoop_home(version: str) -> Path:
     return Path(os.environ.get("DSBRA_HADOOP_DIR", project_root() / ".dsbra" / "hadoop")) / version
 
 
+def placement_jar(version: str) -> Path:
+    """dsbra's NameNode placement plugin built against Hadoop ``version`` (placement/pom.xml)."""
+    return project_root() / ".dsbra" / "placement" / version / "dsbra-placement.jar"
+
+
 @dataclass(frozen=True)
 class StateLayout:
     """The one directory that holds all of a cluster's state."""
@@ -42,6 +47,12 @@ class StateLayout:
     @property
     def state_file(self) -> Path:
         return self.root / "state.json"
+
+    @property
+    def heat_file(self) -> Path:
+        """Where a dsbra daemon writes its heat document for the NameNode's placement plugin
+        (`dsbra cluster up --placement heat`)."""
+        return self.root / "placement" / "heat.json"
 
     @property
     def logs(self) -> Path:

@@ -16,6 +16,8 @@ HADOOP_VERSION = "3.4.2"
 HADOOP_VERSIONS = ("3.4.2", "3.5.0")
 MAX_WORKERS = 32
 SCHEDULERS = ("fair", "capacity", "fifo")
+#: the NameNode's block placement: HDFS's default, or dsbra's heat-aware plugin (placement/)
+BLOCK_PLACEMENTS = ("default", "heat")
 
 # master ports (before --port-offset); all bound to the master's address
 MASTER_PORTS = {
@@ -121,8 +123,14 @@ class ClusterSpec:
     net_mbit: float = 0.0
     #: between two workers of the same rack (0: net_mbit)
     net_rack_mbit: float = 0.0
+    #: "heat": the NameNode runs BlockPlacementPolicyDsbraHeat, reading the heat document a
+    #: dsbra daemon writes to the state directory's placement/heat.json
+    block_placement: str = "default"
 
     def __post_init__(self):
+        if self.block_placement not in BLOCK_PLACEMENTS:
+            raise InputError(f"--placement must be one of {', '.join(BLOCK_PLACEMENTS)}, "
+                             f"got {self.block_placement!r}")
         if self.hadoop_version not in HADOOP_VERSIONS:
             raise InputError(f"--hadoop-version must be one of {', '.join(HADOOP_VERSIONS)}, "
                              f"got {self.hadoop_version!r}")

@@ -90,6 +90,18 @@ class HttpConfig:
 
 
 @dataclass(frozen=True)
+class PlacementConfig:
+    """The heat document the NameNode's placement plugin reads (placement/, docs/placement.md)."""
+
+    #: where each round's heat document is written (null: state_dir/heat.json); also at /heat
+    heat_file: str | None = None
+    #: seconds between publishing a round's heat and acting on it, so that the plugin has read
+    #: it (its dsbra.placement.heat.refresh.ms) before the NameNode picks the nodes that gain
+    #: or lose a replica; 0 when no plugin reads it
+    lead_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class Config:
     mode: str = "dry-run"
     interval_s: float = 60.0
@@ -102,6 +114,7 @@ class Config:
     http: HttpConfig = field(default_factory=HttpConfig)
     experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     map_records: MapRecordsConfig = field(default_factory=MapRecordsConfig)
+    placement: PlacementConfig = field(default_factory=PlacementConfig)
 
     @property
     def apply(self) -> bool:
@@ -181,7 +194,8 @@ def _build(cls, raw, prefix: str):
 
 _SECTIONS = {"ClusterConfig": ClusterConfig, "PolicyConfig": PolicyConfig,
              "RailsConfig": RailsConfig, "HealthConfig": HealthConfig, "HttpConfig": HttpConfig,
-             "ExperimentConfig": ExperimentConfig, "MapRecordsConfig": MapRecordsConfig}
+             "ExperimentConfig": ExperimentConfig, "MapRecordsConfig": MapRecordsConfig,
+             "PlacementConfig": PlacementConfig}
 
 
 def _check(key: str, typ: str, v):

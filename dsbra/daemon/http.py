@@ -1,4 +1,5 @@
-"""The daemon's read-only HTTP endpoint: /metrics, /healthz, /status (localhost by default)."""
+"""The daemon's read-only HTTP endpoint: /metrics, /healthz, /status, /heat (the placement
+plugin's heat document; localhost by default)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ def serve(daemon, host: str, port: int) -> ThreadingHTTPServer:
             elif self.path == "/healthz":
                 ok = daemon.status.get("state") in ("starting", "running", "paused")
                 self._reply(200 if ok else 503, b"ok\n" if ok else b"stopped\n", "text/plain")
+            elif self.path == "/heat":
+                heat = daemon.heat
+                if heat is None:
+                    self._reply(404, b"no round decided yet\n", "text/plain")
+                else:
+                    self._reply(200, json.dumps(heat).encode(), "application/json")
             elif self.path == "/status":
                 self._reply(200, json.dumps(daemon.status, default=str).encode(),
                             "application/json")

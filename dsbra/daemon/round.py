@@ -140,6 +140,22 @@ def block_numbers(names) -> np.ndarray:
                          ) from None
 
 
+#: the heat document's format and version (placement/ checks both)
+HEAT_FORMAT, HEAT_VERSION = "dsbra-heat", 1
+
+
+def heat_document(res: RoundResult, raised: list[str], lowered: list[str], *, round_: int,
+                  generated_ms: int) -> dict:
+    """What the NameNode's placement plugin reads (docs/placement.md): each live DataNode's
+    heat (the round's DNAvg) by the name WebHDFS gives it, and the files dsbra holds above
+    their base (their new copies go to the least heated nodes)."""
+    heat = res.decision.dn_avg
+    return {"format": HEAT_FORMAT, "version": HEAT_VERSION, "generated_ms": int(generated_ms),
+            "round": int(round_),
+            "nodes": {str(n): round(float(h), 6) for n, h in zip(res.ri.node_names, heat)},
+            "raised": sorted(raised), "lowered": sorted(lowered)}
+
+
 def top_hot_files(res: RoundResult, k: int) -> list[dict]:
     """The ``k`` blocks of highest RF (equal RF: lower row first), those the window read."""
     rf = res.decision.rf

@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 from dsbra.act.apply import apply_plan
 from dsbra.act.cluster_lock import ClusterLock
 from dsbra.act.health import HealthLimits, refusals
@@ -28,14 +30,14 @@ from dsbra.daemon.config import Config, load_config
 from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
 from dsbra.daemon.metrics import Metrics
 from dsbra.daemon.records import MAPS_DIR, MapRecordStore, map_records
-from dsbra.daemon.round import add_cooling_blocks, decide, top_hot_files
+from dsbra.daemon.round import add_cooling_blocks, decide, heat_document, top_hot_files
 from dsbra.errors import DsbraError, HadoopError, SafetyError
 from dsbra.policy.rails import Rails
 from dsbra.policy.state import load_state, save_state
 
 log = logging.getLogger("dsbra.daemon")
 
-PAUSE_FILE, STATUS_FILE, LOCK_FILE = "paused", "status.json", "dsbra.lock"
+PAUSE_FILE, STATUS_FILE, LOCK_FILE, HEAT_FILE = "paused", "status.json", "dsbra.lock", "heat.json"
 TOP_HOT = 10
 
 
@@ -63,6 +65,7 @@ class Daemon:
         self.collector = None
         self.round = 0
         self.last_poll_ok = time.time()
+        self.heat: dict | None = None  #: the last heat document published (served at /heat)
 
     # --- lifecycle -------------------------------------------------------------------------
     def acquire_lock(self) -> None:
@@ -281,6 +284,7 @@ class Daemon:
             log.warning("round=%d refuse reason=%s", self.round, reason.split(":")[0])
             self.metrics.refusals.labels(reason=reason.split(":")[0]).inc()
         acting = self.cfg.apply and not reasons
+        self._publish_heat(res, acting)
         info["decisions"] = apply_plan(res.plan, res.ri.node_names, self.journal, self.actor,
                                        round_=self.round, apply=acting)
         if reasons:
@@ -304,6 +308,32 @@ class Daemon:
                  "input_gone=%d", self.round, len(res.ri), info["map_tasks"], res.decision.gavg,
                  len(info["decisions"]), acting, len(reasons), info["input_gone_tasks"])
         return self._finish(info, t0)
+
+    @property
+    def heat_file(self) -> Path:
+        return Path(self.cfg.placement.heat_file or self.dir / HEAT_FILE)
+
+    def _publish_heat(self, res, acting: bool) -> None:
+        """Write the round's heat document for the NameNode's placement plugin before acting;
+        with replicas to add or drop, wait placement.lead_s so that it has read it."""
+        plan = res.plan
+        raising = plan.target > plan.current if acting else np.zeros(len(plan.paths), bool)
+        lowering = plan.target < plan.current if acting else np.zeros(len(plan.paths), bool)
+        raised = set(self.journal.raised_files()) | set(plan.paths[raising])
+        self.heat = heat_document(res, sorted(raised), sorted(plan.paths[lowering]),
+                                  round_=self.round, generated_ms=int(time.time() * 1000))
+        try:
+            self.heat_file.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.heat_file, self.heat)
+        except OSError as exc:
+            log.error("round=%d cannot write the heat document %s: %s", self.round,
+                      self.heat_file, exc.strerror)
+            return
+        lead = self.cfg.placement.lead_s
+        if (raising.any() or lowering.any()) and lead > 0:
+            log.info("round=%d heat published; acting in %.1f s (placement.lead_s)", self.round,
+                     lead)
+            self.stop.wait(lead)
 
     def _scheduler_refusal(self) -> str | None:
         """Why this cluster's scheduler gives dsbra nothing to act on (None: it does). The

@@ -3,12 +3,14 @@ cluster what it claims (distinct worker identities, racks, Fair Scheduler, heaps
 
 from __future__ import annotations
 
+import dataclasses
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from dsbra.cluster.config import CONFIG_FILES, HostPaths, render_host
 from dsbra.cluster.spec import ClusterSpec
+from dsbra.errors import InputError
 
 PATHS = HostPaths(conf="/state/conf/x", data="/state/data/x", tmp="/state/data/x/tmp", lib="/jars/lib")
 
@@ -165,3 +167,34 @@ def test_port_offset_reaches_every_master_address():
 def test_daemon_logs_go_to_a_file_and_the_client_logs_to_stderr():
     assert "log4j.rootLogger=INFO,file" in render()["log4j.properties"]
     assert "log4j.rootLogger=INFO,console" in render(role="client")["log4j.properties"]
+
+
+def test_heat_placement_puts_dsbras_policy_on_the_namenode_reading_the_heat_file():
+    paths = dataclasses.replace(PATHS, heat_uri="file:///state/placement/heat.json")
+    heat = props(render_host(ClusterSpec(block_placement="heat"), "master", paths,
+                             "/usr/lib/jvm/java-17")["hdfs-site.xml"])
+    assert heat["dfs.block.replicator.classname"] == (
+        "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDsbraHeat")
+    assert heat["dsbra.placement.heat.uri"] == "file:///state/placement/heat.json"
+    assert heat["dsbra.placement.heat.refresh.ms"] == "1000"
+    default = props(render()["hdfs-site.xml"])
+    assert not any(k.startswith("dsbra.") or k == "dfs.block.replicator.classname"
+                   for k in default)
+
+
+def test_heat_placement_adds_the_plugin_jar_to_the_namenode_only(tmp_path):
+    from dsbra.cluster.daemons import cluster_daemons, java_command
+    from dsbra.cluster.install import HadoopInstall
+    from dsbra.cluster.paths import StateLayout, placement_jar
+
+    spec = ClusterSpec(block_placement="heat", workers=2, replication=2)
+    for d in cluster_daemons(spec):
+        cmd = java_command(spec, StateLayout(tmp_path), HadoopInstall(tmp_path / "h"),
+                           tmp_path / "java", d)
+        classpath = cmd[cmd.index("-cp") + 1]
+        assert (str(placement_jar(spec.hadoop_version)) in classpath) == (d.kind == "namenode")
+
+
+def test_an_unknown_placement_is_refused_naming_the_flag():
+    with pytest.raises(InputError, match=r"--placement must be one of default, heat, got 'hot'"):
+        ClusterSpec(block_placement="hot")

@@ -58,6 +58,8 @@ def test_a_named_profile_or_a_baseline_loads(tmp_path, section, policy):
     ("rails:\n  protected: /a\n", {}, "rails.protected must be a list of strings"),
     ("", {"DSBRA_HTTP__PORT": "abc"}, "http.port must be a non-negative integer, got 'abc'"),
     ("", {"DSBRA_NOPE": "1"}, "unknown key nope"),
+    ("placement:\n  lead_s: -1\n", {}, "placement.lead_s must be a non-negative number"),
+    ("placement:\n  heat_uri: x\n", {}, "unknown key placement.heat_uri"),
     ("[1, 2\n", {}, "is not valid YAML"),
     ("- a\n", {}, "the top level must be a mapping"),
 ])

@@ -1,4 +1,4 @@
-"""The read-only endpoint on a real localhost socket: /metrics, /healthz, /status."""
+"""The read-only endpoint on a real localhost socket: /metrics, /healthz, /status, /heat."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ def test_endpoints(tmp_path):
         status = json.loads(requests.get(base + "/status", timeout=5).text)
         assert status["last_round"]["refusals"] == ["safe-mode: x"]
         assert requests.get(base + "/nope", timeout=5).status_code == 404
+        assert requests.get(base + "/heat", timeout=5).status_code == 404  # no round yet
+        daemon.heat = {"format": "dsbra-heat", "version": 1, "nodes": {"10.0.0.1": 0.5}}
+        assert requests.get(base + "/heat", timeout=5).json() == daemon.heat
         daemon.status["state"] = "stopped"
         assert requests.get(base + "/healthz", timeout=5).status_code == 503
     finally:

@@ -137,3 +137,17 @@ def test_a_baseline_runs_in_the_daemon_round_on_its_own_signal(name, signal, rul
             zip(res.plan.paths, res.plan.current, res.plan.target)}
     assert list(rows) == ["/hot"] and rows["/hot"][1] > rows["/hot"][0] == 1
     assert res.plan.to_records(res.ri.node_names)[0]["reason"]["rule"] == rule
+
+
+def test_the_heat_document_carries_each_nodes_dnavg_and_the_raised_files():
+    doc = _doc([_block("blk_1", "/hot", ["10.0.0.1"], tasks=8, delayed=6, delay=60.0),
+                _block("blk_2", "/cold", ["10.0.0.2", "10.0.0.3"], tasks=1)])
+    res = decide(doc, None, {}, profile=None, params={}, rails=Rails(), file_bytes={})
+    heat = round_mod.heat_document(res, ["/hot"], [], round_=4, generated_ms=1_700_000_000_000)
+    assert heat["format"] == "dsbra-heat" and heat["version"] == 1
+    assert heat["round"] == 4 and heat["generated_ms"] == 1_700_000_000_000
+    assert heat["raised"] == ["/hot"] and heat["lowered"] == []
+    assert heat["nodes"] == {n: round(float(h), 6)
+                             for n, h in zip(res.ri.node_names, res.decision.dn_avg)}
+    # the hot block's holder is the hottest node
+    assert max(heat["nodes"], key=heat["nodes"].get) == "10.0.0.1"

@@ -1,0 +1,189 @@
+"""dsbra's NameNode placement plugin on the bundled cluster (`dsbra cluster up --placement heat`,
+issue 24): a real NameNode runs BlockPlacementPolicyDsbraHeat and reads the heat document.
+
+First with heat documents the test writes itself (so each choice is known in advance): a new
+copy of a raised file's block lands on the least heated node, an excess replica goes from the
+hottest holder, a malformed document leaves HDFS placing as its default. Then the daemon's own
+end-to-end test (`dsbra run --apply`, a real process, test_daemon.py's set-up): it raises the hot
+files while grep jobs queue for them and lowers them when they cool, its journal shows each
+change sent and closed, and every replica added or dropped is checked against the heat it
+published that round. One rack, so HDFS's rack rule never overrides the heat.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dsbra.cluster.spec import ClusterSpec
+from test_daemon import BASE, HOT, SPEC, WINDOW_S, _config, _start, _stop, _until, cluster_with_data
+from test_daemon import _journal, _replication, replay_until_raised
+
+pytestmark = pytest.mark.cluster
+
+HEAT_SPEC: ClusterSpec = dataclasses.replace(SPEC, racks=1, block_placement="heat")
+#: the plugin reads the document every second (the bundled cluster's refresh.ms)
+REFRESH_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def heat_cluster(second_cluster_slot_module):
+    with cluster_with_data(second_cluster_slot_module, HEAT_SPEC) as up:
+        yield up
+
+
+def holders(client, path: str) -> list[str]:
+    """The DataNodes holding the (one) block of ``path``, by WebHDFS (the daemon's names)."""
+    located = client._session.get(f"{client.url}/webhdfs/v1{path}",
+                                  params={"op": "GET_BLOCK_LOCATIONS", "user.name": "root"},
+                                  timeout=10)
+    located.raise_for_status()
+    blocks = located.json()["LocatedBlocks"]["locatedBlocks"]
+    return sorted(loc["hostName"] for loc in blocks[0]["locations"])
+
+
+def publish(env: dict, heat: dict[str, float], raised=(), round_=1) -> None:
+    """A heat document as the daemon writes it, then long enough for the plugin to read it."""
+    path = Path(env["heat_file"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"format": "dsbra-heat", "version": 1,
+                                "generated_ms": int(time.time() * 1000), "round": round_,
+                                "nodes": heat, "raised": list(raised), "lowered": []}))
+    time.sleep(3 * REFRESH_S)
+
+
+def until_replicas(client, path: str, n: int, timeout_s: float = 60) -> list[str]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        h = holders(client, path)
+        if len(h) == n:
+            return h
+        time.sleep(0.5)
+    raise AssertionError(f"{path}: {holders(client, path)}, not {n} replicas after {timeout_s} s")
+
+
+def namenode_log(env: dict) -> str:
+    return Path(env["logs"]["namenode"]).read_text(errors="replace")
+
+
+def test_a_raised_files_new_copy_goes_to_the_least_heated_node(heat_cluster):
+    _, env, client = heat_cluster
+    nodes = [w["host"] for w in env["workers"]]
+    for i, coolest in enumerate(nodes[1:]):  # three files, three different coolest nodes
+        path = f"/tp/raise-{i}"
+        client.write(path, b"x" * 1024, overwrite=True, replication=1)
+        first = holders(client, path)
+        heat = {n: 0.9 for n in nodes}
+        heat[coolest] = 0.1
+        if coolest in first:  # the writer's node got it: make another the coolest
+            continue
+        publish(env, heat, raised=[path], round_=10 + i)
+        client.set_replication(path, 2)
+        assert until_replicas(client, path, 2) == sorted(first + [coolest])
+
+
+def test_an_excess_replica_goes_from_the_hottest_holder(heat_cluster):
+    _, env, client = heat_cluster
+    nodes = [w["host"] for w in env["workers"]]
+    path = "/tp/lower"
+    client.write(path, b"y" * 1024, overwrite=True, replication=4)
+    assert until_replicas(client, path, 4) == sorted(nodes)
+    left = list(nodes)
+    for step, hottest in enumerate([nodes[2], nodes[0], nodes[3]]):
+        heat = {n: 0.2 for n in nodes}
+        heat[hottest] = 0.8
+        publish(env, heat, round_=20 + step)
+        client.set_replication(path, len(left) - 1)
+        left.remove(hottest)
+        assert until_replicas(client, path, len(left)) == sorted(left)
+
+
+def test_malformed_heat_leaves_the_default_placement_and_says_so(heat_cluster):
+    _, env, client = heat_cluster
+    Path(env["heat_file"]).write_text('{"format": "dsbra-heat", "version": 1')
+    time.sleep(3 * REFRESH_S)
+    assert re.search(r"dsbra heat malformed \(.*heat\.json: not JSON", namenode_log(env))
+    path = "/tp/malformed"
+    client.write(path, b"z" * 1024, overwrite=True, replication=1)
+    client.set_replication(path, 3)
+    until_replicas(client, path, 3)  # HDFS still places, as its default
+
+
+class Watch:
+    """Every half second: the hot files' holders and the heat document in force. A change of
+    holders is judged by the document read with it: the daemon publishes placement.lead_s
+    before acting, and its rounds are far longer apart than the NameNode takes to act."""
+
+    def __init__(self, client, heat_file: Path):
+        self.client, self.heat_file = client, heat_file
+        self.now = {p: holders(client, p) for p in HOT}
+        self.adds: list[tuple] = []
+        self.drops: list[tuple] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.wait(0.5):
+            try:
+                heat = json.loads(self.heat_file.read_text())["nodes"]
+            except (OSError, ValueError, KeyError):
+                continue
+            for p in HOT:
+                h = holders(self.client, p)
+                added, gone = set(h) - set(self.now[p]), set(self.now[p]) - set(h)
+                if added:
+                    self.adds.append((p, self.now[p], sorted(added), heat))
+                if gone:
+                    self.drops.append((p, self.now[p], sorted(gone), heat))
+                self.now[p] = h
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+
+
+def test_the_daemons_raises_and_lowers_follow_its_heat(heat_cluster, tmp_path):
+    layout, env, client = heat_cluster
+    config, cfg = _config(tmp_path, env, "heat", "apply")
+    cfg["placement"] = {"heat_file": env["heat_file"], "lead_s": 3 * REFRESH_S}
+    Path(config).write_text(yaml.safe_dump(cfg))
+    watch = Watch(client, Path(env["heat_file"]))
+    proc = _start(config)
+    try:
+        raised = replay_until_raised(layout, cfg, client, proc)
+        lowered = raised and _until(lambda: _replication(client) == BASE, 8 * WINDOW_S, proc)
+    finally:
+        watch.close()
+        err = _stop(proc) if proc.poll() is None else proc.communicate()[1]
+    if not raised and all(float(g) == 0 for g in re.findall(r" gavg=([0-9.]+) ", err)):
+        pytest.skip("the real-cluster rule saw no delay-scheduling wait in three replays")
+    assert raised, err[-4000:]
+    assert lowered, (_replication(client), err[-4000:])
+    ops = _journal(cfg)
+    intents = [r for r in ops if r["op"] == "intent"]
+    up = [r for r in intents if r["target"] > r["before"]]
+    down = [r for r in intents if r["target"] < r["before"]]
+    assert up and all(r["path"] in HOT and r["reason"]["rule"] == "hot" and r["base"] == 1
+                      for r in up)
+    assert down and all(r["target"] >= r["base"] == 1 for r in down)
+    assert {r["path"] for r in down} <= {r["path"] for r in up}
+    closed = {r["id"] for r in ops if r["op"] in ("done", "cancelled", "failed")}
+    assert {r["id"] for r in intents} <= closed | {r["id"] for r in ops if r["op"] == "sent"}
+    assert "decision round=" in err and "outcome=sent" in err
+    assert re.search(r"dsbra heat usable \(round \d+, 4 DataNodes\)", namenode_log(env))
+    assert watch.adds and watch.drops
+    for path, before, added, heat in watch.adds:
+        # each new holder among the len(added) least heated non-holders (equal heat: any)
+        cooler = sorted(heat[n] for n in heat if n not in before)
+        assert all(heat[n] <= cooler[len(added) - 1] for n in added), (path, before, added, heat)
+    for path, before, gone, heat in watch.drops:
+        assert len(gone) == 1, (path, before, gone)  # one replica a round
+        assert heat[gone[0]] == max(heat[n] for n in before), (path, before, gone, heat)
