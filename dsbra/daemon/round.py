@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dsbra.errors import InputError
+from dsbra.policy import placement
 from dsbra.policy.api import BlockState, Decision, FileTable, RoundInput, make_policy
 from dsbra.policy.experiment import Holdout
 from dsbra.policy.rails import FilePlan, Rails, plan_files
@@ -148,11 +149,19 @@ def heat_document(res: RoundResult, raised: list[str], lowered: list[str], *, ro
                   generated_ms: int) -> dict:
     """What the NameNode's placement plugin reads (docs/placement.md): each live DataNode's
     heat (the round's DNAvg) by the name WebHDFS gives it, and the files dsbra holds above
-    their base (their new copies go to the least heated nodes)."""
-    heat = res.decision.dn_avg
+    their base (their new copies go to the least heated nodes). ``blocks`` (the round's blocks
+    per node) and ``rf`` (each file raised this round: its driving block's RF) let the plugin
+    count each copy it places into its node's heat, so a round's copies spread."""
+    names = [str(n) for n in res.ri.node_names]
+    held = placement.replicas_per_node(res.ri.replica_nodes, res.ri.n_nodes)
+    plan = res.plan
+    raising = plan.target > plan.current
     return {"format": HEAT_FORMAT, "version": HEAT_VERSION, "generated_ms": int(generated_ms),
             "round": int(round_),
-            "nodes": {str(n): round(float(h), 6) for n, h in zip(res.ri.node_names, heat)},
+            "nodes": {n: round(float(h), 6) for n, h in zip(names, res.decision.dn_avg)},
+            "blocks": {n: int(b) for n, b in zip(names, held)},
+            "rf": {str(p): round(float(r), 6)
+                   for p, r in zip(plan.paths[raising], plan.rf[raising]) if p in raised},
             "raised": sorted(raised), "lowered": sorted(lowered)}
 
 

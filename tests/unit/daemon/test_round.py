@@ -140,13 +140,18 @@ def test_a_baseline_runs_in_the_daemon_round_on_its_own_signal(name, signal, rul
 
 
 def test_the_heat_document_carries_each_nodes_dnavg_and_the_raised_files():
-    doc = _doc([_block("blk_1", "/hot", ["10.0.0.1"], tasks=8, delayed=6, delay=60.0),
-                _block("blk_2", "/cold", ["10.0.0.2", "10.0.0.3"], tasks=1)])
+    doc = _doc([_block("blk_1", "/hot", ["10.0.0.1"], tasks=8, delayed=6, delay=60.0)]
+               + [_block(f"blk_{i}", f"/cold-{i}", ["10.0.0.2", "10.0.0.3"], tasks=1)
+                  for i in range(2, 8)])
     res = decide(doc, None, {}, profile=None, params={}, rails=Rails(), file_bytes={})
     heat = round_mod.heat_document(res, ["/hot"], [], round_=4, generated_ms=1_700_000_000_000)
     assert heat["format"] == "dsbra-heat" and heat["version"] == 1
     assert heat["round"] == 4 and heat["generated_ms"] == 1_700_000_000_000
     assert heat["raised"] == ["/hot"] and heat["lowered"] == []
+    assert heat["blocks"] == {"10.0.0.1": 1, "10.0.0.2": 6, "10.0.0.3": 6}
+    raising = res.plan.target > res.plan.current
+    assert list(res.plan.paths[raising]) == ["/hot"]
+    assert heat["rf"] == {"/hot": round(float(res.plan.rf[raising][0]), 6)}
     assert heat["nodes"] == {n: round(float(h), 6)
                              for n, h in zip(res.ri.node_names, res.decision.dn_avg)}
     # the hot block's holder is the hottest node

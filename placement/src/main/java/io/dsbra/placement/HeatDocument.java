@@ -19,7 +19,10 @@ import java.util.Set;
  * </pre>
  * {@code nodes}: each live DataNode's heat (DSBRA's DNAvg: the mean replication factor RF of
  * the blocks it holds), keyed by the name the daemon knows it by (WebHDFS's hostName);
- * {@code raised}: the files whose replication dsbra holds above their base. Immutable.
+ * {@code raised}: the files whose replication dsbra holds above their base. Optional:
+ * {@code blocks}, the round's blocks each node holds, and {@code rf}, the RF of each file
+ * raised this round, so that each copy placed adds its RF to its node's heat as DNAvg would
+ * (a round's copies then spread instead of all going to the one coolest node). Immutable.
  */
 public final class HeatDocument {
   public static final String FORMAT = "dsbra-heat";
@@ -30,12 +33,17 @@ public final class HeatDocument {
   private final long round;
   private final Map<String, Double> heat;
   private final Set<String> raised;
+  private final Map<String, Double> blocks;
+  private final Map<String, Double> rf;
 
-  HeatDocument(long generatedMs, long round, Map<String, Double> heat, Set<String> raised) {
+  HeatDocument(long generatedMs, long round, Map<String, Double> heat, Set<String> raised,
+      Map<String, Double> blocks, Map<String, Double> rf) {
     this.generatedMs = generatedMs;
     this.round = round;
     this.heat = Collections.unmodifiableMap(heat);
     this.raised = Collections.unmodifiableSet(raised);
+    this.blocks = Collections.unmodifiableMap(blocks);
+    this.rf = Collections.unmodifiableMap(rf);
   }
 
   /** Parses a document; {@link MalformedHeatException} names the first problem found. */
@@ -64,15 +72,7 @@ public final class HeatDocument {
     if (!nodes.isObject()) {
       throw new MalformedHeatException("nodes is not an object");
     }
-    Map<String, Double> heat = new HashMap<>();
-    for (Iterator<Map.Entry<String, JsonNode>> it = nodes.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> e = it.next();
-      double h = e.getValue().asDouble(Double.NaN);
-      if (!e.getValue().isNumber() || Double.isNaN(h) || Double.isInfinite(h) || h < 0) {
-        throw new MalformedHeatException("heat of " + e.getKey() + " is not a number >= 0");
-      }
-      heat.put(e.getKey(), h);
-    }
+    Map<String, Double> heat = numbers(nodes, "heat of ");
     Set<String> raised = new HashSet<>();
     JsonNode files = root.path("raised");
     if (!files.isMissingNode()) {
@@ -86,7 +86,33 @@ public final class HeatDocument {
         raised.add(f.asText());
       }
     }
-    return new HeatDocument(generated.asLong(), root.path("round").asLong(0), heat, raised);
+    Map<String, Double> blocks = new HashMap<>();
+    Map<String, Double> rf = new HashMap<>();
+    for (String optional : new String[] {"blocks", "rf"}) {
+      JsonNode m = root.path(optional);
+      if (m.isMissingNode()) {
+        continue;
+      }
+      if (!m.isObject()) {
+        throw new MalformedHeatException(optional + " is not an object");
+      }
+      (optional.equals("blocks") ? blocks : rf).putAll(numbers(m, optional + " of "));
+    }
+    return new HeatDocument(generated.asLong(), root.path("round").asLong(0), heat, raised,
+        blocks, rf);
+  }
+
+  private static Map<String, Double> numbers(JsonNode object, String what) {
+    Map<String, Double> out = new HashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = object.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      double v = e.getValue().asDouble(Double.NaN);
+      if (!e.getValue().isNumber() || Double.isNaN(v) || Double.isInfinite(v) || v < 0) {
+        throw new MalformedHeatException(what + e.getKey() + " is not a number >= 0");
+      }
+      out.put(e.getKey(), v);
+    }
+    return out;
   }
 
   private static String firstLine(String s) {
@@ -118,6 +144,30 @@ public final class HeatDocument {
       }
     }
     return null;
+  }
+
+  /** The round's blocks on the first of {@code names} the document knows, else null. */
+  public Double blocksOf(String... names) {
+    for (String n : names) {
+      Double b = n == null ? null : blocks.get(n);
+      if (b != null) {
+        return b;
+      }
+    }
+    return null;
+  }
+
+  /** The RF of a file raised this round; others (raised before): the hottest node's heat. */
+  public double rfOf(String path) {
+    Double v = path == null ? null : rf.get(path);
+    if (v != null) {
+      return v;
+    }
+    double max = 0;
+    for (double h : heat.values()) {
+      max = Math.max(max, h);
+    }
+    return max;
   }
 
   public boolean isRaised(String path) {

@@ -29,6 +29,12 @@ class HeatDocumentTest {
     assertTrue(doc.isRaised("/hot"));
     assertFalse(doc.isRaised("/cold"));
     assertFalse(doc.isRaised(null));
+    assertNull(doc.blocksOf("10.0.0.1"));
+    assertEquals(0.5, doc.rfOf("/hot"));  // no rf given: the hottest node's heat
+    HeatDocument more = HeatDocument.parse(json(GOOD.replace("'round': 7",
+        "'round': 7, 'blocks': {'10.0.0.1': 3}, 'rf': {'/hot': 1.5}")));
+    assertEquals(3.0, more.blocksOf("x", "10.0.0.1"));
+    assertEquals(1.5, more.rfOf("/hot"));
   }
 
   @Test
@@ -44,6 +50,8 @@ class HeatDocumentTest {
         {GOOD.replace("0.5", "'hot'"), "heat of 10.0.0.1"},
         {GOOD.replace("['/hot']", "'/hot'"), "raised"},
         {GOOD.replace("['/hot']", "[1]"), "raised"},
+        {GOOD.replace("'round': 7", "'round': 7, 'blocks': [2]"), "blocks is not an object"},
+        {GOOD.replace("'round': 7", "'round': 7, 'rf': {'/hot': -1}"), "rf of /hot"},
     };
     for (String[] c : cases) {
       MalformedHeatException e = assertThrows(MalformedHeatException.class,

@@ -60,6 +60,10 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
   /** Set while choosing targets for a raised file's block: chooseDataNode then goes by heat. */
   private static final ThreadLocal<HeatDocument> PLACING = new ThreadLocal<>();
 
+  /** Per DataNode uuid: {RF sum, copies} this plugin placed since the document's round. */
+  private final Map<String, double[]> placed = new ConcurrentHashMap<>();
+  private volatile long placedRound = Long.MIN_VALUE;
+
   private volatile HeatSource heat;
   /** Per DataNode uuid: blocks whose last replica a deletion of this round left there. */
   private final Map<String, Integer> lastReplicas = new ConcurrentHashMap<>();
@@ -119,12 +123,27 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
           excludedNodes, blocksize, storagePolicy, flags, storageTypes);
     }
     PLACING.set(doc);
+    DatanodeStorageInfo[] targets;
     try {
-      return super.chooseTarget(srcPath, numOfReplicas, writer, chosen, returnChosenNodes,
+      targets = super.chooseTarget(srcPath, numOfReplicas, writer, chosen, returnChosenNodes,
           excludedNodes, blocksize, storagePolicy, flags, storageTypes);
     } finally {
       PLACING.remove();
     }
+    synchronized (placed) {
+      if (doc.round() != placedRound) {
+        placed.clear();
+        placedRound = doc.round();
+      }
+      double rf = doc.rfOf(srcPath);
+      for (DatanodeStorageInfo t : targets) {
+        double[] sumAndCount = placed.computeIfAbsent(
+            t.getDatanodeDescriptor().getDatanodeUuid(), k -> new double[2]);
+        sumAndCount[0] += rf;
+        sumAndCount[1] += 1;
+      }
+    }
+    return targets;
   }
 
   /**
@@ -180,7 +199,7 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
       if (type != null && !dn.hasStorageType(type)) {
         continue;
       }
-      double h = heatOf(doc, dn);
+      double h = heatWithPlaced(doc, dn);
       if (h < least) {
         least = h;
         coolest.clear();
@@ -195,10 +214,24 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
     return coolest.get(ThreadLocalRandom.current().nextInt(coolest.size()));
   }
 
+  /**
+   * A DataNode's heat with this round's copies placed on it so far, each adding its file's RF
+   * to the node's DNAvg as the next round would count it: (heat * blocks + sum RF) / (blocks +
+   * copies). Without the round's block count, the published heat.
+   */
+  double heatWithPlaced(HeatDocument doc, DatanodeDescriptor dn) {
+    double h = heatOf(doc, dn);
+    double[] sumAndCount = doc.round() == placedRound ? placed.get(dn.getDatanodeUuid()) : null;
+    Double blocks = doc.blocksOf(dn.getHostName(), dn.getIpAddr(), dn.getXferAddr());
+    if (sumAndCount == null || blocks == null) {
+      return h;
+    }
+    return (h * blocks + sumAndCount[0]) / (blocks + sumAndCount[1]);
+  }
+
   /** A DataNode's published heat; one the daemon did not list holds none of its blocks: 0. */
   static double heatOf(HeatDocument doc, DatanodeDescriptor dn) {
-    Double h = doc.heatOf(dn.getHostName(), dn.getIpAddr(), dn.getXferAddr(),
-        dn.getXferAddrWithHostname());
+    Double h = doc.heatOf(dn.getHostName(), dn.getIpAddr(), dn.getXferAddr());
     return h == null ? 0.0 : h;
   }
 

@@ -82,6 +82,12 @@ class TestBlockPlacementPolicyDsbraHeat {
 
   /** Publishes heat as the daemon does: d<i> -> heat, the raised files. */
   void heat(long round, Map<String, Double> heat, String... raised) throws IOException {
+    heatWith(round, heat, "", raised);
+  }
+
+  /** ``extra``: more members of the document, e.g. the optional blocks and rf. */
+  void heatWith(long round, Map<String, Double> heat, String extra, String... raised)
+      throws IOException {
     StringBuilder nodes = new StringBuilder();
     for (Map.Entry<String, Double> e : heat.entrySet()) {
       nodes.append(nodes.length() == 0 ? "" : ", ").append('"').append(e.getKey()).append("\": ")
@@ -92,7 +98,8 @@ class TestBlockPlacementPolicyDsbraHeat {
       files.append(files.length() == 0 ? "" : ", ").append('"').append(f).append('"');
     }
     String doc = "{\"format\": \"dsbra-heat\", \"version\": 1, \"generated_ms\": " + now.get()
-        + ", \"round\": " + round + ", \"nodes\": {" + nodes + "}, \"raised\": [" + files + "]}";
+        + ", \"round\": " + round + ", \"nodes\": {" + nodes + "}, \"raised\": [" + files + "]"
+        + extra + "}";
     Files.write(heatFile, doc.getBytes(StandardCharsets.UTF_8));
     source.refresh();
   }
@@ -195,10 +202,29 @@ class TestBlockPlacementPolicyDsbraHeat {
     for (int i = 0; i < 10; i++) {
       assertEquals("d5", place("/hot", "d1"));
     }
-    // two replicas on two racks already: the third may go anywhere; the least heated is d3
+    // two replicas on two racks already: the default puts the third on the source's rack
+    // (d1's, /r1); of it the least heated is d3
     for (int i = 0; i < 10; i++) {
       assertEquals("d3", place("/hot", "d1", "d4"));
     }
+  }
+
+  @Test
+  void aRoundsCopiesSpreadAsEachAddsItsRfToItsNodesHeat() throws IOException {
+    // holders d1 (/r1) and d4 (/r2): the default puts a third copy on the source's rack, /r1,
+    // where d3 is the coolest and d2 next; each node holds 2 of the round's blocks and each
+    // file's RF is 1, so a copy on d3 makes it (0 * 2 + 1) / 3 = 0.33, hotter than d2's 0.05:
+    // the next copy goes to d2, then d3 again (d2 would be (0.1 + 1) / 3 = 0.37)
+    heatWith(3, heats(0.5, 0.05, 0.0, 0.5, 0.5, 0.5),
+        ", \"blocks\": {\"d1\": 2, \"d2\": 2, \"d3\": 2, \"d4\": 2, \"d5\": 2, \"d6\": 2},"
+            + " \"rf\": {\"/a\": 1, \"/b\": 1, \"/c\": 1}", "/a", "/b", "/c");
+    assertEquals("d3", place("/a", "d1", "d4"));
+    assertEquals("d2", place("/b", "d1", "d4"));
+    assertEquals("d3", place("/c", "d1", "d4"));
+    // a new round's document starts from its own heat again
+    heatWith(4, heats(0.5, 0.05, 0.0, 0.5, 0.5, 0.5),
+        ", \"blocks\": {\"d3\": 2}, \"rf\": {\"/a\": 1}", "/a");
+    assertEquals("d3", place("/a", "d1", "d4"));
   }
 
   @Test
