@@ -3,8 +3,8 @@ the way the cluster's image is, it holds the default install and nothing of the 
 every daemon command answers --help, and it runs one daemon round against the bundled (netns)
 cluster from the host's network.
 
-A first build takes about a minute and a half on 2 cores (apt's Python, the wheels), a
-rebuild of unchanged inputs a few seconds.
+The first build took 4 min on 2 cores under another session's load (apt's Python, the
+wheels), a rebuild of unchanged inputs 4 s; the three tests then 20 s.
 """
 
 from __future__ import annotations

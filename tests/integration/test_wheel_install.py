@@ -2,8 +2,8 @@
 tool, in a fresh virtualenv with nothing else (its base dependencies come from the package
 index), runs `dsbra run --once` against the bundled cluster.
 
-About a minute on 2 cores with pip's cache warm: the wheel ~5 s, the venv and its install
-~20-40 s, one daemon round of a 10 s window; the cluster is the session's (conftest.py).
+About 26 s on 2 cores with pip's cache warm (the wheel, the venv and its install, one daemon
+round of a 10 s window), plus the session's cluster (conftest.py) if it is not up yet.
 """
 
 from __future__ import annotations
