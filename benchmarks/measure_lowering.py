@@ -154,8 +154,9 @@ def start_daemon(config: Path, log: Path) -> subprocess.Popen:
 
 def stop_daemon(proc: subprocess.Popen, log: Path) -> None:
     proc.send_signal(signal.SIGTERM)
-    if proc.wait(timeout=600) != 0:
-        raise SystemExit(f"the daemon failed; see {log}")
+    rc = proc.wait(timeout=600)
+    if rc != 0:
+        raise SystemExit(f"the daemon exited with status {rc} on SIGTERM; see {log}")
 
 
 def journal_settled(state_dir: Path) -> bool:
@@ -203,27 +204,31 @@ def main() -> None:
     layout = StateLayout(Path(args.state_dir).resolve())
     cl.up(spec, layout, timeout=400, log=lambda m: print(m, file=sys.stderr))
     results = []
+    out = ROOT / "benchmarks" / "results"
     try:
         for rep in range(args.reps):
             print(f"repetition {rep + 1} of {args.reps}: load {os.getloadavg()[0]:.2f}",
                   file=sys.stderr)
             results.append(measure(args, layout, rep))
+            if args.placement is not None:  # each repetition kept as it ends
+                write_placement(out / "placement", args.placement, results)
     finally:
         if not args.keep:
             cl.down(layout)
-    out = ROOT / "benchmarks" / "results"
     if args.placement is None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "lowering.json").write_text(json.dumps(results[0], indent=1) + "\n")
         (out / "lowering.md").write_text(markdown(results[0]))
         print(markdown(results[0]))
         return
-    out = out / "placement"
+    print(json.dumps(placement_summary(results), indent=1))
+
+
+def write_placement(out: Path, placement: str, results: list[dict]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    doc = {"placement": args.placement, "command": results[0]["command"],
+    doc = {"placement": placement, "command": results[0]["command"],
            "summary": placement_summary(results), "repetitions": results}
-    (out / f"lowering-{args.placement}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    print(json.dumps(doc["summary"], indent=1))
+    (out / f"lowering-{placement}.json").write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def placement_summary(results: list[dict]) -> dict:
