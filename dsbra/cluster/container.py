@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from dsbra.cluster import state as st
@@ -39,8 +40,12 @@ def _write_conf(spec: ClusterSpec, layout: StateLayout, host: str, role: str, in
     conf.mkdir(parents=True, exist_ok=True)
     files = render_host(spec, role, host_paths(layout, host, install.lib), str(java_home), worker)
     for name, text in files.items():
-        tmp = conf / f".{name}.{os.getpid()}"
-        tmp.write_text(text)
+        # a name of its own: every container's process is PID 1, so a PID would not tell the
+        # master's three containers apart (they raced on ".hdfs-site.xml.1")
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=conf)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, conf / name)
 
 
