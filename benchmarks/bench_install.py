@@ -33,6 +33,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dsbra.cluster.paths import stage_sources  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 EXTRAS_PACKAGES = ("matplotlib", "docker", "pyhive", "thrift")
 
@@ -57,14 +61,8 @@ def build_wheel(work: Path) -> Path:
         run([sys.executable, "-m", "venv", tools])
         run([tools / "bin" / "pip", "install", "-q", "build"])
     src, dist = work / "src", work / "dist"
-    shutil.rmtree(src, ignore_errors=True)
     shutil.rmtree(dist, ignore_errors=True)
-    src.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copyfile(ROOT / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "dsbra", src / "dsbra", symlinks=True, ignore=ignore)
-    shutil.copytree(ROOT / "conf-templates", src / "conf-templates", ignore=ignore)
+    stage_sources(src)
     run([tools / "bin" / "python", "-m", "build", "--outdir", dist, src])
     (wheel,) = dist.glob("dsbra-*.whl")
     return wheel

@@ -35,6 +35,7 @@ from dsbra import __version__  # noqa: E402
 from dsbra.cluster.docker import (  # noqa: E402
     DEFAULT_MIRROR, IMAGE_PYTHON, INPUTS_LABEL, _docker_build, _image, _remove_untagged, docker_client,
     ensure_base_image, inputs_key, work_dir)
+from dsbra.cluster.paths import stage_sources  # noqa: E402
 from dsbra.errors import ClusterError  # noqa: E402
 
 IMAGE_REPO = "dsbra-daemon"
@@ -53,13 +54,7 @@ def context_dir() -> Path:
 def build_wheel(out: Path) -> Path:
     """dsbra's wheel from a copy of the checkout (nothing written into it)."""
     src = out / "src"
-    shutil.rmtree(src, ignore_errors=True)
-    src.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copyfile(ROOT / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "dsbra", src / "dsbra", symlinks=True, ignore=ignore)
-    shutil.copytree(ROOT / "conf-templates", src / "conf-templates", ignore=ignore)
+    stage_sources(src)
     dist = out / "dist"
     shutil.rmtree(dist, ignore_errors=True)
     if importlib.util.find_spec("build") is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,19 @@ def templates_dir() -> Path:
     if not path.is_dir():
         raise ConfigError(f"config templates not found at {path} (set DSBRA_ROOT to the dsbra checkout)")
     return path
+
+
+def stage_sources(src: Path) -> None:
+    """A fresh copy of what dsbra's wheel is built from (pyproject.toml, README.md, dsbra/,
+    conf-templates/) in ``src``, so a build writes nothing into the checkout."""
+    root = project_root()
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copyfile(root / name, src / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(root / "dsbra", src / "dsbra", symlinks=True, ignore=ignore)
+    shutil.copytree(root / "conf-templates", src / "conf-templates", ignore=ignore)
 
 
 def default_state_dir() -> Path:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dsbra.cluster.paths import project_root
+from dsbra.cluster.paths import stage_sources
 
 pytestmark = pytest.mark.cluster
 
@@ -29,13 +28,8 @@ def build_wheel(out: Path) -> Path:
     """dsbra's wheel from a copy of the checkout (nothing written into it): `python -m build`
     (sdist, then the wheel from the sdist), or pip's PEP 517 build where `build` is not
     installed (the same setuptools backend)."""
-    root, src = project_root(), out / "src"
-    src.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copyfile(root / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(root / "dsbra", src / "dsbra", symlinks=True, ignore=ignore)
-    shutil.copytree(root / "conf-templates", src / "conf-templates", ignore=ignore)
+    src = out / "src"
+    stage_sources(src)
     dist = out / "dist"
     if importlib.util.find_spec("build") is not None:
         cmd = [sys.executable, "-m", "build", "--outdir", str(dist), str(src)]
