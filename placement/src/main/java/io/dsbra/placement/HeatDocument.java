@@ -137,21 +137,19 @@ public final class HeatDocument {
 
   /** The heat published for the first of {@code names} the document knows, else null. */
   public Double heatOf(String... names) {
-    for (String n : names) {
-      Double h = n == null ? null : heat.get(n);
-      if (h != null) {
-        return h;
-      }
-    }
-    return null;
+    return firstOf(heat, names);
   }
 
   /** The round's blocks on the first of {@code names} the document knows, else null. */
   public Double blocksOf(String... names) {
+    return firstOf(blocks, names);
+  }
+
+  private static Double firstOf(Map<String, Double> byNode, String... names) {
     for (String n : names) {
-      Double b = n == null ? null : blocks.get(n);
-      if (b != null) {
-        return b;
+      Double v = n == null ? null : byNode.get(n);
+      if (v != null) {
+        return v;
       }
     }
     return null;
