@@ -60,7 +60,7 @@ unit: setup
 	$(PY) -m pytest tests/unit
 
 test: setup hive docker-deps placement-test
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=40
 
 # the whole loop: hot-file jobs, the daemon raises the file, later jobs local, lowered back
 demo: setup
