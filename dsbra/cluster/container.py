@@ -6,6 +6,7 @@ from conf-templates/ are the very ones `dsbra cluster up` renders. Usage inside 
 
     python -m dsbra.cluster.container namenode|resourcemanager|historyserver [--workers N --subnet S]
         [--scheduler fair|capacity --node-locality-delay N --rack-locality-additional-delay N]
+        [--placement default|heat [--heat-uri URI]]
     python -m dsbra.cluster.container worker <i>      # DataNode + NodeManager of worker i
     python -m dsbra.cluster.container ... --dry-run   # print the commands, start nothing
     python -m dsbra.cluster.container job grep IN OUT REGEX [--queue Q]   # a MapReduce job client
@@ -18,6 +19,7 @@ dsbra.cluster.jobs with state_dir=/dsbra) submits to this cluster.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import subprocess
@@ -30,15 +32,20 @@ from dsbra.cluster.config import host_paths, render_host
 from dsbra.cluster.daemons import Daemon, daemon_env, java_command
 from dsbra.cluster.install import HadoopInstall, find_java
 from dsbra.cluster.paths import StateLayout, hadoop_home
-from dsbra.cluster.spec import SCHEDULERS, ClusterSpec
+from dsbra.cluster.spec import BLOCK_PLACEMENTS, SCHEDULERS, ClusterSpec
 from dsbra.errors import DsbraError
 
+
 def _write_conf(spec: ClusterSpec, layout: StateLayout, host: str, role: str, install: HadoopInstall,
-                java_home: Path, worker=None) -> None:
-    """Render one host's conf dir; atomic per file, as the master's containers share it."""
+                java_home: Path, heat_uri: str | None, worker=None) -> None:
+    """Render one host's conf dir; atomic per file, as the master's containers share it.
+    ``heat_uri``: where the placement plugin reads heat (None: the state volume's heat file)."""
     conf = layout.conf(host)
     conf.mkdir(parents=True, exist_ok=True)
-    files = render_host(spec, role, host_paths(layout, host, install.lib), str(java_home), worker)
+    paths = host_paths(layout, host, install.lib)
+    if heat_uri:
+        paths = dataclasses.replace(paths, heat_uri=heat_uri)
+    files = render_host(spec, role, paths, str(java_home), worker)
     for name, text in files.items():
         # a name of its own: every container's process is PID 1, so a PID would not tell the
         # master's three containers apart (they raced on ".hdfs-site.xml.1")
@@ -50,7 +57,7 @@ def _write_conf(spec: ClusterSpec, layout: StateLayout, host: str, role: str, in
 
 
 def plan(role: str, index: int | None, spec: ClusterSpec, layout: StateLayout, install: HadoopInstall,
-         java_home: Path) -> list[tuple[Daemon, list[str]]]:
+         java_home: Path, heat_uri: str | None = None) -> list[tuple[Daemon, list[str]]]:
     """Render the host's configs and return the daemons to run with their command lines."""
     if role == "worker":
         worker = spec.worker_list[index - 1]
@@ -58,10 +65,10 @@ def plan(role: str, index: int | None, spec: ClusterSpec, layout: StateLayout, i
                                       Daemon(f"nodemanager-{worker.name}", "nodemanager", worker.name, None)]
     else:
         worker, host, daemons = None, "master", [Daemon(role, role, "master", None)]
-    _write_conf(spec, layout, host, "worker" if worker else "master", install, java_home, worker)
+    _write_conf(spec, layout, host, "worker" if worker else "master", install, java_home, heat_uri, worker)
     commands = []
     if role == "namenode":
-        _write_conf(spec, layout, "client", "client", install, java_home)
+        _write_conf(spec, layout, "client", "client", install, java_home, heat_uri)
         if not (layout.data("master") / "namenode" / "current").exists():
             fmt = java_command(spec, layout, install, java_home, daemons[0],
                                ["-format", "-force", "-nonInteractive"], log_name="namenode-format")
@@ -94,6 +101,10 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--node-locality-delay", type=int, default=ClusterSpec.node_locality_delay)
     common.add_argument("--rack-locality-additional-delay", type=int,
                         default=ClusterSpec.rack_locality_additional_delay)
+    common.add_argument("--placement", choices=BLOCK_PLACEMENTS, default=ClusterSpec.block_placement,
+                        help="the NameNode's block placement (heat: dsbra's plugin)")
+    common.add_argument("--heat-uri", default=None,
+                        help="where the plugin reads heat (file: or http:) [default: <state dir>/placement/heat.json]")
     common.add_argument("--state-dir", default=os.environ.get("DSBRA_STATE_DIR", "/dsbra"))
     common.add_argument("--dry-run", action="store_true", help="print the commands, start nothing")
     parser = argparse.ArgumentParser(description="Run one host of the dsbra cluster in a container.")
@@ -113,7 +124,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         spec = ClusterSpec(workers=args.workers, replication=min(3, args.workers), subnet=args.subnet,
                            scheduler=args.scheduler, node_locality_delay=args.node_locality_delay,
-                           rack_locality_additional_delay=args.rack_locality_additional_delay)
+                           rack_locality_additional_delay=args.rack_locality_additional_delay,
+                           block_placement=args.placement)
     except DsbraError as exc:
         parser.error(str(exc))
     layout = StateLayout(Path(args.state_dir))
@@ -127,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     layout.logs.mkdir(parents=True, exist_ok=True)
     java_home = find_java()
     install = HadoopInstall(hadoop_home(spec.hadoop_version))
-    commands = plan(args.role, index, spec, layout, install, java_home)
+    commands = plan(args.role, index, spec, layout, install, java_home, args.heat_uri)
     if args.dry_run:
         for daemon, cmd in commands:
             print(daemon.name, " ".join(cmd))

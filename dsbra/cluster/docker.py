@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from dsbra.cluster.install import ensure_hadoop
+from dsbra.cluster.install import ensure_hadoop, ensure_placement
 from dsbra.cluster.paths import project_root
 from dsbra.cluster.spec import HADOOP_VERSION, ClusterSpec
 from dsbra.errors import ClusterError
@@ -145,7 +145,8 @@ def ensure_base_image(client, mirror: str, log=print) -> str:
 
 
 def stage_context(version: str, log=print) -> Path:
-    """The build context: Dockerfile, Hadoop jars (hard links), wheelhouse, dsbra's source."""
+    """The build context: Dockerfile, Hadoop jars (hard links), the placement plugin's jar,
+    wheelhouse, dsbra's source."""
     root = project_root()
     context = work_dir() / "context"
     context.mkdir(parents=True, exist_ok=True)
@@ -158,6 +159,10 @@ def stage_context(version: str, log=print) -> Path:
         for name in ("lib", "extra", "webapps-root"):
             shutil.copytree(install.home / name, jars / name, copy_function=_link_or_copy)
         shutil.copyfile(install.home / ".complete", jars / ".complete")
+    plugin = context / "placement" / version / "dsbra-placement.jar"
+    shutil.rmtree(context / "placement", ignore_errors=True)
+    plugin.parent.mkdir(parents=True)
+    shutil.copyfile(ensure_placement(version), plugin)
     _wheelhouse(root / "pyproject.toml", context, log)
     src = context / "src"
     shutil.rmtree(src, ignore_errors=True)
@@ -240,18 +245,25 @@ def _docker_build(client, context: Path, tag: str, labels: dict, log_path: Path,
 def compose_document(workers: int = 4, subnet: str = DEFAULT_SUBNET, image: str | None = None,
                      daemon: bool = True, scheduler: str = ClusterSpec.scheduler,
                      node_locality_delay: int = ClusterSpec.node_locality_delay,
-                     rack_locality_additional_delay: int = ClusterSpec.rack_locality_additional_delay
-                     ) -> dict:
+                     rack_locality_additional_delay: int = ClusterSpec.rack_locality_additional_delay,
+                     placement: str = ClusterSpec.block_placement) -> dict:
     """The compose file of a cluster of `workers` workers on `subnet` (a dict for yaml). No
-    top-level `name` (docker-compose 1.x rejects it): the project is `-p` or COMPOSE_PROJECT_NAME."""
+    top-level `name` (docker-compose 1.x rejects it): the project is `-p` or COMPOSE_PROJECT_NAME.
+    With placement "heat" the NameNode runs dsbra's placement plugin; it reads the sidecar
+    daemon's /heat over the namespace they share (without the sidecar: /dsbra/placement/heat.json)."""
     spec = ClusterSpec(workers=workers, replication=min(3, workers), subnet=subnet,
                        scheduler=scheduler, node_locality_delay=node_locality_delay,
-                       rack_locality_additional_delay=rack_locality_additional_delay)
+                       rack_locality_additional_delay=rack_locality_additional_delay,
+                       block_placement=placement)
     image = image or image_tag(spec.hadoop_version)
     args = ["--workers", str(workers), "--subnet", subnet]
     if scheduler != ClusterSpec.scheduler:
         args += ["--scheduler", scheduler, "--node-locality-delay", str(node_locality_delay),
                  "--rack-locality-additional-delay", str(rack_locality_additional_delay)]
+    if placement != ClusterSpec.block_placement:
+        args += ["--placement", placement]
+        if daemon:
+            args += ["--heat-uri", f"http://127.0.0.1:{DAEMON_HTTP_PORT}/heat"]
     gateway = str(spec.network.broadcast_address - 1)  # .1 is the master, as in the netns cluster
     # each host's name is its address, as in the netns cluster (no DNS there): Hadoop asks for
     # the canonical names of addresses, and docker would answer a container id (its /etc/hosts)
@@ -282,6 +294,8 @@ def compose_document(workers: int = 4, subnet: str = DEFAULT_SUBNET, image: str 
         }
         if scheduler == "capacity":  # the RM's /conf does not show capacity-scheduler.xml's delay
             services["dsbra"]["environment"]["DSBRA_CLUSTER__NODE_LOCALITY_DELAY"] = str(node_locality_delay)
+        if placement == "heat":  # the plugin reads /heat every second: act 3 s after publishing
+            services["dsbra"]["environment"]["DSBRA_PLACEMENT__LEAD_S"] = "3"
     return {
         "services": services,
         "volumes": {"master": {}, **({"daemon": {}} if daemon else {})},
@@ -296,14 +310,20 @@ COMPOSE_HEADER = """\
 # Build the image first (`dsbra docker build`), then see hadoop-docker/README.md.
 """
 
+PLUGIN_HEADER = """\
+# The NameNode places replicas with dsbra's heat-aware plugin (docs/placement.md), reading the
+# daemon's /heat; without usable heat it places as HDFS's default.
+"""
+
 
 def render_compose(workers: int = 4, subnet: str = DEFAULT_SUBNET, image: str | None = None,
-                   daemon: bool = True, **scheduler) -> str:
-    """``scheduler``: compose_document's scheduler, node_locality_delay and
-    rack_locality_additional_delay."""
-    doc = compose_document(workers, subnet, image, daemon, **scheduler)
-    name = "the Capacity Scheduler" if scheduler.get("scheduler") == "capacity" else "the Fair Scheduler"
-    return COMPOSE_HEADER.format(workers=workers, scheduler=name) + yaml.dump(doc, Dumper=_ComposeDumper, sort_keys=False, width=110)
+                   daemon: bool = True, **options) -> str:
+    """``options``: compose_document's scheduler, node_locality_delay,
+    rack_locality_additional_delay and placement."""
+    doc = compose_document(workers, subnet, image, daemon, **options)
+    name = "the Capacity Scheduler" if options.get("scheduler") == "capacity" else "the Fair Scheduler"
+    plugin = PLUGIN_HEADER if options.get("placement") == "heat" else ""
+    return COMPOSE_HEADER.format(workers=workers, scheduler=name) + plugin + yaml.dump(doc, Dumper=_ComposeDumper, sort_keys=False, width=110)
 
 
 class _ComposeDumper(yaml.SafeDumper):

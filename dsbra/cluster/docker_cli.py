@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from dsbra.cluster.docker import DEFAULT_SUBNET, build as build_image, render_compose
-from dsbra.cluster.spec import SCHEDULERS, ClusterSpec
+from dsbra.cluster.spec import BLOCK_PLACEMENTS, SCHEDULERS, ClusterSpec
 
 
 @click.group("docker")
@@ -41,14 +41,19 @@ def build(mirror, force) -> None:
 @click.option("--rack-locality-additional-delay", type=int,
               default=ClusterSpec.rack_locality_additional_delay, show_default=True,
               help="Capacity Scheduler: further missed opportunities before an off-switch container.")
+@click.option("--placement", type=click.Choice(BLOCK_PLACEMENTS), default=ClusterSpec.block_placement,
+              show_default=True,
+              help="The NameNode's block placement: HDFS's default, or dsbra's heat-aware plugin reading "
+                   "the sidecar daemon's /heat (docs/placement.md).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write here instead of stdout.")
 def compose(workers, subnet, no_daemon, scheduler, node_locality_delay, rack_locality_additional_delay,
-            out) -> None:
+            placement, out) -> None:
     """Print the compose file of a cluster of WORKERS workers (hadoop-docker/compose.yaml is the default one)."""
     text = render_compose(workers, subnet, daemon=not no_daemon, scheduler=scheduler,
                           node_locality_delay=node_locality_delay,
-                          rack_locality_additional_delay=rack_locality_additional_delay)
+                          rack_locality_additional_delay=rack_locality_additional_delay,
+                          placement=placement)
     if out:
         out.write_text(text)
     else:

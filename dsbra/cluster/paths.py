@@ -48,8 +48,10 @@ def hadoop_home(version: str) -> Path:
 
 
 def placement_jar(version: str) -> Path:
-    """dsbra's NameNode placement plugin built against Hadoop ``version`` (placement/pom.xml)."""
-    return project_root() / ".dsbra" / "placement" / version / "dsbra-placement.jar"
+    """dsbra's NameNode placement plugin built against Hadoop ``version`` (placement/pom.xml);
+    DSBRA_PLACEMENT_DIR moves the per-version folders (the docker image's /opt/dsbra/placement)."""
+    folder = Path(os.environ.get("DSBRA_PLACEMENT_DIR", project_root() / ".dsbra" / "placement"))
+    return folder / version / "dsbra-placement.jar"
 
 
 @dataclass(frozen=True)

@@ -156,8 +156,8 @@ def load_config(path: str | os.PathLike | None, env: dict | None = None,
 # DSBRA_ variables other parts of dsbra read; they are not config overrides
 _FOREIGN_ENV = {"DSBRA_RM_URL", "DSBRA_WEBHDFS_URL", "DSBRA_JHS_URL", "DSBRA_HDFS_USER",
                 "DSBRA_STATE_DIR", "DSBRA_TEST_CLUSTER", "DSBRA_TEST_WORKERS", "DSBRA_CONFIG",
-                "DSBRA_ROOT", "DSBRA_HADOOP_DIR", "DSBRA_MAVEN_REPO", "DSBRA_MAVEN_LOCAL_REPO",
-                "DSBRA_WORKERS", "DSBRA_TEST_SLOT"}
+                "DSBRA_ROOT", "DSBRA_HADOOP_DIR", "DSBRA_PLACEMENT_DIR", "DSBRA_MAVEN_REPO",
+                "DSBRA_MAVEN_LOCAL_REPO", "DSBRA_WORKERS", "DSBRA_TEST_SLOT"}
 
 
 def _set(raw: dict, keys: list[str], value, where: str) -> None:

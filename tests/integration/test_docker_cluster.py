@@ -1,5 +1,7 @@
 """hadoop-docker/: the image built without a registry, the compose file's cluster brought up
-through testcontainers, and the netns cluster's own checks run against it.
+through testcontainers, and the netns cluster's own checks run against it. The NameNode runs
+dsbra's placement plugin (`dsbra docker compose --placement heat`); without usable heat it places
+as HDFS's default, so the shared checks hold, and the last tests check its choices here.
 
 The checks are the very test functions of test_cluster_hdfs.py and test_cluster_yarn.py,
 imported here: this module's `cluster` and `webhdfs` fixtures point them at the containers.
@@ -11,6 +13,7 @@ compose project `dsbra-test-slot<slot>`, so test sessions of two slots run side 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -24,6 +27,7 @@ from dsbra.cluster.docker import DAEMON_HTTP_PORT, build, docker_client, render_
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError
 from netslots import SLOT
+from test_placement_heat import holders, until_replicas
 from test_cluster_hdfs import (  # noqa: F401  (collected here, against this module's cluster)
     scratch,
     test_block_locations_name_distinct_worker_hosts,
@@ -43,6 +47,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.timeout(1500)]
 WORKERS = 4
 SPEC = ClusterSpec(workers=WORKERS, replication=3, subnet=f"172.29.{SLOT}.0/24")
 PROJECT = f"dsbra-test-slot{SLOT}"
+FOLDER = work_dir() / PROJECT  # compose names the project after this folder
 READY_TIMEOUT_S = 600  # a loaded 2-core machine starts 9 JVMs slowly
 
 
@@ -58,9 +63,9 @@ def compose():
     from testcontainers.compose import DockerCompose
 
     build(log=lambda *_: None)
-    folder = work_dir() / PROJECT  # compose names the project after this folder
+    folder = FOLDER
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "compose.yaml").write_text(render_compose(WORKERS, SPEC.subnet))
+    (folder / "compose.yaml").write_text(render_compose(WORKERS, SPEC.subnet, placement="heat"))
     stack = DockerCompose(folder, compose_file_name="compose.yaml", wait=False)
     stack.stop()  # what a killed session of this slot left behind
     stack.start()
@@ -153,3 +158,93 @@ def test_concurrent_jobs_with_job_defaults_do_not_stall_in_containers(compose, c
         ["dsbra", "cluster", "load", "--jobs", "12", "--gap-s", "3", "--json"], service_name="namenode")
     assert code == 0, (out + err)[-3000:]
     check_concurrent_jobs(json.loads(out), cluster["rm"])
+
+
+# ---- the placement plugin in the containers (issue 24) --------------------------------------
+
+
+def _compose(*args: str, stdin: str | None = None) -> str:
+    run = subprocess.run(["docker", "compose", *args], cwd=FOLDER, input=stdin, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, (args, run.stderr[-1500:])
+    return run.stdout
+
+
+def _namenode_log() -> str:
+    return _compose("exec", "-T", "namenode", "cat", "/dsbra/logs/namenode.log")
+
+
+def test_the_namenodes_plugin_places_by_the_sidecars_heat(compose):
+    """The NameNode's plugin reads the dry-run sidecar's /heat over the namespace they share."""
+    url = f"http://{SPEC.master}:{DAEMON_HTTP_PORT}/heat"
+    deadline = time.monotonic() + 240  # the sidecar's first round ends one interval (60 s) after it starts
+    while requests.get(url, timeout=10).status_code != 200:
+        assert time.monotonic() < deadline, "the sidecar published no heat"
+        time.sleep(5)
+    doc = requests.get(url, timeout=10).json()
+    assert doc["format"] == "dsbra-heat" and doc["version"] == 1, doc
+    deadline = time.monotonic() + 30
+    while not re.search(r"dsbra heat usable \(round \d+, \d+ DataNodes\)", _namenode_log()):
+        assert time.monotonic() < deadline, _namenode_log()[-3000:]
+        time.sleep(2)
+
+
+@pytest.fixture(scope="module")
+def hand_heat(compose):
+    """The sidecar stopped; the NameNode's heat URI (127.0.0.1:9780/heat in its namespace) served
+    from a document the test writes, so each of the plugin's choices is known in advance."""
+    _compose("stop", "dsbra")
+    _compose("exec", "-d", "namenode", "sh", "-c",
+             f"mkdir -p /tmp/heatdoc && exec python -m http.server {DAEMON_HTTP_PORT} --bind 127.0.0.1 "
+             "--directory /tmp/heatdoc")
+
+    def publish(heat: dict[str, float], raised=(), round_: int = 1) -> None:
+        doc = json.dumps({"format": "dsbra-heat", "version": 1, "generated_ms": int(time.time() * 1000),
+                          "round": round_, "nodes": heat, "raised": list(raised), "lowered": []})
+        _compose("exec", "-T", "namenode", "sh", "-c",
+                 "mkdir -p /tmp/heatdoc && cat > /tmp/heatdoc/.heat && mv /tmp/heatdoc/.heat /tmp/heatdoc/heat",
+                 stdin=doc)
+        time.sleep(3)  # the plugin reads it every second
+
+    return publish
+
+
+RACK = {w.host: w.rack for w in SPEC.worker_list}
+
+
+def test_a_raised_files_new_copy_goes_to_the_least_heated_node_the_rack_rule_allows(hand_heat, webhdfs):
+    """RF 1 -> 2: HDFS puts the second replica on the other rack; the plugin, on that rack's
+    least heated node (HDFS's default: either of the two)."""
+    nodes = list(RACK)
+    for i in range(3):
+        path = f"/docker-placement/raise-{i}"
+        webhdfs.write(path, b"x" * 1024, overwrite=True, replication=1)
+        first = holders(webhdfs, path)
+        other_rack = [n for n in nodes if RACK[n] != RACK[first[0]]]
+        coolest = other_rack[i % len(other_rack)]
+        heat = {n: 0.9 for n in nodes}
+        heat[coolest] = 0.1
+        hand_heat(heat, raised=[path], round_=10 + i)
+        webhdfs.set_replication(path, 2)
+        assert until_replicas(webhdfs, path, 2) == sorted(first + [coolest]), heat
+    assert re.search(r"dsbra heat usable \(round 10, 4 DataNodes\)", _namenode_log())
+
+
+def test_an_excess_replica_goes_from_the_hottest_holder_the_rack_rule_allows(hand_heat, webhdfs):
+    """RF 4 -> 3 -> 2 -> 1: HDFS may drop any of 4, then only one of the rack left with two,
+    then either; the plugin drops the one marked hottest (HDFS's default by chance: 1 in 16)."""
+    nodes = list(RACK)
+    path = "/docker-placement/lower"
+    webhdfs.write(path, b"y" * 1024, overwrite=True, replication=4)
+    assert until_replicas(webhdfs, path, 4) == sorted(nodes)
+    left = list(nodes)
+    for step in range(3):
+        full_racks = {r for r in RACK.values() if sum(RACK[n] == r for n in left) > 1}
+        allowed = [n for n in left if RACK[n] in full_racks] or left
+        hottest = allowed[step % len(allowed)]
+        heat = {n: 0.2 for n in nodes}
+        heat[hottest] = 0.8
+        hand_heat(heat, round_=20 + step)
+        webhdfs.set_replication(path, len(left) - 1)
+        left.remove(hottest)
+        assert until_replicas(webhdfs, path, len(left)) == sorted(left), (step, heat)

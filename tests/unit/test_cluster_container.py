@@ -71,3 +71,31 @@ def test_the_resourcemanager_container_renders_the_capacity_scheduler_of_the_com
                         "--state-dir", str(tmp_path), "--dry-run"])
     # the daemon beside it cannot read that delay from the RM's /conf: the compose file gives it
     assert doc["services"]["dsbra"]["environment"]["DSBRA_CLUSTER__NODE_LOCALITY_DELAY"] == "3"
+
+
+def test_the_namenode_container_runs_the_placement_plugin_reading_the_sidecars_heat(tmp_path, capsys):
+    """`dsbra docker compose --placement heat`: the plugin's jar on the NameNode's classpath (the
+    image's DSBRA_PLACEMENT_DIR) and its heat read from the sidecar's /heat in their namespace."""
+    from dsbra.cluster.docker import DAEMON_HTTP_PORT, compose_document
+    from dsbra.cluster.paths import placement_jar
+
+    doc = compose_document(placement="heat")
+    args = doc["services"]["namenode"]["command"][1:]
+    assert doc["services"]["dsbra"]["environment"]["DSBRA_PLACEMENT__LEAD_S"] == "3"
+    container.main(["namenode", *args, "--state-dir", str(tmp_path), "--dry-run"])
+    namenode = capsys.readouterr().out.splitlines()[-1]
+    assert str(placement_jar("3.4.2")) in namenode
+    hdfs = ET.parse(tmp_path / "conf" / "master" / "hdfs-site.xml").getroot()
+    values = {p.findtext("name"): p.findtext("value") for p in hdfs}
+    assert values["dfs.block.replicator.classname"].endswith("BlockPlacementPolicyDsbraHeat")
+    assert values["dsbra.placement.heat.uri"] == f"http://127.0.0.1:{DAEMON_HTTP_PORT}/heat"
+
+
+def test_without_the_sidecar_the_plugin_reads_the_state_volumes_heat_file(tmp_path, capsys):
+    from dsbra.cluster.docker import compose_document
+
+    args = compose_document(placement="heat", daemon=False)["services"]["namenode"]["command"][1:]
+    container.main(["namenode", *args, "--state-dir", str(tmp_path), "--dry-run"])
+    hdfs = ET.parse(tmp_path / "conf" / "master" / "hdfs-site.xml").getroot()
+    values = {p.findtext("name"): p.findtext("value") for p in hdfs}
+    assert values["dsbra.placement.heat.uri"] == (tmp_path / "placement" / "heat.json").as_uri()

@@ -35,9 +35,17 @@ def test_default_subnet_stays_clear_of_the_netns_clusters():
     assert DEFAULT_SUBNET.startswith("172.29.")
 
 
+def _image_env() -> dict[str, str]:
+    """The ENV of hadoop-docker/Dockerfile, which the sidecar's daemon sees too."""
+    text = (project_root() / "hadoop-docker" / "Dockerfile").read_text().replace("\\\n", " ")
+    words = [w for line in text.splitlines() if line.startswith("ENV ") for w in line.split()[1:]]
+    return dict(w.split("=", 1) for w in words)
+
+
 def test_daemon_sidecar_environment_is_a_valid_dry_run_config():
     env = compose_document()["services"]["dsbra"]["environment"]
-    cfg = load_config(None, env=env)
+    assert {"DSBRA_HADOOP_DIR", "DSBRA_PLACEMENT_DIR"} <= set(_image_env())
+    cfg = load_config(None, env=_image_env() | env)
     assert cfg.mode == "dry-run"
     assert cfg.cluster.rm == "http://172.29.0.1:8088"
     assert cfg.cluster.webhdfs == "http://172.29.0.1:9870"
