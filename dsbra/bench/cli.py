@@ -136,8 +136,11 @@ def schedule(source, out, jobs, seed, slots, inter_arrival_s, trace_times, hot_f
               help="mapreduce: each job a map-only grep job; hive: each job the query SELECT * FROM <its "
                    "table> WHERE field LIKE '%XYZ%' in its own session of the cluster's HiveServer2 (started "
                    "for the replay unless `dsbra bench hive start` runs one; jars: `dsbra bench hive install`).")
+@click.option("--clients", type=click.Choice(["one", "per-job"]), default="one", show_default=True,
+              help="mapreduce: submit every job from one JVM (no waiting client per job), or from a "
+                   "client JVM per job that waits for it (how result sets before 2026-11-25 ran).")
 @state_dir_option
-def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engine, state_dir) -> None:
+def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engine, clients, state_dir) -> None:
     """Submit SCHEDULE_FILE's jobs (map-only greps for XYZ over their input files) on time to the
     running cluster, then write per-job and per-task results in the simulator's Parquet schema."""
     from dsbra.bench.replay import replay as run_replay
@@ -148,7 +151,7 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engin
     if daemon_config is not None and not daemon_config.is_file():
         raise click.BadParameter(f"{daemon_config} does not exist", param_hint="--daemon-config")
     summary = run_replay(schedule, _layout(state_dir), out, daemon_config=daemon_config, queue=queue,
-                         job_timeout_s=job_timeout_s, label=label, engine=engine,
+                         job_timeout_s=job_timeout_s, label=label, engine=engine, clients=clients,
                          log=lambda m: click.echo(m, err=True))
     click.echo(f"{summary['jobs']} jobs, {summary['maps']} maps: mean response {summary['mean_response_s']} s, "
                f"node locality {summary['node_locality']}, mean map wait {summary['mean_map_wait_s']} s; "

@@ -1,8 +1,9 @@
-"""The map-only grep job (java/GrepScan.java), compiled once against the cluster's Hadoop jars.
+"""The map-only grep job (java/GrepScan.java) and the submitter of a whole schedule of them from
+one JVM (java/GrepSubmitter.java), compiled once against the cluster's Hadoop jars.
 
 The MapReduce examples' grep runs a second (sort) job per query and counts matches through a
 reducer; the Hive benchmark's query is a scan that keeps matching lines, so the benchmark runs
-this map-only job instead. The jar is cached by a hash of the source and the Hadoop version.
+this map-only job instead. The jar is cached by a hash of the sources and the Hadoop version.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import project_root
 from dsbra.errors import ClusterError
 
-SOURCE = Path(__file__).with_name("java") / "GrepScan.java"
+SOURCES = sorted(Path(__file__).with_name("java").glob("*.java"))
 MAIN_CLASS = "dsbra.GrepScan"
+SUBMITTER_CLASS = "dsbra.GrepSubmitter"
 
 
 def grep_jar(install: HadoopInstall, java_home: Path) -> Path:
     """The jar's path, built with the JDK's javac if not cached yet."""
-    source = SOURCE.read_bytes()
+    source = b"".join(path.name.encode() + b"\0" + path.read_bytes() for path in SOURCES)
     digest = hashlib.sha256(source + str(install.home).encode()).hexdigest()[:12]
     out = Path(os.environ.get("DSBRA_BENCH_DIR", project_root() / ".dsbra" / "bench")) / f"grep-scan-{digest}.jar"
     if out.exists():
@@ -36,7 +38,8 @@ def grep_jar(install: HadoopInstall, java_home: Path) -> Path:
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         classes = Path(tmp) / "classes"
         classes.mkdir()
-        for cmd in ([str(javac), "-nowarn", "-cp", str(install.lib / "*"), "-d", str(classes), str(SOURCE)],
+        for cmd in ([str(javac), "-nowarn", "-cp", str(install.lib / "*"), "-d", str(classes),
+                     *map(str, SOURCES)],
                     [str(jar), "cf", str(Path(tmp) / "grep-scan.jar"), "-C", str(classes), "."]):
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:

@@ -1,7 +1,8 @@
 """Replay a schedule on the bundled cluster and record what happened, in the simulator's schema.
 
 Each schedule job is one run of the map-only grep (grepjar.py) over its input files, submitted
-at its time (client start; a late one goes at once); with the hive engine (hive.py), the
+at its time (a late one goes at once), by default all from one JVM (submitter.py; ``clients=
+"per-job"``: a client JVM per job, waiting for it, as the earlier result sets ran); with the hive engine (hive.py), the
 benchmark's query in its own HiveServer2 session over a table of exactly those files. While jobs run, the observe Collector
 follows them (the daemon's own data path: RM, AM, job history) and a WebHDFS listing samples
 the data set's replica storage. At the end, every map's locality, wait and delay-scheduling
@@ -28,6 +29,7 @@ import numpy as np
 
 from dsbra.bench.grepjar import MAIN_CLASS, grep_jar
 from dsbra.bench.hive import job_name
+from dsbra.bench.submitter import ScheduleClient, follow
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
 from dsbra.cluster.install import HadoopInstall
@@ -41,6 +43,8 @@ from dsbra.results_schema import LOCALITY_NAMES, job_table, task_table, write_re
 log = logging.getLogger(__name__)
 OUT_BASE = "/bench/out"
 ENGINES = ("mapreduce", "hive")
+#: how a mapreduce replay submits: one JVM for the schedule, or a client JVM per job
+CLIENTS = ("one", "per-job")
 STORAGE_EVERY_S = 10.0
 
 
@@ -105,11 +109,14 @@ def _daemon(config: Path, log_path: Path) -> subprocess.Popen:
 
 def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config: Path | None = None,
            queue: str | None = None, job_timeout_s: float = 1800.0, label: str = "",
-           engine: str = "mapreduce", log=lambda msg: None) -> dict:
+           engine: str = "mapreduce", clients: str = "one", log=lambda msg: None) -> dict:
     """engine: ``mapreduce`` (the map-only grep job) or ``hive`` (the grep query through the
-    cluster's HiveServer2, started here if it does not run, and stopped again)."""
+    cluster's HiveServer2, started here if it does not run, and stopped again). clients: see
+    CLIENTS (mapreduce only)."""
     if engine not in ENGINES:
         raise InputError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if clients not in CLIENTS:
+        raise InputError(f"clients must be one of {', '.join(CLIENTS)}, got {clients!r}")
     if engine == "hive":
         from dsbra.bench.hive import installed
 
@@ -129,21 +136,45 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
     daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None
     watch = _Watch(ep, schedule["dataset"])
 
-    args = [[MAIN_CLASS, ",".join(job["inputs"]), f"{out_base}/{job['job_id']}"] for job in jobs]
+    submit = _submit_from_one_jvm if clients == "one" else _submit_per_job
     try:
-        runs = submit_at(args, [float(j["submit_s"]) for j in jobs], watch.tick, t0=watch.t0, jar=jar,
-                         queue=queue, job_names=[job_name(j["job_id"]) for j in jobs], state_dir=layout.root)
-        results = [r.wait(timeout=job_timeout_s, check=False) for r in runs]
-        hadoop_ids = [r.job_ids[0] if r.job_ids else None for r in results]
+        hadoop_ids, submit_s, ok = submit(jobs, watch, layout, jar, out_base, queue, job_timeout_s, out_dir)
         watch.collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
         end_wall_ms = int(time.time() * 1000)
         watch.sample()
     finally:
         _stop_daemon(daemon)
-    failed = [j["job_id"] for j, r in zip(jobs, results) if not r.ok]
-    submit_s = [r_run.started - watch.t0 for r_run in runs]
+    failed = [j["job_id"] for j, good in zip(jobs, ok) if not good]
     return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms, daemon,
-                   engine="mapreduce", label=run_tag)
+                   engine="mapreduce", label=run_tag, extra={"clients": clients})
+
+
+def _submit_from_one_jvm(jobs, watch: _Watch, layout: StateLayout, jar: Path, out_base: str, queue,
+                         job_timeout_s: float, out_dir: Path):
+    """Every job from one submitter JVM; (hadoop ids, submit_s, ok) per job. submit_s: when the
+    submitter began submitting it."""
+    plan = [(float(j["submit_s"]), job_name(j["job_id"]), ",".join(j["inputs"]), f"{out_base}/{j['job_id']}")
+            for j in jobs]
+    client = ScheduleClient(layout, jar, plan, watch.t0_wall_ms, queue=queue, log_path=out_dir / "submitter.log")
+    try:
+        follow(client, watch.tick, timeout_s=max(p[0] for p in plan) + job_timeout_s)
+    finally:
+        client.close()
+    submitted = [j.submitting_ms if j.submitting_ms is not None else watch.t0_wall_ms for j in client.jobs]
+    return ([j.job_id for j in client.jobs], [(ms - watch.t0_wall_ms) / 1000 for ms in submitted],
+            [j.ok for j in client.jobs])
+
+
+def _submit_per_job(jobs, watch: _Watch, layout: StateLayout, jar: Path, out_base: str, queue,
+                    job_timeout_s: float, out_dir: Path):
+    """A client JVM per job, waiting for it; (hadoop ids, submit_s, ok) per job. submit_s: when
+    its client started."""
+    args = [[MAIN_CLASS, ",".join(job["inputs"]), f"{out_base}/{job['job_id']}"] for job in jobs]
+    runs = submit_at(args, [float(j["submit_s"]) for j in jobs], watch.tick, t0=watch.t0, jar=jar,
+                     queue=queue, job_names=[job_name(j["job_id"]) for j in jobs], state_dir=layout.root)
+    results = [r.wait(timeout=job_timeout_s, check=False) for r in runs]
+    return ([r.job_ids[0] if r.job_ids else None for r in results], [r.started - watch.t0 for r in runs],
+            [r.ok for r in results])
 
 
 def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, failed, end_wall_ms: int,

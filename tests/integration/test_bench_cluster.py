@@ -4,7 +4,9 @@ schedule, its replay, and the results in the simulator's schema (the smoke versi
 from __future__ import annotations
 
 import json
+import time
 import uuid
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -90,6 +92,8 @@ def test_replay_runs_the_schedule_and_writes_results(cluster, webhdfs, dataset, 
     assert storage["rows"] and all(r[1] >= r[2] > 0 for r in storage["rows"])
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert summary["failed_jobs"] == [] and summary["maps"] == sum(j["maps"] for j in doc["jobs"])
+    assert summary["clients"] == "one"  # every job from the one submitter JVM, its events logged
+    assert summary["late_submissions_s_max"] < 30
     # the report reads the replay as one arm (its directory's name)
     from dsbra.report import report
 
@@ -98,3 +102,39 @@ def test_replay_runs_the_schedule_and_writes_results(cluster, webhdfs, dataset, 
     assert all((tmp_path / "report" / png).stat().st_size > 0
                for png in ("response-cdf.png", "locality-by-bin.png", "delay-by-bin.png",
                            "storage-over-time.png"))
+
+
+def test_replay_with_a_client_per_job_gives_the_same_results(cluster, dataset, tmp_path):
+    """`--clients per-job`, how the earlier result sets ran: a waiting client JVM per job."""
+    schedule = tmp_path / "s.json"
+    _invoke(["schedule", "--out", str(schedule), "--jobs", "2", "--slots", "4", "--inter-arrival-s", "2",
+             "--seed", "1", *SIZE, "--path", dataset, "--data-seed", "3"])
+    doc = json.loads(schedule.read_text())
+    out = _invoke(["replay", str(schedule), "--out", str(tmp_path / "p"), "--clients", "per-job",
+                   "--label", dataset.rsplit("-", 1)[1] + "-per-job", "--job-timeout-s", "600"])
+    assert "2 jobs" in out
+    summary = json.loads((tmp_path / "p" / "summary.json").read_text())
+    assert summary["clients"] == "per-job" and summary["failed_jobs"] == []
+    assert summary["maps"] == sum(j["maps"] for j in doc["jobs"])
+
+
+def test_the_submitter_reports_a_job_it_could_not_submit(cluster, cluster_layout, dataset, tmp_path):
+    """A missing input fails the job's submission; the submitter says which and why, goes on
+    with the others and exits non-zero."""
+    from dsbra.bench.grepjar import grep_jar
+    from dsbra.bench.submitter import ScheduleClient, follow
+    from dsbra.cluster import state as st
+    from dsbra.cluster.install import HadoopInstall
+
+    layout = cluster_layout
+    data = st.load(layout.state_file)
+    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
+    label = uuid.uuid4().hex[:8]
+    plan = [(0.0, "missing-input", f"{dataset}/no-such-file", f"/bench/out/{label}/a"),
+            (0.5, "missing-input-2", f"{dataset}/no-such-file-2", f"/bench/out/{label}/b")]
+    client = ScheduleClient(layout, jar, plan, int(time.time() * 1000), log_path=tmp_path / "submitter.log")
+    follow(client, lambda: None, timeout_s=120, interval_s=0.5)
+    assert client.close() == 1
+    assert [j.state for j in client.jobs] == ["SUBMIT_FAILED", "SUBMIT_FAILED"]
+    assert all("Input path does not exist" in j.error and j.job_id is None for j in client.jobs)
+    assert all(j.submitting_ms is not None for j in client.jobs)

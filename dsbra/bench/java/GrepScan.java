@@ -3,6 +3,7 @@ package dsbra;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.LongWritable;
@@ -63,15 +64,20 @@ public class GrepScan extends Configured implements Tool {
       System.err.println("usage: GrepScan [generic options] INPUT[,INPUT...] OUTPUT");
       return 2;
     }
-    Job job = Job.getInstance(getConf(), getConf().get("mapreduce.job.name", "grep-scan"));
+    return newJob(getConf(), args[0], args[1]).waitForCompletion(true) ? 0 : 1;
+  }
+
+  /** The scan of {@code inputs} (comma-separated) into {@code output}, not yet submitted. */
+  static Job newJob(Configuration conf, String inputs, String output) throws IOException {
+    Job job = Job.getInstance(conf, conf.get("mapreduce.job.name", "grep-scan"));
     job.setJarByClass(GrepScan.class);
     job.setMapperClass(ScanMapper.class);
     job.setNumReduceTasks(0);
     job.setOutputKeyClass(Text.class);
     job.setOutputValueClass(NullWritable.class);
-    FileInputFormat.setInputPaths(job, args[0]);
-    FileOutputFormat.setOutputPath(job, new Path(args[1]));
-    return job.waitForCompletion(true) ? 0 : 1;
+    FileInputFormat.setInputPaths(job, inputs);
+    FileOutputFormat.setOutputPath(job, new Path(output));
+    return job;
   }
 
   public static void main(String[] args) throws Exception {
