@@ -15,8 +15,11 @@ import org.slf4j.LoggerFactory;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -177,41 +180,102 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
    * The least heated DataNode in {@code scope} (a "~scope" means outside it, as in
    * NetworkTopology) not in {@code excludedNodes}, with a storage of {@code type} if given;
    * equal heat: one of them at random, as the default draws. Null if there is none.
+   * <p>
+   * Walks the DataNodes coolest first by the published heat (sorted once per document, see
+   * {@link HeatOrder}), so a draw usually looks at a few nodes, not the whole cluster; the
+   * nodes that took copies this round are judged by their heat with those copies.
    */
   DatanodeDescriptor leastHeated(HeatDocument doc, String scope, Collection<Node> excludedNodes,
       StorageType type) {
-    List<Node> inScope;
-    if (scope.startsWith("~")) {
-      inScope = new ArrayList<>(clusterMap.getLeaves(NodeBase.ROOT));
-      inScope.removeAll(new HashSet<>(clusterMap.getLeaves(scope.substring(1))));
-    } else {
-      inScope = clusterMap.getLeaves(scope);
-    }
+    HeatOrder order = heatOrder(doc);
+    boolean outside = scope.startsWith("~");
+    String base = outside ? scope.substring(1) : scope;
+    String prefix = base.endsWith(NodeBase.PATH_SEPARATOR_STR) ? base
+        : base + NodeBase.PATH_SEPARATOR_STR;
     Collection<Node> excluded = excludedNodes == null ? new HashSet<>()
         : excludedNodes instanceof Set ? excludedNodes : new HashSet<>(excludedNodes);
     List<DatanodeDescriptor> coolest = new ArrayList<>();
     double least = Double.POSITIVE_INFINITY;
-    for (Node n : inScope) {
-      if (!(n instanceof DatanodeDescriptor) || excluded.contains(n)) {
-        continue;
+    boolean roundPlaced = doc.round() == placedRound;
+    if (roundPlaced) {
+      for (String uuid : placed.keySet()) {
+        DatanodeDescriptor dn = order.byUuid.get(uuid);
+        if (dn != null && eligible(dn, prefix, outside, excluded, type)) {
+          double h = heatWithPlaced(doc, dn);
+          if (h < least) {
+            least = h;
+            coolest.clear();
+          }
+          if (h == least) {
+            coolest.add(dn);
+          }
+        }
       }
-      DatanodeDescriptor dn = (DatanodeDescriptor) n;
-      if (type != null && !dn.hasStorageType(type)) {
-        continue;
+    }
+    for (int i = 0; i < order.nodes.length && order.heat[i] <= least; i++) {
+      DatanodeDescriptor dn = order.nodes[i];
+      if ((roundPlaced && placed.containsKey(dn.getDatanodeUuid()))
+          || !eligible(dn, prefix, outside, excluded, type)) {
+        continue;  // a node with copies this round was judged above
       }
-      double h = heatWithPlaced(doc, dn);
-      if (h < least) {
-        least = h;
+      if (order.heat[i] < least) {
+        least = order.heat[i];
         coolest.clear();
       }
-      if (h == least) {
-        coolest.add(dn);
-      }
+      coolest.add(dn);
     }
     if (coolest.isEmpty()) {
       return null;
     }
     return coolest.get(ThreadLocalRandom.current().nextInt(coolest.size()));
+  }
+
+  private boolean eligible(DatanodeDescriptor dn, String scopePrefix, boolean outside,
+      Collection<Node> excluded, StorageType type) {
+    String path = NodeBase.getPath(dn) + NodeBase.PATH_SEPARATOR_STR;
+    return path.startsWith(scopePrefix) != outside && !excluded.contains(dn)
+        && (type == null || dn.hasStorageType(type))
+        && clusterMap.contains(dn);  // a node removed since the order was made
+  }
+
+  /** The DataNodes of the topology by a document's heat, coolest first. */
+  private static final class HeatOrder {
+    final HeatDocument doc;
+    final int leaves;
+    final DatanodeDescriptor[] nodes;
+    final double[] heat;
+    final Map<String, DatanodeDescriptor> byUuid = new HashMap<>();
+
+    HeatOrder(HeatDocument doc, List<Node> leaves) {
+      this.doc = doc;
+      this.leaves = leaves.size();
+      List<DatanodeDescriptor> dns = new ArrayList<>();
+      for (Node n : leaves) {
+        if (n instanceof DatanodeDescriptor) {
+          dns.add((DatanodeDescriptor) n);
+        }
+      }
+      Collections.shuffle(dns, ThreadLocalRandom.current());  // equal heat: no fixed order
+      dns.sort(Comparator.comparingDouble(dn -> heatOf(doc, dn)));
+      nodes = dns.toArray(new DatanodeDescriptor[0]);
+      heat = new double[nodes.length];
+      for (int i = 0; i < nodes.length; i++) {
+        heat[i] = heatOf(doc, nodes[i]);
+        byUuid.put(nodes[i].getDatanodeUuid(), nodes[i]);
+      }
+    }
+  }
+
+  private volatile HeatOrder heatOrder;
+
+  /** The order for {@code doc}; made again when the document or the number of DataNodes changes. */
+  private HeatOrder heatOrder(HeatDocument doc) {
+    HeatOrder order = heatOrder;
+    if (order == null || order.doc != doc || order.leaves != clusterMap.getNumOfLeaves()) {
+      order = new HeatOrder(doc, clusterMap.getLeaves(NodeBase.ROOT));
+      heatOrder = order;
+    }
+    return order;
   }
 
   /**
