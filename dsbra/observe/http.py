@@ -70,6 +70,28 @@ def split_urls(urls: str | list[str] | tuple[str, ...]) -> list[str]:
     return [u.strip().rstrip("/") for u in parts if u and u.strip()]
 
 
+def standby_exception(resp: requests.Response) -> bool:
+    """An error reply whose RemoteException is a ``StandbyException``."""
+    return resp.status_code >= 400 and remote_exception(resp.content)[0] == "StandbyException"
+
+
+def standby_rm(resp: requests.Response) -> bool:
+    """Whether ``resp`` came from a standby ResourceManager: a StandbyException; a redirect to
+    nowhere (a standby that knows no active RM answers 307 without a Location, "Can not find
+    any active RM"); or ``/ws/v1/cluster/info`` with haState other than ACTIVE (a standby RM
+    answers that page itself and redirects the others to the active RM, which
+    :meth:`Endpoint._get` follows)."""
+    if standby_exception(resp) or (300 <= resp.status_code < 400 and "Location" not in resp.headers):
+        return True
+    if resp.status_code != 200 or not resp.url.split("?")[0].endswith("/ws/v1/cluster/info"):
+        return False
+    try:
+        info = resp.json().get("clusterInfo")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(info, dict) and info.get("haState") not in (None, "ACTIVE")
+
+
 class Endpoint:
     """One service at one or several base URLs (the NameNodes or ResourceManagers of an HA
     cluster) plus a session; ``get_json``/``get_bytes`` with uniform error handling.
@@ -105,7 +127,7 @@ class Endpoint:
     def _standby(self, resp: requests.Response) -> bool:
         """Whether ``resp`` came from a standby: a ``StandbyException`` (what a standby
         NameNode's WebHDFS answers, HTTP 403)."""
-        return remote_exception(resp.content)[0] == "StandbyException"
+        return standby_exception(resp)
 
     def _sibling(self, location: str | None) -> str | None:
         """The one of our URLs a redirect to ``location`` points at (a standby RM redirects
@@ -181,21 +203,7 @@ class ResourceManager(Endpoint):
     service = "ResourceManager"
 
     def _standby(self, resp: requests.Response) -> bool:
-        """A StandbyException; a redirect to nowhere (a standby RM that knows no active one
-        answers 307 without a Location: "Can not find any active RM"); or
-        ``/ws/v1/cluster/info`` answering haState other than ACTIVE (a standby RM answers that
-        page itself and redirects the others to the active RM)."""
-        if super()._standby(resp):
-            return True
-        if 300 <= resp.status_code < 400 and "Location" not in resp.headers:
-            return True
-        if not resp.url.split("?")[0].endswith("/ws/v1/cluster/info"):
-            return False
-        try:
-            info = resp.json().get("clusterInfo") if resp.status_code == 200 else None
-        except (ValueError, AttributeError):
-            return False
-        return isinstance(info, dict) and info.get("haState") not in (None, "ACTIVE")
+        return standby_rm(resp)
 
     def cluster_info(self) -> dict:
         return shapes.single(self.get_json("/ws/v1/cluster/info", kind="rm.info"), "clusterInfo")
@@ -265,6 +273,9 @@ class AppMaster(Endpoint):
     """
 
     service = "MapReduce AppMaster"
+
+    def _standby(self, resp: requests.Response) -> bool:
+        return standby_rm(resp)  # the AM is reached through the RM's proxy
 
     def _job_path(self, app_id: str, job_id: str) -> str:
         return f"/proxy/{app_id}/ws/v1/mapreduce/jobs/{job_id}"
