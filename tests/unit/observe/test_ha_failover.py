@@ -134,3 +134,24 @@ def test_rms_that_know_no_active_one_fail_the_request_as_standby():
         ResourceManager(RM, session=session).nodes()
     assert err.value.exception == "StandbyException"
     assert "no active one among" in str(err.value) and URLS["rm2"] in str(err.value)
+
+
+def test_a_setreplication_lost_in_a_failover_is_reconciled_not_failed(replay, tmp_path):
+    """The active NameNode gone mid-request and the standby refusing: the acting client's
+    error is one apply.py leaves open (it may have reached the shared edit log), and the next
+    round's reconcile closes it from the new active NameNode's answer."""
+    from dsbra.act.apply import UNSURE
+    from dsbra.act.journal import Journal
+
+    session, _ = replay
+    lost = HdfsActor(hdfs.InsecureClient(f"{closed_port_url()};{URLS['nn1']}", user="root",
+                                         session=session))
+    with pytest.raises(HadoopError) as err:
+        lost.set_replication(FILE, 3)
+    assert err.value.exception in UNSURE
+    journal = Journal.open(tmp_path / "journal.jsonl")
+    action = journal.intent(FILE, before=2, target=3, base=2, reason={}, round_=1)
+    assert action.pending  # what apply.py leaves after that error
+    active = HdfsActor(hdfs.InsecureClient(URLS["nn2"], user="root", session=session))
+    assert journal.reconcile(active) == [action]  # nn2 reports replication 2: never arrived
+    assert action.state == "cancelled" and not journal.pending()
