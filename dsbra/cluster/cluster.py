@@ -179,7 +179,8 @@ def _start_daemons(spec, layout, install: HadoopInstall, java_home: Path, data: 
         for name, state_of, url in (("namenode2", _namenode_state, spec.namenode_urls["nn2"]),
                                     ("resourcemanager", _rm_state, spec.rm_urls["rm1"]),
                                     ("resourcemanager2", _rm_state, spec.rm_urls["rm2"])):
-            _wait_for(lambda: state_of(url) is not None, 120.0, name, layout.log(name))
+            _wait_for(lambda state_of=state_of, url=url: state_of(url) is not None, 120.0, name,
+                      layout.log(name))
         ha_admin(spec, layout, "hdfs", ["-transitionToActive", HA_NAMENODES[0]])
         ha_admin(spec, layout, "yarn", ["-transitionToActive", HA_RMS[0]])
     start(by_name["historyserver"])
