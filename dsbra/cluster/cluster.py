@@ -306,7 +306,7 @@ def containers(spec: ClusterSpec) -> dict | None:
     """How many containers the running cluster holds at once, from the ResourceManager's own
     view: each running NodeManager's memory over the container size the scheduler grants for
     the configured map (and reduce) and AM asks. None when the RM does not answer."""
-    rm = ResourceManager(spec.urls["rm"], timeout_s=HTTP_TIMEOUT)
+    rm = ResourceManager(list(spec.rm_urls.values()), timeout_s=HTTP_TIMEOUT)  # --ha: the active one
     try:
         running = [n for n in rm.nodes() if n.get("state") == "RUNNING"]
         settings = settings_from_conf(rm.conf(), len(running))
@@ -378,7 +378,10 @@ def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict) 
 
 
 def _registered_hosts(spec: ClusterSpec, kind: str) -> set[str]:
-    urls = spec.urls
+    urls = dict(spec.urls)
+    if spec.ha:  # what the active NameNode and RM know
+        urls["namenode"] = spec.namenode_urls.get(active_namenode(spec) or "", urls["namenode"])
+        urls["rm"] = spec.rm_urls.get(active_rm(spec) or "", urls["rm"])
     if kind == "datanode":
         info = _jmx(urls["namenode"], "NameNodeInfo") or {}
         try:
