@@ -10,6 +10,11 @@ from dsbra.policy.rails import FilePlan
 
 log = logging.getLogger(__name__)
 
+#: a SETREPLICATION failure that does not say the NameNode refused it: no answer (None), or
+#: a standby's refusal after the active one stopped answering mid-request (HdfsCLI tries each
+#: NameNode and raises the last error)
+UNSURE = (None, "StandbyException", "RetriableException")
+
 
 def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: int,
                apply: bool) -> list[dict]:
@@ -68,6 +73,11 @@ def _send(journal, actor, path, before, target, base, rec, round_) -> str:
     try:
         actor.set_replication(path, target)
     except HadoopError as exc:
+        if exc.exception in UNSURE:
+            # it may have reached the NameNode (which then failed over, or died before it
+            # answered): left open, and the next round's reconcile reads the file's
+            # replication to close it as sent or cancelled; never sent twice, never lost
+            return f"unsure: {exc.exception or 'no answer'}, reconciled next round"
         journal.mark(action, FAILED, str(exc))
         return f"failed: {exc.exception or exc}"
     journal.mark(action, SENT)

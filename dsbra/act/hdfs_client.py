@@ -22,7 +22,9 @@ MUTUAL_AUTH = ("REQUIRED", "OPTIONAL", "DISABLED")  #: requests_kerberos' settin
 def make_client(url: str, *, user: str | None = None, kerberos: bool = False,
                 principal: str | None = None, mutual_auth: str = "OPTIONAL",
                 ca_bundle: str | None = None, timeout_s: float = 10.0):
-    """An HdfsCLI client for the NameNode web URL ``url`` (http or https); with ``kerberos``,
+    """An HdfsCLI client for the NameNode web URL ``url`` (http or https; the NameNodes of an
+    HA pair joined by ``;``: HdfsCLI passes a standby's StandbyException, or an unreachable
+    NameNode, to the next URL and stays on the one that answered); with ``kerberos``,
     a ``KerberosClient`` (SPNEGO as ``principal``, default: the ticket cache's), after checking
     that a ticket is there, so a missing one is an error at start, not in every round."""
     import hdfs
@@ -147,12 +149,23 @@ class HdfsActor:
         from hdfs.client import _to_error
 
         def get():
-            url = self.client.url.rstrip("/").split(";")[0] + "/webhdfs/v1" + quote(path)
-            resp = self.client._request("GET", url, params={
-                "op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": 2**62})
-            if not resp.ok:
-                raise _to_error(resp)
-            return resp.json()
+            # HdfsCLI has no call for this op; like its own calls, a standby or an unreachable
+            # NameNode passes to the next of its URLs
+            hosts = list(self.client._urls)  # HdfsCLI's own order: the one that answered last first
+            for host in hosts:
+                url = host.rstrip("/") + "/webhdfs/v1" + quote(path)
+                try:
+                    resp = self.client._request("GET", url, params={
+                        "op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": 2**62})
+                except requests.ConnectionError:
+                    if host == hosts[-1]:
+                        raise
+                    continue
+                if resp.ok:
+                    return resp.json()
+                error = _to_error(resp)
+                if error.exception != "StandbyException" or host == hosts[-1]:
+                    raise error
         doc = self._call(f"GET_BLOCK_LOCATIONS {path}", get)
         blocks = (doc.get("LocatedBlocks") or {}).get("locatedBlocks") or []
         return [len(b.get("locations") or []) for b in blocks]

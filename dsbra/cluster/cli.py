@@ -86,6 +86,11 @@ def cluster() -> None:
               help="The NameNode's block placement: HDFS's default, or dsbra's heat-aware plugin "
                    "(placement/), which reads the heat document a dsbra daemon writes to "
                    "<state dir>/placement/heat.json (its placement.heat_file).")
+@click.option("--ha", is_flag=True,
+              help="High availability: two NameNodes sharing a quorum journal (JournalNodes on the "
+                   "first three workers) and two ResourceManagers sharing a state store, the second "
+                   "of each on the master's address with other ports; failover is manual "
+                   "(dsbra cluster haadmin).")
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
 @click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A `dsbra conf` values file (queues, placement, scheduler and HDFS settings); "
@@ -94,7 +99,7 @@ def cluster() -> None:
 def up(workers, racks, subnet, prefix, port_offset, replication, block_size, scheduler,
        node_locality_delay, rack_locality_additional_delay, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
-       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, timeout, values_file,
+       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, ha, timeout, values_file,
        state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
@@ -107,7 +112,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
         locality_delay_node_ms=locality_delay_node_ms,
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
         hadoop_version=hadoop_version, net_mbit=net_mbit, net_rack_mbit=net_rack_mbit,
-        block_placement=block_placement,
+        block_placement=block_placement, ha=ha,
     )
     if values_file is not None:
         from dsbra.conf.values import load_values
@@ -188,6 +193,23 @@ def status(as_json, state_dir) -> None:
         if current.state in ("stale", "partial"):
             click.echo("  a previous run did not finish cleanly: run 'dsbra cluster down'")
     raise SystemExit(0 if current.state == "up" and not missing else 3 if current.state == "down" else 1)
+
+
+@cluster.command(context_settings={"ignore_unknown_options": True})
+@click.argument("service", type=click.Choice(["hdfs", "yarn"]))
+@click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED)
+@state_dir_option
+def haadmin(service, args, state_dir) -> None:
+    """Fail an --ha cluster over by hand: `hdfs haadmin` (SERVICE hdfs; NameNodes nn1, nn2) or
+    `yarn rmadmin` (SERVICE yarn; ResourceManagers rm1, rm2) with ARGS, e.g.
+    `dsbra cluster haadmin hdfs -failover nn1 nn2`,
+    `dsbra cluster haadmin yarn -transitionToActive --forceactive rm2` (rmadmin has no -failover;
+    --forceactive only once the other RM is dead), `... -getAllServiceState`."""
+    layout = _layout(state_dir)
+    data = cl.st.load(layout.state_file)
+    if data is None:
+        raise ClusterError(f"no cluster in {layout.root}; start one with: dsbra cluster up --ha")
+    click.echo(cl.ha_admin(ClusterSpec.from_dict(data["spec"]), layout, service, list(args)))
 
 
 @cluster.command()

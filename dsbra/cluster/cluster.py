@@ -14,6 +14,7 @@ import fcntl
 import json
 import shutil
 import socket
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from dsbra.cluster import state as st
 from dsbra.cluster.config import DEFAULT_CAPACITY_QUEUES, DEFAULT_QUEUES, write_configs
 from dsbra.cluster.install import HadoopInstall, ensure_hadoop, ensure_placement, find_java
 from dsbra.cluster.paths import StateLayout
-from dsbra.cluster.spec import MASTER_PORTS, ClusterSpec
+from dsbra.cluster.spec import HA_NAMENODES, HA_NAMESERVICE, HA_RMS, ClusterSpec
 from dsbra.errors import ClusterError, HadoopError, InputError
 from dsbra.observe import shapes
 from dsbra.observe.http import ResourceManager
@@ -111,7 +112,7 @@ def _up(spec: ClusterSpec, layout: StateLayout, timeout: float, log, java_home: 
 
 
 def check_ports(spec: ClusterSpec) -> None:
-    for name in MASTER_PORTS:
+    for name in spec.master_ports:
         port = spec.port(name)
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -157,21 +158,97 @@ def _start_daemons(spec, layout, install: HadoopInstall, java_home: Path, data: 
         }
         st.save(layout.state_file, data)
 
-    # workers and the RM first: they retry until the NameNode/RM answer, so their JVM start-up
-    # overlaps the NameNode's format
+    # workers, JournalNodes and the RMs first: they retry until the NameNode/RM answer, so
+    # their JVM start-up overlaps the NameNode's format (which, with --ha, needs the JournalNodes)
     for d in all_daemons:
-        if d.kind in ("datanode", "nodemanager", "resourcemanager"):
+        if d.kind in ("journalnode", "datanode", "nodemanager", "resourcemanager"):
             start(d)
-    nn = by_name["namenode"]
-    fmt = dmn.java_command(spec, layout, install, java_home, nn, ["-format", "-force", "-nonInteractive"],
-                           log_name="namenode-format")
-    proc = dmn.spawn(fmt, layout.out("namenode-format"), env, layout.root)
-    if proc.wait() != 0:
-        log_path, out_path = layout.log("namenode-format"), layout.out("namenode-format")
-        raise ClusterError(f"formatting the NameNode failed; see {_log_to_read(log_path, out_path)}"
-                           f"{_last_error(log_path, out_path)}")
-    start(nn)
+    _run_tool(spec, layout, install, java_home, by_name["namenode"],
+              ["-format", "-force", "-nonInteractive"], "namenode-format", "formatting the NameNode")
+    start(by_name["namenode"])
+    if spec.ha:
+        # the second NameNode copies the first one's namespace; then both run as standbys
+        # until the first is made active (manual failover: no ZooKeeper)
+        _wait_for(lambda: _namenode_state(spec.namenode_urls["nn1"]) is not None, 120.0,
+                  "the first NameNode's web server", layout.log("namenode"))
+        _run_tool(spec, layout, install, java_home, by_name["namenode2"],
+                  ["-bootstrapStandby", "-force", "-nonInteractive"], "namenode2-bootstrap",
+                  "bootstrapping the standby NameNode")
+        start(by_name["namenode2"])
+        # -transitionToActive first asks the other one it is not active, and fails on no answer
+        for name, state_of, url in (("namenode2", _namenode_state, spec.namenode_urls["nn2"]),
+                                    ("resourcemanager", _rm_state, spec.rm_urls["rm1"]),
+                                    ("resourcemanager2", _rm_state, spec.rm_urls["rm2"])):
+            _wait_for(lambda state_of=state_of, url=url: state_of(url) is not None, 120.0, name,
+                      layout.log(name))
+        ha_admin(spec, layout, "hdfs", ["-transitionToActive", HA_NAMENODES[0]])
+        ha_admin(spec, layout, "yarn", ["-transitionToActive", HA_RMS[0]])
     start(by_name["historyserver"])
+
+
+def _run_tool(spec, layout, install: HadoopInstall, java_home: Path, daemon: dmn.Daemon, args: list[str],
+              log_name: str, what: str) -> None:
+    """Run a one-off command of ``daemon``'s class (a format, say); ClusterError naming its log."""
+    cmd = dmn.java_command(spec, layout, install, java_home, daemon, args, log_name=log_name)
+    proc = dmn.spawn(cmd, layout.out(log_name), dmn.daemon_env(java_home), layout.root)
+    if proc.wait() != 0:
+        log_path, out_path = layout.log(log_name), layout.out(log_name)
+        raise ClusterError(f"{what} failed; see {_log_to_read(log_path, out_path)}"
+                           f"{_last_error(log_path, out_path)}")
+
+
+def _wait_for(ready, timeout: float, what: str, log_path: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise ClusterError(f"{what} not up after {timeout:.0f} s; check {log_path}")
+        time.sleep(0.5)
+
+
+HA_TOOLS = {"hdfs": "haadmin", "yarn": "rmadmin"}
+
+
+def ha_admin(spec: ClusterSpec, layout: StateLayout, service: str, args: list[str]) -> str:
+    """Run `hdfs haadmin` (service 'hdfs') or `yarn rmadmin` ('yarn') against an --ha cluster,
+    as the master's configuration sees it; returns its output, ClusterError when it fails."""
+    if not spec.ha:
+        raise ClusterError("the cluster runs without --ha: there is no standby to fail over to")
+    kind = HA_TOOLS[service]
+    data = st.load(layout.state_file) or {}
+    java_home = Path(data.get("java_home") or find_java())
+    install = HadoopInstall(Path(data["hadoop_home"])) if data.get("hadoop_home") \
+        else ensure_hadoop(spec.hadoop_version)
+    tool = dmn.Daemon(kind, kind, "master", None)
+    cmd = dmn.java_command(spec, layout, install, java_home, tool, args, log_name=kind)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=dmn.daemon_env(java_home),
+                          cwd=layout.root, timeout=180)
+    output = (proc.stdout + proc.stderr).strip()
+    if proc.returncode != 0:
+        last = output.splitlines()[-1] if output else f"exit status {proc.returncode}"
+        raise ClusterError(f"{service} {kind} {' '.join(args)} failed: {last[:300]}")
+    return output
+
+
+def _namenode_state(nn_url: str) -> str | None:
+    """'active', 'standby' (or another HA state) of the NameNode at nn_url; None: not answering."""
+    status = _jmx(nn_url, "NameNodeStatus")
+    return status.get("State") if status else None
+
+
+def _rm_state(rm_url: str) -> str | None:
+    """'ACTIVE', 'STANDBY'... of the ResourceManager at rm_url; None: not answering."""
+    info = _get_json(f"{rm_url}/ws/v1/cluster/info")
+    return ((info or {}).get("clusterInfo") or {}).get("haState")
+
+
+def active_namenode(spec: ClusterSpec) -> str | None:
+    """HA id (nn1, nn2) of the active NameNode, None when none is."""
+    return next((nn for nn, url in spec.namenode_urls.items() if _namenode_state(url) == "active"), None)
+
+
+def active_rm(spec: ClusterSpec) -> str | None:
+    """HA id (rm1, rm2) of the active ResourceManager, None when none is."""
+    return next((rm for rm, url in spec.rm_urls.items() if _rm_state(url) == "ACTIVE"), None)
 
 
 def _get_json(url: str) -> dict | None:
@@ -192,11 +269,14 @@ def _jmx(nn_url: str, bean: str) -> dict | None:
 
 def readiness(spec: ClusterSpec) -> dict[str, str]:
     """What is still missing, by component; empty when the cluster is ready."""
-    urls = spec.urls
+    urls = dict(spec.urls)
     missing: dict[str, str] = {}
-    info = _jmx(urls["namenode"], "NameNodeInfo")
+    if spec.ha:  # the active NameNode and RM hold the state that counts
+        urls["namenode"] = spec.namenode_urls.get(active_namenode(spec) or "", "")
+        urls["rm"] = spec.rm_urls.get(active_rm(spec) or "", "")
+    info = _jmx(urls["namenode"], "NameNodeInfo") if urls["namenode"] else None
     if info is None:
-        missing["namenode"] = "NameNode web server not answering"
+        missing["namenode"] = "no active NameNode" if spec.ha else "NameNode web server not answering"
     else:
         # a DataNode counts once it registered *and* reported its storage: before that the
         # NameNode places no replicas on it, and a fresh write would get fewer replicas
@@ -209,9 +289,10 @@ def readiness(spec: ClusterSpec) -> dict[str, str]:
             missing["datanodes"] = f"{storing}/{spec.workers} DataNodes registered with storage"
         if info.get("Safemode"):
             missing["safemode"] = "HDFS in safe mode"
-    metrics = _get_json(f"{urls['rm']}/ws/v1/cluster/metrics")
+    metrics = _get_json(f"{urls['rm']}/ws/v1/cluster/metrics") if urls["rm"] else None
     if metrics is None:
-        missing["resourcemanager"] = "ResourceManager REST API not answering"
+        missing["resourcemanager"] = ("no active ResourceManager" if spec.ha
+                                      else "ResourceManager REST API not answering")
     else:
         active = int(metrics.get("clusterMetrics", {}).get("activeNodes", 0))
         if active < spec.workers:
@@ -225,7 +306,7 @@ def containers(spec: ClusterSpec) -> dict | None:
     """How many containers the running cluster holds at once, from the ResourceManager's own
     view: each running NodeManager's memory over the container size the scheduler grants for
     the configured map (and reduce) and AM asks. None when the RM does not answer."""
-    rm = ResourceManager(spec.urls["rm"], timeout_s=HTTP_TIMEOUT)
+    rm = ResourceManager(list(spec.rm_urls.values()), timeout_s=HTTP_TIMEOUT)  # --ha: the active one
     try:
         running = [n for n in rm.nodes() if n.get("state") == "RUNNING"]
         settings = settings_from_conf(rm.conf(), len(running))
@@ -297,7 +378,10 @@ def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict) 
 
 
 def _registered_hosts(spec: ClusterSpec, kind: str) -> set[str]:
-    urls = spec.urls
+    urls = dict(spec.urls)
+    if spec.ha:  # what the active NameNode and RM know
+        urls["namenode"] = spec.namenode_urls.get(active_namenode(spec) or "", urls["namenode"])
+        urls["rm"] = spec.rm_urls.get(active_rm(spec) or "", urls["rm"])
     if kind == "datanode":
         info = _jmx(urls["namenode"], "NameNodeInfo") or {}
         try:
@@ -421,9 +505,11 @@ def env(layout: StateLayout) -> dict:
     queues = ((spec.capacity_queues or DEFAULT_CAPACITY_QUEUES) if spec.scheduler == "capacity"
               else (spec.queues or DEFAULT_QUEUES))
     return {
-        "webhdfs": urls["webhdfs"],
-        "namenode": urls["namenode"],
-        "rm": urls["rm"],
+        # with --ha, every NameNode's and ResourceManager's URL, comma-separated: a dsbra
+        # daemon given them follows the active one
+        "webhdfs": ",".join(f"{u}/webhdfs/v1" for u in spec.namenode_urls.values()),
+        "namenode": ",".join(spec.namenode_urls.values()),
+        "rm": ",".join(spec.rm_urls.values()),
         "jhs": urls["jhs"],
         "fs": urls["fs"],
         "master": spec.master,
@@ -442,6 +528,8 @@ def env(layout: StateLayout) -> dict:
         "network": {"net_mbit": spec.net_mbit, "net_rack_mbit": spec.net_rack_mbit or spec.net_mbit},
         "hadoop_version": spec.hadoop_version,
         "block_placement": spec.block_placement,
+        "ha": ({"nameservice": HA_NAMESERVICE, "namenodes": spec.namenode_urls, "rms": spec.rm_urls,
+                "journalnodes": [w.host for w in spec.journal_nodes]} if spec.ha else None),
         "heat_file": str(layout.heat_file),
         "conf_dir": str(layout.conf("client")),
         "state_dir": str(layout.root),

@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 
 from dsbra.cluster.paths import StateLayout, templates_dir
-from dsbra.cluster.spec import ClusterSpec, Worker
+from dsbra.cluster.spec import HA_NAMESERVICE, ClusterSpec, Worker
 
 CONFIG_FILES = [
     "core-site.xml",
@@ -75,6 +75,12 @@ class HostPaths:
     lib: str
     #: the heat document the placement plugin reads (a file: URI), used with --placement heat
     heat_uri: str = ""
+    #: the ResourceManagers' shared state store (a directory on the master), used with --ha
+    rm_store: str = ""
+
+#: `--ha`: which NameNode and ResourceManager each master host runs (the second pair runs on
+#: the master's address too, from the conf dir of the host named master2)
+HA_HOST_IDS = {"master": ("nn1", "rm1"), "master2": ("nn2", "rm2")}
 
 
 def jvm_opts() -> list[str]:
@@ -96,10 +102,13 @@ def render_host(
     paths: HostPaths,
     java_home: str,
     worker: Worker | None = None,
+    host: str | None = None,
 ) -> dict[str, str]:
-    """All config files of one host. role: 'master', 'client' or 'worker'. Also what
-    `dsbra conf render` writes (role 'master')."""
+    """All config files of one host. role: 'master', 'client' or 'worker'; host: 'master2'
+    for the second NameNode and RM of --ha (default: the role's). Also what `dsbra conf
+    render` writes (role 'master')."""
     env = _environment()
+    namenode_id, rm_id = HA_HOST_IDS.get(host or role, (None, None))
     context = {
         "spec": spec,
         "role": role if worker is None else f"worker {worker.name} ({worker.host})",
@@ -114,6 +123,13 @@ def render_host(
         "queues": spec.queues or DEFAULT_QUEUES,
         "placement": spec.placement or DEFAULT_PLACEMENT,
         "capacity_queues": spec.capacity_queues or DEFAULT_CAPACITY_QUEUES,
+        "ha": {
+            "nameservice": HA_NAMESERVICE,
+            "journal_nodes": [f"{w.host}:{spec.port('journalnode_rpc')}" for w in spec.journal_nodes],
+            "namenode_id": namenode_id,
+            "rm_id": rm_id,
+            "rm_store": paths.rm_store,
+        },
     }
     if role == "client":
         context["role"] = "client"
@@ -123,14 +139,16 @@ def render_host(
 def host_paths(layout: StateLayout, host: str, lib: Path) -> HostPaths:
     data = layout.data(host)
     return HostPaths(conf=str(layout.conf(host)), data=str(data), tmp=str(data / "tmp"), lib=str(lib),
-                     heat_uri=layout.heat_file.as_uri())
+                     heat_uri=layout.heat_file.as_uri(), rm_store=str(layout.rm_store))
 
 
 def write_configs(spec: ClusterSpec, layout: StateLayout, lib: Path, java_home: str) -> None:
     hosts: list[tuple[str, str, Worker | None]] = [("master", "master", None), ("client", "client", None)]
+    if spec.ha:
+        hosts.append(("master2", "master", None))
     hosts += [(w.name, "worker", w) for w in spec.worker_list]
     for host, role, worker in hosts:
-        files = render_host(spec, role, host_paths(layout, host, lib), java_home, worker)
+        files = render_host(spec, role, host_paths(layout, host, lib), java_home, worker, host)
         conf = layout.conf(host)
         conf.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():

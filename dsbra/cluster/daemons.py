@@ -26,8 +26,13 @@ MAIN_CLASSES = {
     "resourcemanager": "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager",
     "nodemanager": "org.apache.hadoop.yarn.server.nodemanager.NodeManager",
     "historyserver": "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer",
+    "journalnode": "org.apache.hadoop.hdfs.qjournal.server.JournalNode",
+    # the admin tools of --ha (`hdfs haadmin`, `yarn rmadmin`), run as short-lived commands
+    "haadmin": "org.apache.hadoop.hdfs.tools.DFSHAAdmin",
+    "rmadmin": "org.apache.hadoop.yarn.client.cli.RMAdminCLI",
 }
-HDFS_UI = {"namenode", "datanode"}  # these need webapps/ on the classpath
+TOOL_HEAP = "256m"
+HDFS_UI = {"namenode", "datanode", "journalnode"}  # these need webapps/ on the classpath
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,10 @@ def cluster_daemons(spec: ClusterSpec) -> list[Daemon]:
         Daemon("resourcemanager", "resourcemanager", "master", None),
         Daemon("historyserver", "historyserver", "master", None),
     ]
+    if spec.ha:  # the second pair: the master's address, the conf dir of host master2
+        daemons.append(Daemon("namenode2", "namenode", "master2", None))
+        daemons.append(Daemon("resourcemanager2", "resourcemanager", "master2", None))
+        daemons += [Daemon(f"journalnode-{w.name}", "journalnode", w.name, w.netns) for w in spec.journal_nodes]
     for w in spec.worker_list:
         daemons.append(Daemon(f"datanode-{w.name}", "datanode", w.name, w.netns))
         daemons.append(Daemon(f"nodemanager-{w.name}", "nodemanager", w.name, w.netns))
@@ -68,7 +77,7 @@ def java_command(
         classpath.append(str(placement_jar(spec.hadoop_version)))
     cmd = [
         str(java_home / "bin" / "java"),
-        f"-Xmx{spec.heaps[daemon.kind]}",
+        f"-Xmx{spec.heaps.get(daemon.kind, TOOL_HEAP)}",
         *jvm_opts(),
         f"-Ddsbra.daemon={log_name}",
         f"-Ddsbra.state={layout.root}",

@@ -71,6 +71,11 @@ class StateLayout:
         return self.root / "placement" / "heat.json"
 
     @property
+    def rm_store(self) -> Path:
+        """The ResourceManagers' shared state store (`dsbra cluster up --ha`)."""
+        return self.root / "data" / "rmstore"
+
+    @property
     def logs(self) -> Path:
         return self.root / "logs"
 

@@ -33,6 +33,21 @@ MASTER_PORTS = {
     "jhs_http": 19888,
 }
 
+#: the second NameNode and ResourceManager of `--ha`, on the master's address beside the first
+HA_MASTER_PORTS = {
+    "namenode2_rpc": 8120,
+    "namenode2_http": 9970,
+    "rm2_scheduler": 8130,
+    "rm2_tracker": 8131,
+    "rm2": 8132,
+    "rm2_admin": 8133,
+    "rm2_http": 8188,
+}
+#: `--ha`: the HDFS nameservice, the YARN cluster id, and the ids of the two NameNodes / RMs
+HA_NAMESERVICE = "dsbra"
+HA_NAMENODES = ("nn1", "nn2")
+HA_RMS = ("rm1", "rm2")
+
 # worker ports: each worker has its own address in its own namespace, so they never collide
 WORKER_PORTS = {
     "datanode_xfer": 9866,
@@ -42,6 +57,8 @@ WORKER_PORTS = {
     "nodemanager_localizer": 8040,
     "nodemanager_http": 8042,
     "shuffle": 13562,
+    "journalnode_rpc": 8485,
+    "journalnode_http": 8480,
 }
 
 
@@ -115,6 +132,7 @@ class ClusterSpec:
             "resourcemanager": "512m",
             "nodemanager": "256m",
             "historyserver": "256m",
+            "journalnode": "128m",
         }
     )
     hadoop_version: str = HADOOP_VERSION
@@ -126,6 +144,10 @@ class ClusterSpec:
     #: "heat": the NameNode runs BlockPlacementPolicyDsbraHeat, reading the heat document a
     #: dsbra daemon writes to the state directory's placement/heat.json
     block_placement: str = "default"
+    #: two NameNodes sharing a quorum journal (JournalNodes on the first three workers, or the
+    #: first one with fewer than three) and two ResourceManagers sharing a state store; the
+    #: second of each runs on the master's address with HA_MASTER_PORTS; failover is manual
+    ha: bool = False
 
     def __post_init__(self):
         if self.block_placement not in BLOCK_PLACEMENTS:
@@ -248,7 +270,39 @@ class ClusterSpec:
     def port(self, name: str) -> int:
         if name in MASTER_PORTS:
             return MASTER_PORTS[name] + self.port_offset
+        if name in HA_MASTER_PORTS:
+            return HA_MASTER_PORTS[name] + self.port_offset
         return WORKER_PORTS[name]
+
+    @property
+    def master_ports(self) -> list[str]:
+        """Names of the ports this cluster binds on the master's address."""
+        return list(MASTER_PORTS) + (list(HA_MASTER_PORTS) if self.ha else [])
+
+    @property
+    def journal_nodes(self) -> list[Worker]:
+        """The workers that run a JournalNode (`--ha`): a quorum of three, or one."""
+        if not self.ha:
+            return []
+        return self.worker_list[: 3 if self.workers >= 3 else 1]
+
+    @property
+    def namenode_urls(self) -> dict[str, str]:
+        """Web URL of each NameNode by its HA id (nn1 alone without --ha)."""
+        m = self.master
+        urls = {"nn1": f"http://{m}:{self.port('namenode_http')}"}
+        if self.ha:
+            urls["nn2"] = f"http://{m}:{self.port('namenode2_http')}"
+        return urls
+
+    @property
+    def rm_urls(self) -> dict[str, str]:
+        """Web URL of each ResourceManager by its HA id (rm1 alone without --ha)."""
+        m = self.master
+        urls = {"rm1": f"http://{m}:{self.port('rm_http')}"}
+        if self.ha:
+            urls["rm2"] = f"http://{m}:{self.port('rm2_http')}"
+        return urls
 
     @property
     def urls(self) -> dict[str, str]:
@@ -258,7 +312,7 @@ class ClusterSpec:
             "webhdfs": f"http://{m}:{self.port('namenode_http')}/webhdfs/v1",
             "rm": f"http://{m}:{self.port('rm_http')}",
             "jhs": f"http://{m}:{self.port('jhs_http')}",
-            "fs": f"hdfs://{m}:{self.port('namenode_rpc')}",
+            "fs": f"hdfs://{HA_NAMESERVICE}" if self.ha else f"hdfs://{m}:{self.port('namenode_rpc')}",
         }
 
     def to_dict(self) -> dict:

@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from dsbra.errors import ConfigError
+from dsbra.observe.http import split_urls
 
 MODES = ("dry-run", "apply")
 DAEMON_POLICIES = ("dsbra", "scarlett", "dare")
@@ -22,7 +23,10 @@ DAEMON_POLICIES = ("dsbra", "scarlett", "dare")
 
 @dataclass(frozen=True)
 class ClusterConfig:
+    #: the ResourceManager's web URL; with RM HA every RM's, as a list or comma-separated: the
+    #: daemon follows the active one
     rm: str | None = None
+    #: the NameNode's web (or WebHDFS) URL; with HDFS HA every NameNode's, the same way
     webhdfs: str | None = None
     jhs: str | None = None
     user: str | None = None
@@ -183,6 +187,10 @@ def _build(cls, raw, prefix: str):
         if name not in raw:
             continue
         v, key = raw[name], prefix + name
+        if key in URL_LISTS and isinstance(v, list):
+            if not v or not all(isinstance(u, str) and u for u in v):
+                raise ConfigError(f"config: {key} must be a URL or a list of URLs, got {v!r}")
+            v = ",".join(v)
         sub = _SECTIONS.get(f.type)
         kw[name] = _build(sub, v, key + ".") if sub else _check(key, f.type, v)
     try:
@@ -191,6 +199,10 @@ def _build(cls, raw, prefix: str):
         raise ConfigError(f"config: {prefix.rstrip('.')}: {exc}") from None
     return _validate(obj, prefix)
 
+
+#: keys taking several URLs (the NameNodes or ResourceManagers of an HA cluster): a YAML list
+#: is kept comma-joined, the form an environment override gives
+URL_LISTS = {"cluster.rm", "cluster.webhdfs"}
 
 _SECTIONS = {"ClusterConfig": ClusterConfig, "PolicyConfig": PolicyConfig,
              "RailsConfig": RailsConfig, "HealthConfig": HealthConfig, "HttpConfig": HttpConfig,
@@ -293,8 +305,13 @@ def _validate(obj, prefix: str):
     elif isinstance(obj, ClusterConfig):
         for k in ("rm", "webhdfs", "jhs"):
             v = getattr(obj, k)
-            if v is not None and not v.startswith(("http://", "https://")):
-                raise ConfigError(f"config: cluster.{k} must be an http(s) URL, got {v!r}")
+            urls = split_urls(v) if v is not None and f"cluster.{k}" in URL_LISTS else [v]
+            for url in urls:
+                if url is not None and not url.startswith(("http://", "https://")):
+                    raise ConfigError(f"config: cluster.{k} must be an http(s) URL"
+                                      f"{' or several' if len(urls) > 1 else ''}, got {url!r}")
+            if v is not None and not urls:
+                raise ConfigError(f"config: cluster.{k} names no URL, got {v!r}")
         from dsbra.act.hdfs_client import MUTUAL_AUTH
 
         if obj.kerberos_mutual_auth not in MUTUAL_AUTH:

@@ -92,7 +92,7 @@ class Daemon:
         urls = resolve_urls(c.rm, c.webhdfs, c.jhs)
         self.urls = urls
         self.ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=c.user)
-        nn = self.ep.hdfs.base_url
+        nn = ";".join(self.ep.hdfs.urls)  # HdfsCLI's separator; it follows the active one
         self.actor = HdfsActor(make_client(nn, user=self.ep.hdfs.user, kerberos=c.kerberos,
                                            principal=c.kerberos_principal,
                                            mutual_auth=c.kerberos_mutual_auth,

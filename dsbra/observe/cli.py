@@ -38,9 +38,15 @@ def bundled_cluster_urls() -> dict[str, str]:
 
 
 def resolve_urls(rm: str | None, webhdfs: str | None, jhs: str | None) -> dict[str, str]:
-    """Flags, then DSBRA_*_URL environment variables, then the bundled cluster."""
+    """Flags, then DSBRA_*_URL environment variables, then the Hadoop client configuration
+    in $HADOOP_CONF_DIR (every NameNode and RM of an HA cluster), then the bundled cluster."""
     given = {"rm": rm, "webhdfs": webhdfs, "jhs": jhs}
     out = {k: v or os.environ.get(URL_ENV[k]) for k, v in given.items()}
+    if not all(out.values()) and os.environ.get("HADOOP_CONF_DIR"):
+        from dsbra.observe.hadoop_conf import cluster_urls
+
+        from_conf = cluster_urls(os.environ["HADOOP_CONF_DIR"])
+        out = {k: v or from_conf.get(k) for k, v in out.items()}
     if not all(out.values()):
         bundled = bundled_cluster_urls()
         for k in out:

@@ -28,7 +28,7 @@ import fastavro
 
 from dsbra.errors import HadoopError, StateError
 from dsbra.observe import activities, jhist, shapes, splits
-from dsbra.observe.http import AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs
+from dsbra.observe.http import AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs, split_urls
 from dsbra.observe.scheduler import (CAPACITY_NODE_DELAY_DEFAULT, SchedulerSettings,
                                      settings_from_conf)
 
@@ -57,9 +57,8 @@ class Endpoints:
         import requests
 
         stats = RequestStats()
-        nn = webhdfs_url.rstrip("/")
-        if nn.endswith("/webhdfs/v1"):
-            nn = nn[: -len("/webhdfs/v1")]
+        # the NameNodes' web URLs (several with HA), with or without the /webhdfs/v1 suffix
+        nn = [u.removesuffix("/webhdfs/v1") for u in split_urls(webhdfs_url)]
         rm_session, nn_session, jhs_session = (session or requests.Session() for _ in range(3))
         kw = {"timeout_s": timeout_s, "stats": stats}
         return cls(rm=ResourceManager(rm_url, session=rm_session, **kw),

@@ -64,39 +64,123 @@ def remote_exception(body: bytes | str) -> tuple[str | None, str | None]:
     return name, shapes.as_str(rex.get("message"))
 
 
+def split_urls(urls: str | list[str] | tuple[str, ...]) -> list[str]:
+    """One URL, several comma-separated, or a list -> the URLs, without trailing slashes."""
+    parts = urls.split(",") if isinstance(urls, str) else list(urls)
+    return [u.strip().rstrip("/") for u in parts if u and u.strip()]
+
+
+def standby_exception(resp: requests.Response) -> bool:
+    """An error reply whose RemoteException is a ``StandbyException``."""
+    return resp.status_code >= 400 and remote_exception(resp.content)[0] == "StandbyException"
+
+
+def standby_rm(resp: requests.Response) -> bool:
+    """Whether ``resp`` came from a standby ResourceManager: a StandbyException; a redirect to
+    nowhere (a standby that knows no active RM answers 307 without a Location, "Can not find
+    any active RM"); or ``/ws/v1/cluster/info`` with haState other than ACTIVE (a standby RM
+    answers that page itself and redirects the others to the active RM, which
+    :meth:`Endpoint._get` follows)."""
+    if standby_exception(resp) or (300 <= resp.status_code < 400 and "Location" not in resp.headers):
+        return True
+    if resp.status_code != 200 or not resp.url.split("?")[0].endswith("/ws/v1/cluster/info"):
+        return False
+    try:
+        info = resp.json().get("clusterInfo")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(info, dict) and info.get("haState") not in (None, "ACTIVE")
+
+
 class Endpoint:
-    """A base URL plus a session; ``get_json``/``get_bytes`` with uniform error handling."""
+    """One service at one or several base URLs (the NameNodes or ResourceManagers of an HA
+    cluster) plus a session; ``get_json``/``get_bytes`` with uniform error handling.
+
+    With several URLs, requests go to the one that answered last; an unreachable one, or a
+    standby's reply (:meth:`_standby`), moves on to the next, so a failover costs one retried
+    request, not a failed round. Only when none answers as active does the request fail.
+    """
 
     service = "Hadoop"
 
-    def __init__(self, base_url: str, *, session: requests.Session | None = None,
+    def __init__(self, base_url: str | list[str], *, session: requests.Session | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, stats: RequestStats | None = None):
-        if not base_url or "://" not in base_url:
-            raise HadoopError(f"{self.service} URL {base_url!r} is not an http(s) URL")
-        self.base_url = base_url.rstrip("/")
+        self.urls = split_urls(base_url or "")
+        bad = [u for u in self.urls if "://" not in u]
+        if not self.urls or bad:
+            raise HadoopError(f"{self.service} URL {(bad or [base_url])[0]!r} is not an http(s) URL")
+        self._current = 0
         self.session = session or requests.Session()
         self.timeout_s = timeout_s
         self.stats = stats or RequestStats()
 
+    @property
+    def base_url(self) -> str:
+        """The URL requests go to now: the one that last answered as active."""
+        return self.urls[self._current]
+
+    def fail_over(self, to: str | None = None) -> None:
+        """Send the next requests to ``to`` (one of the URLs), else to the next URL."""
+        self._current = self.urls.index(to) if to in self.urls else (self._current + 1) % len(self.urls)
+        log.info("failover service=%s to=%s", self.service.replace(" ", "_"), self.base_url)
+
+    def _standby(self, resp: requests.Response) -> bool:
+        """Whether ``resp`` came from a standby: a ``StandbyException`` (what a standby
+        NameNode's WebHDFS answers, HTTP 403)."""
+        return standby_exception(resp)
+
+    def _sibling(self, location: str | None) -> str | None:
+        """The one of our URLs a redirect to ``location`` points at (a standby RM redirects
+        to the active one), else None."""
+        return next((u for u in self.urls if location and u != self.base_url
+                     and location.startswith(u + "/")), None)
+
     def _get(self, path: str, params: dict | None, kind: str, *, redirects: bool = True,
              headers: dict | None = None) -> requests.Response:
-        url = self.base_url + path
-        t0 = time.perf_counter()
-        try:
-            resp = self.session.get(url, params=params, timeout=self.timeout_s,
-                                    allow_redirects=redirects, headers=headers)
-        except requests.Timeout as exc:
-            raise HadoopError(f"{self.service} at {self.base_url} timed out on {path}") from exc
-        except requests.RequestException as exc:
-            raise HadoopError(f"cannot reach {self.service} at {self.base_url}: "
-                              f"{type(exc).__name__}") from exc
-        self.stats.add(kind, len(resp.content), time.perf_counter() - t0)
-        if resp.status_code >= 400 or (not redirects and 300 <= resp.status_code < 400):
-            exc_name, message = remote_exception(resp.content)
-            detail = f"{exc_name}: {message}" if exc_name else f"HTTP {resp.status_code}"
-            raise HadoopError(f"{self.service} {path}: {detail}", exception=exc_name,
-                              status=resp.status_code)
-        return resp
+        failure: HadoopError | None = None
+        for _ in range(len(self.urls)):
+            base = self.base_url
+            t0 = time.perf_counter()
+            try:
+                resp = self.session.get(base + path, params=params, timeout=self.timeout_s,
+                                        allow_redirects=redirects, headers=headers)
+            except requests.Timeout as exc:
+                failure = HadoopError(f"{self.service} at {base} timed out on {path}")
+                failure.__cause__ = exc
+                self._next_or_raise(failure)
+                continue
+            except requests.RequestException as exc:
+                failure = HadoopError(f"cannot reach {self.service} at {base}: {type(exc).__name__}")
+                failure.__cause__ = exc
+                self._next_or_raise(failure)
+                continue
+            self.stats.add(kind, len(resp.content), time.perf_counter() - t0)
+            if len(self.urls) > 1:
+                # followed a standby's redirect: the active one answered; ask it from now on
+                landed = next((self._sibling(r.headers.get("Location")) for r in resp.history
+                               if self._sibling(r.headers.get("Location"))), None)
+                if landed:
+                    self.fail_over(landed)
+                sibling = self._sibling(resp.headers.get("Location")) if resp.is_redirect else None
+                if sibling or self._standby(resp):
+                    failure = HadoopError(f"{self.service} at {base} is a standby", status=resp.status_code,
+                                          exception="StandbyException")
+                    self.fail_over(sibling)
+                    continue
+            if resp.status_code >= 400 or (not redirects and 300 <= resp.status_code < 400):
+                exc_name, message = remote_exception(resp.content)
+                detail = f"{exc_name}: {message}" if exc_name else f"HTTP {resp.status_code}"
+                raise HadoopError(f"{self.service} {path}: {detail}", exception=exc_name,
+                                  status=resp.status_code)
+            return resp
+        raise HadoopError(f"{self.service} {path}: no active one among {', '.join(self.urls)} "
+                          f"(last: {failure})", exception=failure.exception, status=failure.status)
+
+    def _next_or_raise(self, failure: HadoopError) -> None:
+        """After ``failure`` (no answer), try the next URL; with one URL, raise it."""
+        if len(self.urls) == 1:
+            raise failure
+        self.fail_over()
 
     def get_json(self, path: str, params: dict | None = None, *, kind: str = "json",
                  redirects: bool = True) -> Any:
@@ -117,6 +201,9 @@ class ResourceManager(Endpoint):
     """``/ws/v1/cluster/*`` and ``/conf`` of the YARN ResourceManager."""
 
     service = "ResourceManager"
+
+    def _standby(self, resp: requests.Response) -> bool:
+        return standby_rm(resp)
 
     def cluster_info(self) -> dict:
         return shapes.single(self.get_json("/ws/v1/cluster/info", kind="rm.info"), "clusterInfo")
@@ -186,6 +273,9 @@ class AppMaster(Endpoint):
     """
 
     service = "MapReduce AppMaster"
+
+    def _standby(self, resp: requests.Response) -> bool:
+        return standby_rm(resp)  # the AM is reached through the RM's proxy
 
     def _job_path(self, app_id: str, job_id: str) -> str:
         return f"/proxy/{app_id}/ws/v1/mapreduce/jobs/{job_id}"
@@ -306,11 +396,22 @@ class Jmx(Endpoint):
             raise HadoopError(f"JMX bean {query} not found at {self.base_url}")
         return beans[0]
 
+    def _active_namesystem(self) -> dict:
+        """The FSNamesystem bean of the active NameNode: a standby answers JMX too (tag.HAState
+        standby), with counts it has not caught up on, so with several URLs it is passed over."""
+        for _ in range(len(self.urls)):
+            fsn = self.bean("Hadoop:service=NameNode,name=FSNamesystem")
+            if len(self.urls) == 1 or fsn.get("tag.HAState", "active") == "active":
+                return fsn
+            self.fail_over()
+        raise HadoopError(f"JMX: no active NameNode among {', '.join(self.urls)}",
+                          exception="StandbyException")
+
     def namenode_health(self) -> dict:
         """Safe mode, live/dead DataNodes, missing and under-replicated block counts, bytes stored."""
+        fsn = self._active_namesystem()
         info = self.bean("Hadoop:service=NameNode,name=NameNodeInfo")
         state = self.bean("Hadoop:service=NameNode,name=FSNamesystemState")
-        fsn = self.bean("Hadoop:service=NameNode,name=FSNamesystem")
         live = info.get("LiveNodes")
         try:
             live_nodes = json.loads(live) if isinstance(live, str) else (live or {})

@@ -55,7 +55,8 @@ def cluster_with_data(state_dir, spec: ClusterSpec = SPEC):
     try:
         cl.up(spec, layout, timeout=300, log=lambda *_: None)
         env = cl.env(layout)
-        client = InsecureClient(env["namenode"], user="root")
+        # HdfsCLI takes several NameNodes (an --ha cluster's, comma-separated in env) by ";"
+        client = InsecureClient(env["namenode"].replace(",", ";"), user="root")
         for i, path in enumerate(HOT + COLD):
             client.write(path, grep_lines(3000, seed=i), overwrite=True,
                          replication=BASE[path])

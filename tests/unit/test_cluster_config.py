@@ -198,3 +198,46 @@ def test_heat_placement_adds_the_plugin_jar_to_the_namenode_only(tmp_path):
 def test_an_unknown_placement_is_refused_naming_the_flag():
     with pytest.raises(InputError, match=r"--placement must be one of default, heat, got 'hot'"):
         ClusterSpec(block_placement="hot")
+
+
+def test_ha_two_namenodes_on_a_quorum_journal_each_knowing_its_id():
+    spec = ClusterSpec(ha=True, workers=4)
+    paths = dataclasses.replace(PATHS, rm_store="/state/data/rmstore")
+    first, second, client = (props(render_host(spec, role, paths, "/j", None, host)["hdfs-site.xml"])
+                             for role, host in (("master", "master"), ("master", "master2"),
+                                                ("client", "client")))
+    jn = spec.port("journalnode_rpc")
+    assert first["dfs.namenode.shared.edits.dir"] == (
+        f"qjournal://10.77.0.11:{jn};10.77.0.12:{jn};10.77.0.13:{jn}/dsbra")
+    assert (first["dfs.ha.namenode.id"], second["dfs.ha.namenode.id"]) == ("nn1", "nn2")
+    assert "dfs.ha.namenode.id" not in client and "dfs.namenode.rpc-address" not in client
+    assert client["dfs.namenode.rpc-address.dsbra.nn2"] == f"10.77.0.1:{spec.port('namenode2_rpc')}"
+    assert client["dfs.ha.automatic-failover.enabled"] == "false"
+    core = props(render_host(spec, "client", paths, "/j")["core-site.xml"])
+    assert core["fs.defaultFS"] == "hdfs://dsbra"
+
+
+def test_ha_two_resourcemanagers_sharing_a_state_store():
+    spec = ClusterSpec(ha=True, workers=2, replication=2)
+    paths = dataclasses.replace(PATHS, rm_store="/state/data/rmstore")
+    second = props(render_host(spec, "master", paths, "/j", None, "master2")["yarn-site.xml"])
+    worker = props(render_host(spec, "worker", paths, "/j", spec.worker_list[0])["yarn-site.xml"])
+    assert second["yarn.resourcemanager.ha.id"] == "rm2" and "yarn.resourcemanager.ha.id" not in worker
+    assert worker["yarn.resourcemanager.ha.rm-ids"] == "rm1,rm2"
+    assert worker["yarn.resourcemanager.webapp.address.rm2"] == f"10.77.0.1:{spec.port('rm2_http')}"
+    assert second["yarn.resourcemanager.fs.state-store.uri"] == "file:///state/data/rmstore"
+    assert second["yarn.resourcemanager.recovery.enabled"] == "true"
+    assert spec.journal_nodes == spec.worker_list[:1]  # fewer than three workers: one JournalNode
+
+
+def test_ha_daemons_and_ports():
+    from dsbra.cluster.daemons import cluster_daemons
+
+    spec = ClusterSpec(ha=True, workers=4)
+    names = {d.name: d for d in cluster_daemons(spec)}
+    assert names["namenode2"].host == names["resourcemanager2"].host == "master2"
+    assert {n for n in names if n.startswith("journalnode")} == {"journalnode-w1", "journalnode-w2",
+                                                                 "journalnode-w3"}
+    assert "namenode2_http" in spec.master_ports and "namenode2_http" not in ClusterSpec().master_ports
+    assert list(spec.namenode_urls) == ["nn1", "nn2"] and list(ClusterSpec().rm_urls) == ["rm1"]
+    assert not any(d.host == "master2" or d.kind == "journalnode" for d in cluster_daemons(ClusterSpec()))

@@ -54,6 +54,9 @@ def test_a_named_profile_or_a_baseline_loads(tmp_path, section, policy):
     ("policy:\n  name: scarlett\n  params:\n    alpha: 1\n", {}, "has no parameter alpha"),
     ("", {"DSBRA_POLICY__NAME": "dare", "DSBRA_POLICY__PARAMS": "{p: 2}"}, "p must be in [0, 1]"),
     ("cluster:\n  rm: ftp://x\n", {}, "cluster.rm must be an http(s) URL"),
+    ("cluster:\n  webhdfs: [http://a:9870, b:9870]\n", {}, "cluster.webhdfs must be an http(s) URL or several, got 'b:9870'"),
+    ("cluster:\n  rm: []\n", {}, "cluster.rm must be a URL or a list of URLs"),
+    ("cluster:\n  jhs: [http://a, http://b]\n", {}, "cluster.jhs must be a string or null"),
     ("cluster:\n  lock_path: system/dsbra.id\n", {}, "cluster.lock_path must be an absolute HDFS path"),
     ("rails:\n  protected: /a\n", {}, "rails.protected must be a list of strings"),
     ("", {"DSBRA_HTTP__PORT": "abc"}, "http.port must be a non-negative integer, got 'abc'"),
@@ -69,6 +72,16 @@ def test_bad_config_is_one_line_naming_it(tmp_path, text, env, needle):
     with pytest.raises(ConfigError) as info:
         load_config(path, env=env)
     assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_several_urls_per_service_as_a_list_or_comma_separated(tmp_path):
+    """An HA cluster's NameNodes and ResourceManagers: a YAML list, or one string (what an
+    environment override or `dsbra cluster env` gives), both kept comma-joined."""
+    path = tmp_path / "d.yaml"
+    path.write_text("cluster:\n  webhdfs: [http://nn1:9870, http://nn2:9870]\n")
+    cfg = load_config(path, env={"DSBRA_CLUSTER__RM": "http://rm1:8088,http://rm2:8088"})
+    assert cfg.cluster.webhdfs == "http://nn1:9870,http://nn2:9870"
+    assert cfg.cluster.rm == "http://rm1:8088,http://rm2:8088"
 
 
 def test_missing_config_file():
