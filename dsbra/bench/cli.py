@@ -84,9 +84,9 @@ def data(size, block_size, data_seed, path, replication, parallel, state_dir) ->
               help="The schedule file to write (JSON).")
 @click.option("--jobs", type=int, default=100, show_default=True, help="Jobs in the schedule.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the schedule.")
-@click.option("--slots", type=int, default=20, show_default=True,
-              help="Containers of the cluster the job sizes are scaled to (the bundled cluster's 4 workers "
-                   "hold 5 each, see `dsbra cluster status`; AMs take some).")
+@click.option("--slots", default="20", show_default=True,
+              help="Containers of the cluster the job sizes are scaled to, or `auto`: the map slots the "
+                   "running cluster's ResourceManager reports (`dsbra cluster status`; AMs take some).")
 @click.option("--inter-arrival-s", type=float, default=14.0, show_default=True,
               help="Mean gap between jobs (fb2010: the trace's submit times rescaled to it).")
 @click.option("--trace-times", is_flag=True, help="fb2010: keep the trace's own submit times.")
@@ -101,14 +101,17 @@ def data(size, block_size, data_seed, path, replication, parallel, state_dir) ->
 @click.option("--max-maps", type=int, default=None,
               help="fb2010: maps per job at most [default: min(slots, files / 2)].")
 @dataset_options
+@state_dir_option
 def schedule(source, out, jobs, seed, slots, inter_arrival_s, trace_times, hot_fraction, hot_share,
-             hot_period_s, trace, max_maps, size, block_size, data_seed, path, replication) -> None:
+             hot_period_s, trace, max_maps, size, block_size, data_seed, path, replication, state_dir) -> None:
     """Write a job schedule over the data set of `dsbra bench data` (same data set flags) as a
-    JSON file: per job its submit time, size bin and input files. Deterministic from --seed."""
+    JSON file: per job its submit time, size bin and input files. Deterministic from --seed
+    (and, with --slots auto, the cluster's slots)."""
     from dsbra.bench import schedule as sch
     from dsbra.schedule_format import write_schedule
     from dsbra.sim.setups import FB2010_TRACE
 
+    slots = _slots(slots, state_dir)
     plan = _plan(size, block_size, data_seed, path, replication)
     if source == "fb2009-bins":
         doc = sch.fb2009_bins(plan, slots=slots, jobs=jobs, inter_arrival_s=inter_arrival_s,
@@ -119,6 +122,27 @@ def schedule(source, out, jobs, seed, slots, inter_arrival_s, trace_times, hot_f
                          inter_arrival_s=None if trace_times else inter_arrival_s, max_maps=max_maps, seed=seed)
     write_schedule(out, doc)
     click.echo(sch.summary(doc))
+
+
+def _slots(value: str, state_dir: Path | None) -> int:
+    """--slots: a number, or `auto`: the map slots of the running cluster, by its ResourceManager."""
+    if value != "auto":
+        try:
+            return int(value)
+        except ValueError:
+            raise click.BadParameter(f"a number of containers or 'auto', got {value!r}",
+                                     param_hint="--slots") from None
+    from dsbra.cluster import cluster as cl
+    from dsbra.cluster.cli import _layout
+    from dsbra.cluster.spec import ClusterSpec
+
+    current = cl.status(_layout(state_dir))
+    found = cl.containers(ClusterSpec.from_dict(current.data["spec"])) if current.state == "up" else None
+    if not found:
+        raise click.UsageError("--slots auto: no running cluster's ResourceManager answers "
+                               "(`dsbra cluster status`); give --slots N")
+    click.echo(f"--slots auto: {found['map_slots']} map slots", err=True)
+    return found["map_slots"]
 
 
 @bench.command()

@@ -138,3 +138,15 @@ def test_the_submitter_reports_a_job_it_could_not_submit(cluster, cluster_layout
     assert [j.state for j in client.jobs] == ["SUBMIT_FAILED", "SUBMIT_FAILED"]
     assert all("Input path does not exist" in j.error and j.job_id is None for j in client.jobs)
     assert all(j.submitting_ms is not None for j in client.jobs)
+
+
+def test_schedule_slots_auto_are_the_map_slots_the_resourcemanager_reports(cluster, cluster_layout, dataset,
+                                                                          tmp_path):
+    from dsbra.cluster import cluster as cl
+    from dsbra.cluster.spec import ClusterSpec
+
+    schedule = tmp_path / "auto.json"
+    _invoke(["schedule", "--out", str(schedule), "--jobs", "2", "--slots", "auto", *SIZE, "--path", dataset,
+             "--data-seed", "3", "--state-dir", str(cluster_layout.root)])
+    spec = ClusterSpec.from_dict(cl.status(cluster_layout).data["spec"])
+    assert json.loads(schedule.read_text())["params"]["slots"] == cl.containers(spec)["map_slots"] > 0
