@@ -14,7 +14,10 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
   dsbra/policy/baselines.py), on the same observed signals;
 - ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides
   to raise held out; `dsbra impact OUT/dsbra-holdout/repN` reads the experiment);
-- ``oracle``: every data file on every worker before the run (the physical limit).
+- ``oracle``: every data file on every worker before the run (the physical limit);
+- ``static-per-job``: ``static`` with a waiting client JVM per job (`bench replay --clients
+  per-job`, how result sets before 2026-11-25 ran) instead of the one submitter JVM every
+  other arm uses: what the submitter changes, side by side (issue 26).
 
 Before every run the data set is put back at its base replication (or, for the oracle, on every
 worker) and the script waits until the NameNode reports exactly that many live replicas per
@@ -59,7 +62,7 @@ DAEMON_ARMS = {"dsbra": {}, "calibrated": {"policy": {"profile": "calibrated"}},
                "dsbra-holdout": {"experiment": {"holdout": 0.5}}}
 LAYOUT = StateLayout(default_state_dir())
 ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
-        "dsbra-holdout", "static-nodelay"]
+        "dsbra-holdout", "static-per-job", "static-nodelay"]
 
 
 def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -138,6 +141,8 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     print(f"{arm} rep{rep}: {len(paths)} files at {n} live replicas ({took:.0f} s)", flush=True)
     run_dir.mkdir(parents=True, exist_ok=True)
     args = ["bench", "replay", str(schedule), "--out", str(run_dir), "--label", f"{arm}-rep{rep}-{int(time.time())}"]
+    if arm == "static-per-job":
+        args += ["--clients", "per-job"]
     if arm in DAEMON_ARMS:
         args += ["--daemon-config", str(daemon_config(run_dir, env, DAEMON_ARMS[arm], interval_s))]
     t0 = time.monotonic()
