@@ -86,6 +86,14 @@ def cluster() -> None:
               help="The NameNode's block placement: HDFS's default, or dsbra's heat-aware plugin "
                    "(placement/), which reads the heat document a dsbra daemon writes to "
                    "<state dir>/placement/heat.json (its placement.heat_file).")
+@click.option("--kerberos", is_flag=True,
+              help="Hadoop security on (needs --tls): an MIT KDC with principals and keytabs for every "
+                   "daemon and for dsbra (<state dir>/security), SPNEGO on every web endpoint, SASL on "
+                   "block transfer; `dsbra cluster env` names dsbra's keytab and principal.")
+@click.option("--tls", is_flag=True,
+              help="Every web endpoint (WebHDFS, the RM's and JobHistoryServer's REST APIs) speaks https "
+                   "only, on the same ports, with certificates from a CA of the cluster's own "
+                   "(`dsbra cluster env` names it: a client's ca_bundle).")
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
 @click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A `dsbra conf` values file (queues, placement, scheduler and HDFS settings); "
@@ -94,8 +102,8 @@ def cluster() -> None:
 def up(workers, racks, subnet, prefix, port_offset, replication, block_size, scheduler,
        node_locality_delay, rack_locality_additional_delay, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
-       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, timeout, values_file,
-       state_dir) -> None:
+       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, kerberos, tls, timeout,
+       values_file, state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
     fields = dict(
@@ -107,7 +115,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
         locality_delay_node_ms=locality_delay_node_ms,
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
         hadoop_version=hadoop_version, net_mbit=net_mbit, net_rack_mbit=net_rack_mbit,
-        block_placement=block_placement,
+        block_placement=block_placement, kerberos=kerberos, tls=tls,
     )
     if values_file is not None:
         from dsbra.conf.values import load_values
@@ -168,8 +176,9 @@ def status(as_json, state_dir) -> None:
     missing, slots = {}, None
     if current.state == "up":
         spec = ClusterSpec.from_dict(current.data["spec"])
-        missing = cl.readiness(spec)
-        slots = cl.containers(spec)
+        with cl.web_session(spec, layout) as session:
+            missing = cl.readiness(spec, session)
+            slots = cl.containers(spec, session)
     if as_json:
         click.echo(json.dumps({"state": current.state, "daemons": current.alive, "not_ready": missing,
                                "containers": slots}))

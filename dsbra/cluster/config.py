@@ -25,6 +25,8 @@ CONFIG_FILES = [
     "topology.table",
     "log4j.properties",
 ]
+#: Hadoop's https key and trust stores, with --tls
+TLS_FILES = ["ssl-server.xml", "ssl-client.xml"]
 
 # Java 17 hides JDK internals Hadoop 3.4 reflects into; the launcher scripts add these, and we
 # launch with plain `java -cp`, so we pass them to daemons, job clients and containers alike.
@@ -75,6 +77,14 @@ class HostPaths:
     lib: str
     #: the heat document the placement plugin reads (a file: URI), used with --placement heat
     heat_uri: str = ""
+    #: --kerberos/--tls material (dsbra.cluster.security): its directory and this host's keytab
+    security: str = ""
+    keytab: str = ""
+
+
+def jvm_security_opts(spec: ClusterSpec, security_dir: str) -> list[str]:
+    """What every JVM of a --kerberos cluster needs: the cluster realm's krb5.conf."""
+    return [f"-Djava.security.krb5.conf={security_dir}/krb5.conf"] if spec.kerberos else []
 
 
 def jvm_opts() -> list[str]:
@@ -96,9 +106,12 @@ def render_host(
     paths: HostPaths,
     java_home: str,
     worker: Worker | None = None,
+    store_password: str = "",
 ) -> dict[str, str]:
     """All config files of one host. role: 'master', 'client' or 'worker'. Also what
-    `dsbra conf render` writes (role 'master')."""
+    `dsbra conf render` writes (role 'master'). ``store_password``: of the --tls key stores."""
+    from dsbra.cluster.security import REALM
+
     env = _environment()
     context = {
         "spec": spec,
@@ -110,27 +123,41 @@ def render_host(
         "paths": paths,
         "user": getpass.getuser(),
         "java_home": java_home,
-        "container_jvm_opts": " ".join(jvm_opts()),
+        "container_jvm_opts": " ".join(jvm_opts() + jvm_security_opts(spec, paths.security)),
+        "host": worker.host if worker else spec.master,
+        "realm": REALM,
+        "store_password": store_password,
         "queues": spec.queues or DEFAULT_QUEUES,
         "placement": spec.placement or DEFAULT_PLACEMENT,
         "capacity_queues": spec.capacity_queues or DEFAULT_CAPACITY_QUEUES,
     }
     if role == "client":
         context["role"] = "client"
-    return {name: env.get_template(name + ".j2").render(context).strip() + "\n" for name in CONFIG_FILES}
+    names = CONFIG_FILES + (TLS_FILES if spec.tls else [])
+    return {name: env.get_template(name + ".j2").render(context).strip() + "\n" for name in names}
 
 
 def host_paths(layout: StateLayout, host: str, lib: Path) -> HostPaths:
+    from dsbra.cluster.security import security_paths
+
     data = layout.data(host)
+    security = security_paths(layout)
+    # the client needs no keytab of its own: it logs in from the ticket cache
+    keytab = security.keytab("master" if host == "client" else host)
     return HostPaths(conf=str(layout.conf(host)), data=str(data), tmp=str(data / "tmp"), lib=str(lib),
-                     heat_uri=layout.heat_file.as_uri())
+                     heat_uri=layout.heat_file.as_uri(), security=str(security.root), keytab=str(keytab))
 
 
 def write_configs(spec: ClusterSpec, layout: StateLayout, lib: Path, java_home: str) -> None:
     hosts: list[tuple[str, str, Worker | None]] = [("master", "master", None), ("client", "client", None)]
     hosts += [(w.name, "worker", w) for w in spec.worker_list]
+    store_password = ""
+    if spec.tls:
+        from dsbra.cluster.security import store_password as read_store_password
+
+        store_password = read_store_password(layout)
     for host, role, worker in hosts:
-        files = render_host(spec, role, host_paths(layout, host, lib), java_home, worker)
+        files = render_host(spec, role, host_paths(layout, host, lib), java_home, worker, store_password)
         conf = layout.conf(host)
         conf.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():

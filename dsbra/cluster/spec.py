@@ -126,8 +126,18 @@ class ClusterSpec:
     #: "heat": the NameNode runs BlockPlacementPolicyDsbraHeat, reading the heat document a
     #: dsbra daemon writes to the state directory's placement/heat.json
     block_placement: str = "default"
+    #: Hadoop's security on: an MIT KDC of the cluster's own (dsbra.cluster.security), every
+    #: daemon logged in from a keytab, SPNEGO on every web endpoint, SASL on block transfer.
+    #: Needs ``tls``: a DataNode on unprivileged ports accepts SASL only with HTTPS_ONLY
+    kerberos: bool = False
+    #: the web endpoints (WebHDFS, the RM's and JHS's REST APIs, the UIs) speak https only, on
+    #: the same ports, with certificates signed by a CA of the cluster's own
+    tls: bool = False
 
     def __post_init__(self):
+        if self.kerberos and not self.tls:
+            raise InputError("--kerberos needs --tls: Hadoop's DataNode accepts SASL data-transfer "
+                             "protection on unprivileged ports only with dfs.http.policy=HTTPS_ONLY")
         if self.block_placement not in BLOCK_PLACEMENTS:
             raise InputError(f"--placement must be one of {', '.join(BLOCK_PLACEMENTS)}, "
                              f"got {self.block_placement!r}")
@@ -251,13 +261,18 @@ class ClusterSpec:
         return WORKER_PORTS[name]
 
     @property
+    def web_scheme(self) -> str:
+        """With tls every web port speaks https instead of http (same port numbers)."""
+        return "https" if self.tls else "http"
+
+    @property
     def urls(self) -> dict[str, str]:
-        m = self.master
+        m, web = self.master, self.web_scheme
         return {
-            "namenode": f"http://{m}:{self.port('namenode_http')}",
-            "webhdfs": f"http://{m}:{self.port('namenode_http')}/webhdfs/v1",
-            "rm": f"http://{m}:{self.port('rm_http')}",
-            "jhs": f"http://{m}:{self.port('jhs_http')}",
+            "namenode": f"{web}://{m}:{self.port('namenode_http')}",
+            "webhdfs": f"{web}://{m}:{self.port('namenode_http')}/webhdfs/v1",
+            "rm": f"{web}://{m}:{self.port('rm_http')}",
+            "jhs": f"{web}://{m}:{self.port('jhs_http')}",
             "fs": f"hdfs://{m}:{self.port('namenode_rpc')}",
         }
 
