@@ -24,7 +24,7 @@ import numpy as np
 from dsbra.act.apply import apply_plan
 from dsbra.act.cluster_lock import ClusterLock
 from dsbra.act.health import HealthLimits, refusals
-from dsbra.act.hdfs_client import HdfsActor, kerberos_auth, make_client, use_ca_bundle
+from dsbra.act.hdfs_client import HdfsActor, login_from_keytab, make_client, secure_session
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
 from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
@@ -93,15 +93,15 @@ class Daemon:
         self.urls = urls
         self.ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=c.user)
         nn = self.ep.hdfs.base_url
+        if c.keytab:
+            login_from_keytab(c.keytab, c.kerberos_principal)
         self.actor = HdfsActor(make_client(nn, user=self.ep.hdfs.user, kerberos=c.kerberos,
                                            principal=c.kerberos_principal,
                                            mutual_auth=c.kerberos_mutual_auth,
                                            ca_bundle=c.ca_bundle))
         for e in (self.ep.rm, self.ep.hdfs, self.ep.jhs):  # jmx and the AMs share these
-            if c.ca_bundle:
-                use_ca_bundle(e.session, c.ca_bundle)
-            if c.kerberos:
-                e.session.auth = kerberos_auth(c.kerberos_principal, c.kerberos_mutual_auth)
+            secure_session(e.session, ca_bundle=c.ca_bundle, kerberos=c.kerberos,
+                           principal=c.kerberos_principal, mutual_auth=c.kerberos_mutual_auth)
         self.journal = Journal.open(self.dir / "journal.jsonl")
         self.assignments = Assignments.open(self.dir / ASSIGNMENTS_FILE)
         self.collector = Collector(self.ep, state_path=self.dir / "collector.json",

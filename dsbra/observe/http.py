@@ -87,6 +87,10 @@ class Endpoint:
                                     allow_redirects=redirects, headers=headers)
         except requests.Timeout as exc:
             raise HadoopError(f"{self.service} at {self.base_url} timed out on {path}") from exc
+        except requests.exceptions.SSLError as exc:
+            raise HadoopError(f"{self.service} at {self.base_url}: TLS verification failed (the CA "
+                              "bundle, cluster.ca_bundle or --ca-bundle, must name the CA that "
+                              "signed its certificate)") from exc
         except requests.RequestException as exc:
             raise HadoopError(f"cannot reach {self.service} at {self.base_url}: "
                               f"{type(exc).__name__}") from exc
