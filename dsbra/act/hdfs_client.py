@@ -19,6 +19,8 @@ from dsbra.errors import ConfigError, HadoopError
 
 
 MUTUAL_AUTH = ("REQUIRED", "OPTIONAL", "DISABLED")  #: requests_kerberos' settings
+#: HadoopError.exception of a call the NameNode's TLS or SPNEGO refused: a configuration error
+ACCESS_REFUSED = "AccessRefused"
 
 
 def make_client(url: str, *, user: str | None = None, kerberos: bool = False,
@@ -137,13 +139,20 @@ class HdfsActor:
         except HdfsError as exc:
             name = getattr(exc, "exception", None)
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if name is None and text.startswith("Authentication failure"):  # HdfsCLI on a 401
+                raise HadoopError(f"WebHDFS {what}: the NameNode refused the authentication "
+                                  "(HTTP 401)", exception=ACCESS_REFUSED) from None
             raise HadoopError(f"WebHDFS {what}: {name + ': ' if name else ''}{text}",
                               exception=name) from None
         except requests.exceptions.SSLError:
             raise HadoopError(f"WebHDFS {what}: TLS verification of the NameNode failed "
-                              "(cluster.ca_bundle names the CA that signed its certificate)"
-                              ) from None
+                              "(cluster.ca_bundle names the CA that signed its certificate)",
+                              exception=ACCESS_REFUSED) from None
         except requests.RequestException as exc:
+            if type(exc).__name__ in ("KerberosExchangeError", "MutualAuthenticationError"):
+                detail = " ".join(str(exc).split())[:300]
+                raise HadoopError(f"WebHDFS {what}: SPNEGO with the NameNode failed: {detail}",
+                                  exception=ACCESS_REFUSED) from None
             raise HadoopError(f"WebHDFS {what}: cannot reach the NameNode "
                               f"({type(exc).__name__})") from None
 
