@@ -6,8 +6,9 @@ One bring-up for the module, in the second slot, with test_daemon.py's hot and c
 workload. First the refusals: a missing keytab, an out-of-date one, a wrong principal and an
 untrusted certificate each stop `dsbra run --apply` in one line with nothing changed in HDFS.
 Then `dsbra conf check` and `dsbra observe` through SPNEGO and the CA, and the daemon's own
-round: a real `dsbra run --apply` process logged in from dsbra's keytab, with a ticket lifetime
-of a minute (shorter than the run), raises a hot file; `dsbra status` shows it.
+round: a real `dsbra run --apply` process logged in from dsbra's keytab raises a hot file while
+its tickets last 30 s and the cluster's SPNEGO cookies 60 s, so it logs in again, with a ticket
+gssapi took anew from the keytab, several times during the run; `dsbra status` shows it.
 """
 
 from __future__ import annotations
@@ -27,14 +28,17 @@ from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
 from dsbra.cluster.jobs import grep_lines
 from dsbra.cluster.paths import StateLayout
-from test_daemon import BASE, COLD, HOT, SPEC, WINDOW_S, _confirmed, _replication, _start, _stop
-from test_daemon import replay_until_raised
+from dsbra.cluster.jobs import submit_spaced
+from test_daemon import BASE, COLD, HOT, SPEC, WINDOW_S, _confirmed, _hot_jobs, _replication, _stop
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
 
 SECURE_SPEC = dataclasses.replace(SPEC, kerberos=True, tls=True)
 #: dsbra's tickets live this long (the principal's maxlife), so the daemon's run outlives several
-TICKET_LIFETIME_S = 60
+TICKET_LIFETIME_S = 30
+#: the bundled secure cluster's hadoop.http.authentication.token.validity: how long a SPNEGO
+#: login's cookie lasts, so the daemon logs in again every minute, with the ticket it has then
+COOKIE_VALIDITY_S = 60
 
 
 @pytest.fixture(scope="module")
@@ -128,10 +132,18 @@ def test_a_bad_credential_is_a_one_line_refusal_and_changes_nothing(secure_clust
 def test_the_web_endpoints_refuse_anonymous_and_plain_http(secure_cluster):
     import requests
 
+    from dsbra.act.hdfs_client import kerberos_auth
+
     _, env, _ = secure_cluster
     for url in (f"{env['namenode']}/jmx", f"{env['rm']}/ws/v1/cluster/info", f"{env['jhs']}/ws/v1/history/info",
                 f"{env['webhdfs']}/?op=GETFILESTATUS"):
         assert requests.get(url, verify=env["ca_bundle"], timeout=10).status_code == 401, url
+        # with SPNEGO it answers, and the login's cookie expires within COOKIE_VALIDITY_S
+        session = requests.Session()
+        session.auth = kerberos_auth(sec.client_principal())
+        assert session.get(url, verify=env["ca_bundle"], timeout=10).status_code == 200, url
+        cookie = dict(part.split("=", 1) for part in session.cookies["hadoop.auth"].strip('"').split("&"))
+        assert 0 < int(cookie["e"]) / 1000 - time.time() <= COOKIE_VALIDITY_S, (url, cookie)
     with pytest.raises(requests.ConnectionError):
         requests.get(env["namenode"].replace("https://", "http://") + "/jmx", timeout=10)
 
@@ -158,6 +170,32 @@ def test_conf_check_and_observe_work_through_spnego_and_the_ca(secure_cluster):
     assert sorted(doc["live_nodes"]) == sorted(w["host"] for w in env["workers"]), observe.stdout[:2000]
 
 
+class _Raised(Exception):
+    pass
+
+
+def _replay_until_a_raise_is_done(layout, cfg: dict, proc, replays: int = 3) -> bool:
+    """test_daemon.py's workload (its grep jobs, each reading the hot files), until the
+    journal shows a raise the NameNode confirmed; then the job clients still running stop."""
+    runs: list = []
+
+    def tick(current: list) -> None:
+        runs[:] = current
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        if any(r["target"] > r["before"] for r in _confirmed(cfg)):
+            raise _Raised
+
+    for _ in range(replays):
+        try:
+            submit_spaced(_hot_jobs(), 3.0, tick, interval_s=5.0, state_dir=layout.root)
+        except _Raised:
+            return True
+        finally:
+            for run in runs:
+                run.kill()
+    return any(r["target"] > r["before"] for r in _confirmed(cfg))
+
+
 def test_the_daemon_raises_a_hot_file_with_tickets_shorter_than_its_run(secure_cluster, tmp_path):
     layout, env, client = secure_cluster
     config, cfg = _daemon_config(tmp_path, env, "apply")
@@ -165,13 +203,14 @@ def test_the_daemon_raises_a_hot_file_with_tickets_shorter_than_its_run(secure_c
     proc = subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", config],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_daemon_env(env))
     try:
-        raised = replay_until_raised(layout, cfg, client, proc)
+        raised = _replay_until_a_raise_is_done(layout, cfg, proc)
     finally:
         err = _stop(proc) if proc.poll() is None else proc.communicate()[1]
     ran_s = time.monotonic() - started
     assert raised, err[-4000:]
     confirmed = _confirmed(cfg)
     assert any(r["target"] > r["before"] and r["path"] in HOT for r in confirmed), (confirmed, err[-4000:])
+    assert any(v > BASE[p] for p, v in _replication(client).items())
     assert "Traceback" not in err and "401" not in err, err[-4000:]
     status = subprocess.run([sys.executable, "-m", "dsbra", "status", "--config", config],
                             capture_output=True, text=True, timeout=60)

@@ -246,3 +246,17 @@ def test_the_plain_cluster_has_no_security_settings():
 def test_kerberos_without_tls_is_refused_with_the_reason():
     with pytest.raises(InputError, match="--kerberos needs --tls: .*HTTPS_ONLY"):
         ClusterSpec(kerberos=True)
+
+
+def test_the_realm_maps_every_host_address_without_dns_and_each_host_has_its_keytab():
+    from dsbra.cluster.security import host_principals, krb5_conf_text
+
+    spec = ClusterSpec(workers=2, replication=2, port_offset=100, kerberos=True, tls=True)
+    conf = krb5_conf_text(spec)
+    for line in ("rdns = false", "dns_canonicalize_hostname = false", "kdc = 10.77.0.1:10188",
+                 "10.77.0.1 = DSBRA.CLUSTER", "10.77.0.12 = DSBRA.CLUSTER"):
+        assert line in conf
+    keytabs = host_principals(spec)
+    assert keytabs["master"] == [f"{s}/10.77.0.1@DSBRA.CLUSTER" for s in ("nn", "rm", "jhs", "HTTP")]
+    assert keytabs["w2"] == [f"{s}/10.77.0.12@DSBRA.CLUSTER" for s in ("dn", "nm", "HTTP")]
+    assert keytabs["dsbra"] == ["dsbra@DSBRA.CLUSTER"]
