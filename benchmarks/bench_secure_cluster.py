@@ -5,7 +5,8 @@ Runs its own cluster (own state dir, name prefix, subnet and ports). Seconds to 
 `dsbra cluster up` command's wall time (it returns when every DataNode and NodeManager
 registered, HDFS left safe mode and the JobHistoryServer answers, through SPNEGO and https in
 the secure mode), so it includes making the CA, the realm and the keytabs. RSS is summed over
-every process of the cluster after --settle idle seconds, the KDC's included.
+every process of the cluster after --settle idle seconds, the KDC's included. The machine's
+1-minute load average at each `up` is kept with the numbers: other work on it shows there.
 
     .venv/bin/python benchmarks/bench_secure_cluster.py --repeats 2
 prints the JSON and writes it to benchmarks/results/secure-cluster.json.
@@ -80,8 +81,10 @@ def main() -> None:
                    capture_output=True)
     ready: dict[str, list[float]] = {m: [] for m in MODES}
     rss: dict[str, list[float]] = {m: [] for m in MODES}
+    load: dict[str, list[float]] = {m: [] for m in MODES}  # 1-minute load average at each up
     for _ in range(args.repeats):
         for mode, flags in MODES.items():  # alternating, so drift in the machine's load hits both
+            load[mode].append(round(os.getloadavg()[0], 2))
             start = time.monotonic()
             cli("up", "--workers", str(args.workers), *NET, *flags)
             ready[mode].append(time.monotonic() - start)
@@ -94,7 +97,8 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "workers": args.workers,
         "settle_s": args.settle,
-        "modes": {m: {"seconds_to_ready": summary(ready[m]), "idle_rss_gib": summary(rss[m])} for m in MODES},
+        "modes": {m: {"seconds_to_ready": summary(ready[m]), "idle_rss_gib": summary(rss[m]),
+                      "load_at_up": load[m]} for m in MODES},
     }
     text = json.dumps(doc, indent=2)
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -150,6 +150,12 @@ def _print_urls(env: dict) -> None:
     for w in env["workers"]:
         click.echo(f"  {w['name']:<4} {w['host']:<12} {w['rack']:<7} DataNode {w['datanode']}  "
                    f"NodeManager {w['nodemanager']}")
+    if env["ca_bundle"]:
+        click.echo(f"  TLS: https only, certificates signed by {env['ca_bundle']}")
+    if env["kerberos"]:
+        krb = env["kerberos"]
+        click.echo(f"  Kerberos realm {krb['realm']} (KRB5_CONFIG={krb['krb5_conf']}): dsbra logs in as "
+                   f"{krb['principal']} from {krb['keytab']}")
 
 
 @cluster.command()
@@ -211,6 +217,15 @@ def env(as_json, state_dir) -> None:
     for key in ("webhdfs", "namenode", "rm", "jhs", "fs", "conf_dir", "state_dir"):
         click.echo(f"export DSBRA_{key.upper()}={info[key]}")
     click.echo("export DSBRA_WORKERS=" + ",".join(f"{w['host']}{w['rack']}" for w in info["workers"]))
+    # a secure cluster: the daemon's cluster.* settings (config overrides) and the realm's krb5.conf
+    if info["ca_bundle"]:
+        click.echo(f"export DSBRA_CLUSTER__CA_BUNDLE={info['ca_bundle']}")
+    if info["kerberos"]:
+        krb = info["kerberos"]
+        click.echo("export DSBRA_CLUSTER__KERBEROS=true")
+        click.echo(f"export DSBRA_CLUSTER__KERBEROS_PRINCIPAL={krb['principal']}")
+        click.echo(f"export DSBRA_CLUSTER__KEYTAB={krb['keytab']}")
+        click.echo(f"export KRB5_CONFIG={krb['krb5_conf']}")
 
 
 @cluster.command()
