@@ -203,7 +203,7 @@ def web_session(spec: ClusterSpec, layout: StateLayout):
         return
     paths = sec.security_paths(layout)
     with sec.client_environment(paths) if spec.kerberos else contextlib.nullcontext():
-        yield sec.web_session(spec, layout)
+        yield sec.client_session(spec, layout)
 
 
 def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dict[str, str]:

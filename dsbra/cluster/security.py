@@ -322,7 +322,7 @@ def store_password(layout: StateLayout) -> str:
     return security_paths(layout).store_password_file.read_text().strip()
 
 
-def web_session(spec: ClusterSpec, layout: StateLayout):
+def client_session(spec: ClusterSpec, layout: StateLayout):
     """A requests session for the cluster's web endpoints: the cluster's CA with --tls, SPNEGO
     as the cluster's client with --kerberos (use it inside :func:`client_environment`)."""
     import requests
