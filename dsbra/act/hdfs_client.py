@@ -8,7 +8,9 @@ extra); TLS through a CA bundle given to the session's ``verify``.
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from urllib.parse import quote
 
 import requests
@@ -17,6 +19,8 @@ from dsbra.errors import ConfigError, HadoopError
 
 
 MUTUAL_AUTH = ("REQUIRED", "OPTIONAL", "DISABLED")  #: requests_kerberos' settings
+#: HadoopError.exception of a call the NameNode's TLS or SPNEGO refused: a configuration error
+ACCESS_REFUSED = "AccessRefused"
 
 
 def make_client(url: str, *, user: str | None = None, kerberos: bool = False,
@@ -64,6 +68,46 @@ def kerberos_auth(principal: str | None = None, mutual_auth: str = "OPTIONAL"):
         mutual_authentication=getattr(requests_kerberos, mutual_auth), **extra)
 
 
+def secure_session(session: requests.Session, *, ca_bundle: str | None = None, kerberos: bool = False,
+                   principal: str | None = None, mutual_auth: str = "OPTIONAL") -> None:
+    """A session of the observe endpoints set for a TLS and/or Kerberized cluster."""
+    if ca_bundle:
+        use_ca_bundle(session, ca_bundle)
+    if kerberos:
+        session.auth = kerberos_auth(principal, mutual_auth)
+
+
+def login_from_keytab(keytab: str, principal: str) -> None:
+    """Log in as ``principal`` from ``keytab`` for the life of this process, through MIT
+    krb5's client keytab: gssapi takes a ticket from the keytab into a private in-memory cache
+    now, and takes a new one whenever the cache holds none valid (the ticket expired), so
+    nothing has to run kinit. Every gssapi user in the process (HdfsCLI's KerberosClient,
+    requests_kerberos) reads the cache and keytab from the environment set here. A keytab that
+    is missing, without the principal or out of date is a ConfigError now."""
+    path = Path(keytab)
+    if not path.is_file() or not os.access(path, os.R_OK):
+        raise ConfigError(f"cluster.keytab {keytab!r} is not a readable file")
+    os.environ["KRB5_CLIENT_KTNAME"] = f"FILE:{path.resolve()}"
+    os.environ["KRB5CCNAME"] = f"MEMORY:dsbra-{os.getpid()}"
+    try:
+        import gssapi
+    except ImportError:
+        raise ConfigError("cluster.keytab: needs the 'kerberos' extra "
+                          "(pip install 'dsbra[kerberos]')") from None
+    try:
+        name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)
+        creds = gssapi.Credentials(name=name, usage="initiate", store={
+            "client_keytab": os.environ["KRB5_CLIENT_KTNAME"], "ccache": os.environ["KRB5CCNAME"]})
+        # a context toward the realm's own ticket service makes the KDC check the keytab's key
+        realm = principal.rsplit("@", 1)[1] if "@" in principal else None
+        target = gssapi.Name(f"krbtgt/{realm}@{realm}" if realm else "krbtgt",
+                             gssapi.NameType.kerberos_principal)
+        gssapi.SecurityContext(name=target, creds=creds, usage="initiate").step()
+    except gssapi.exceptions.GSSError as exc:
+        detail = " ".join(str(exc).split())
+        raise ConfigError(f"cluster.keytab: cannot log in as {principal} from {keytab}: {detail}") from None
+
+
 def check_ticket(principal: str | None = None) -> None:
     """A ConfigError unless the Kerberos libraries are installed and hold a valid ticket."""
     try:
@@ -97,13 +141,20 @@ class HdfsActor:
         except HdfsError as exc:
             name = getattr(exc, "exception", None)
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if name is None and text.startswith("Authentication failure"):  # HdfsCLI on a 401
+                raise HadoopError(f"WebHDFS {what}: the NameNode refused the authentication "
+                                  "(HTTP 401)", exception=ACCESS_REFUSED) from None
             raise HadoopError(f"WebHDFS {what}: {name + ': ' if name else ''}{text}",
                               exception=name) from None
         except requests.exceptions.SSLError:
             raise HadoopError(f"WebHDFS {what}: TLS verification of the NameNode failed "
-                              "(cluster.ca_bundle names the CA that signed its certificate)"
-                              ) from None
+                              "(cluster.ca_bundle names the CA that signed its certificate)",
+                              exception=ACCESS_REFUSED) from None
         except requests.RequestException as exc:
+            if type(exc).__name__ in ("KerberosExchangeError", "MutualAuthenticationError"):
+                detail = " ".join(str(exc).split())[:300]
+                raise HadoopError(f"WebHDFS {what}: SPNEGO with the NameNode failed: {detail}",
+                                  exception=ACCESS_REFUSED) from None
             raise HadoopError(f"WebHDFS {what}: cannot reach the NameNode "
                               f"({type(exc).__name__})") from None
 

@@ -91,6 +91,14 @@ def cluster() -> None:
                    "first three workers) and two ResourceManagers sharing a state store, the second "
                    "of each on the master's address with other ports; failover is manual "
                    "(dsbra cluster haadmin).")
+@click.option("--kerberos", is_flag=True,
+              help="Hadoop security on (needs --tls): an MIT KDC with principals and keytabs for every "
+                   "daemon and for dsbra (<state dir>/security), SPNEGO on every web endpoint, SASL on "
+                   "block transfer; `dsbra cluster env` names dsbra's keytab and principal.")
+@click.option("--tls", is_flag=True,
+              help="Every web endpoint (WebHDFS, the RM's and JobHistoryServer's REST APIs) speaks https "
+                   "only, on the same ports, with certificates from a CA of the cluster's own "
+                   "(`dsbra cluster env` names it: a client's ca_bundle).")
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
 @click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A `dsbra conf` values file (queues, placement, scheduler and HDFS settings); "
@@ -99,8 +107,8 @@ def cluster() -> None:
 def up(workers, racks, subnet, prefix, port_offset, replication, block_size, scheduler,
        node_locality_delay, rack_locality_additional_delay, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
-       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, ha, timeout, values_file,
-       state_dir) -> None:
+       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, ha, kerberos, tls, timeout,
+       values_file, state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
     fields = dict(
@@ -112,7 +120,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
         locality_delay_node_ms=locality_delay_node_ms,
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
         hadoop_version=hadoop_version, net_mbit=net_mbit, net_rack_mbit=net_rack_mbit,
-        block_placement=block_placement, ha=ha,
+        block_placement=block_placement, ha=ha, kerberos=kerberos, tls=tls,
     )
     if values_file is not None:
         from dsbra.conf.values import load_values
@@ -147,6 +155,12 @@ def _print_urls(env: dict) -> None:
     for w in env["workers"]:
         click.echo(f"  {w['name']:<4} {w['host']:<12} {w['rack']:<7} DataNode {w['datanode']}  "
                    f"NodeManager {w['nodemanager']}")
+    if env["ca_bundle"]:
+        click.echo(f"  TLS: https only, certificates signed by {env['ca_bundle']}")
+    if env["kerberos"]:
+        krb = env["kerberos"]
+        click.echo(f"  Kerberos realm {krb['realm']} (KRB5_CONFIG={krb['krb5_conf']}): dsbra logs in as "
+                   f"{krb['principal']} from {krb['keytab']}")
 
 
 @cluster.command()
@@ -173,8 +187,9 @@ def status(as_json, state_dir) -> None:
     missing, slots = {}, None
     if current.state == "up":
         spec = ClusterSpec.from_dict(current.data["spec"])
-        missing = cl.readiness(spec)
-        slots = cl.containers(spec)
+        with cl.web_session(spec, layout) as session:
+            missing = cl.readiness(spec, session)
+            slots = cl.containers(spec, session)
     if as_json:
         click.echo(json.dumps({"state": current.state, "daemons": current.alive, "not_ready": missing,
                                "containers": slots}))
@@ -224,6 +239,15 @@ def env(as_json, state_dir) -> None:
     for key in ("webhdfs", "namenode", "rm", "jhs", "fs", "conf_dir", "state_dir"):
         click.echo(f"export DSBRA_{key.upper()}={info[key]}")
     click.echo("export DSBRA_WORKERS=" + ",".join(f"{w['host']}{w['rack']}" for w in info["workers"]))
+    # a secure cluster: the daemon's cluster.* settings (config overrides) and the realm's krb5.conf
+    if info["ca_bundle"]:
+        click.echo(f"export DSBRA_CLUSTER__CA_BUNDLE={info['ca_bundle']}")
+    if info["kerberos"]:
+        krb = info["kerberos"]
+        click.echo("export DSBRA_CLUSTER__KERBEROS=true")
+        click.echo(f"export DSBRA_CLUSTER__KERBEROS_PRINCIPAL={krb['principal']}")
+        click.echo(f"export DSBRA_CLUSTER__KEYTAB={krb['keytab']}")
+        click.echo(f"export KRB5_CONFIG={krb['krb5_conf']}")
 
 
 @cluster.command()

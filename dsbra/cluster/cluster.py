@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from dsbra.cluster import daemons as dmn
 from dsbra.cluster import netns
+from dsbra.cluster import security as sec
 from dsbra.cluster import state as st
 from dsbra.cluster.config import DEFAULT_CAPACITY_QUEUES, DEFAULT_QUEUES, write_configs
 from dsbra.cluster.install import HadoopInstall, ensure_hadoop, ensure_placement, find_java
@@ -75,6 +76,7 @@ def up(spec: ClusterSpec, layout: StateLayout, timeout: float = 240.0, log=print
     """Start the cluster; returns (state, started). Already up: (state, False)."""
     java_home = find_java()
     netns.check_tools(spec)
+    sec.check_tools(spec)
     with _exclusive(layout):
         return _up(spec, layout, timeout, log, java_home)
 
@@ -91,15 +93,17 @@ def _up(spec: ClusterSpec, layout: StateLayout, timeout: float, log, java_home: 
         ensure_placement(spec.hadoop_version)
     check_ports(spec)
 
-    for sub in ("data", "logs", "conf"):
+    for sub in ("data", "logs", "conf", "security"):
         shutil.rmtree(layout.root / sub, ignore_errors=True)
     layout.logs.mkdir(parents=True, exist_ok=True)
     data = st.new(spec.to_dict(), java_home=str(java_home), hadoop_home=str(install.home), phase="starting",
                   started_at=time.time())
     st.save(layout.state_file, data)
     try:
-        write_configs(spec, layout, install.lib, str(java_home))
         _build_network(spec, layout, data)
+        if spec.kerberos or spec.tls:  # the KDC listens on the master's address: after the network
+            sec.prepare(spec, layout, data, lambda: st.save(layout.state_file, data))
+        write_configs(spec, layout, install.lib, str(java_home))
         _start_daemons(spec, layout, install, java_home, data)
         wait_ready(spec, layout, data, timeout)
     except BaseException:
@@ -251,9 +255,9 @@ def active_rm(spec: ClusterSpec) -> str | None:
     return next((rm for rm, url in spec.rm_urls.items() if _rm_state(url) == "ACTIVE"), None)
 
 
-def _get_json(url: str) -> dict | None:
+def _get_json(url: str, session: requests.Session | None = None) -> dict | None:
     try:
-        resp = requests.get(url, timeout=HTTP_TIMEOUT, headers={"Accept": "application/json"})
+        resp = (session or requests).get(url, timeout=HTTP_TIMEOUT, headers={"Accept": "application/json"})
         if resp.status_code != 200:
             return None
         return resp.json()
@@ -261,20 +265,33 @@ def _get_json(url: str) -> dict | None:
         return None
 
 
-def _jmx(nn_url: str, bean: str) -> dict | None:
-    doc = _get_json(f"{nn_url}/jmx?qry=Hadoop:service=NameNode,name={bean}")
+def _jmx(nn_url: str, bean: str, session: requests.Session | None = None) -> dict | None:
+    doc = _get_json(f"{nn_url}/jmx?qry=Hadoop:service=NameNode,name={bean}", session)
     beans = (doc or {}).get("beans") or []
     return beans[0] if beans else None
 
 
-def readiness(spec: ClusterSpec) -> dict[str, str]:
-    """What is still missing, by component; empty when the cluster is ready."""
+@contextlib.contextmanager
+def web_session(spec: ClusterSpec, layout: StateLayout):
+    """A session for the cluster's web endpoints: plain, or (--kerberos/--tls) with the
+    cluster's CA and SPNEGO as its client, in the client's Kerberos environment."""
+    if not (spec.kerberos or spec.tls):
+        yield requests.Session()
+        return
+    paths = sec.security_paths(layout)
+    with sec.client_environment(paths) if spec.kerberos else contextlib.nullcontext():
+        yield sec.client_session(spec, layout)
+
+
+def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dict[str, str]:
+    """What is still missing, by component; empty when the cluster is ready. ``session``:
+    :func:`web_session`'s, for a --kerberos/--tls cluster."""
     urls = dict(spec.urls)
     missing: dict[str, str] = {}
     if spec.ha:  # the active NameNode and RM hold the state that counts
         urls["namenode"] = spec.namenode_urls.get(active_namenode(spec) or "", "")
         urls["rm"] = spec.rm_urls.get(active_rm(spec) or "", "")
-    info = _jmx(urls["namenode"], "NameNodeInfo") if urls["namenode"] else None
+    info = _jmx(urls["namenode"], "NameNodeInfo", session) if urls["namenode"] else None
     if info is None:
         missing["namenode"] = "no active NameNode" if spec.ha else "NameNode web server not answering"
     else:
@@ -289,7 +306,7 @@ def readiness(spec: ClusterSpec) -> dict[str, str]:
             missing["datanodes"] = f"{storing}/{spec.workers} DataNodes registered with storage"
         if info.get("Safemode"):
             missing["safemode"] = "HDFS in safe mode"
-    metrics = _get_json(f"{urls['rm']}/ws/v1/cluster/metrics") if urls["rm"] else None
+    metrics = _get_json(f"{urls['rm']}/ws/v1/cluster/metrics", session) if urls["rm"] else None
     if metrics is None:
         missing["resourcemanager"] = ("no active ResourceManager" if spec.ha
                                       else "ResourceManager REST API not answering")
@@ -297,16 +314,17 @@ def readiness(spec: ClusterSpec) -> dict[str, str]:
         active = int(metrics.get("clusterMetrics", {}).get("activeNodes", 0))
         if active < spec.workers:
             missing["nodemanagers"] = f"{active}/{spec.workers} NodeManagers registered"
-    if _get_json(f"{urls['jhs']}/ws/v1/history/info") is None:
+    if _get_json(f"{urls['jhs']}/ws/v1/history/info", session) is None:
         missing["historyserver"] = "JobHistoryServer REST API not answering"
     return missing
 
 
-def containers(spec: ClusterSpec) -> dict | None:
+def containers(spec: ClusterSpec, session: requests.Session | None = None) -> dict | None:
     """How many containers the running cluster holds at once, from the ResourceManager's own
     view: each running NodeManager's memory over the container size the scheduler grants for
     the configured map (and reduce) and AM asks. None when the RM does not answer."""
-    rm = ResourceManager(list(spec.rm_urls.values()), timeout_s=HTTP_TIMEOUT)  # --ha: the active one
+    # --ha: the active one
+    rm = ResourceManager(list(spec.rm_urls.values()), timeout_s=HTTP_TIMEOUT, session=session)
     try:
         running = [n for n in rm.nodes() if n.get("state") == "RUNNING"]
         settings = settings_from_conf(rm.conf(), len(running))
@@ -321,6 +339,12 @@ def containers(spec: ClusterSpec) -> dict | None:
 
 
 def wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float) -> None:
+    with web_session(spec, layout) as session:
+        _wait_ready(spec, layout, data, timeout, session)
+
+
+def _wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float,
+                session: requests.Session) -> None:
     deadline = time.monotonic() + timeout
     checks = 6  # namenode, datanodes, safemode, resourcemanager, nodemanagers, historyserver
     with tqdm(total=checks, desc="cluster up", unit="check", file=sys.stderr, leave=False,
@@ -338,14 +362,14 @@ def wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: floa
                     log_path, out_path = Path(d["log"]), Path(d["out"])
                     raise ClusterError(f"{name} exited during start-up; see its log "
                                        f"{_log_to_read(log_path, out_path)}{_last_error(log_path, out_path)}")
-            missing = readiness(spec)
+            missing = readiness(spec, session)
             bar.n = checks - min(checks, _count_missing(missing))
             bar.set_postfix_str("; ".join(missing.values())[:80])
             bar.refresh()
             if not missing:
                 return
             if time.monotonic() > deadline:
-                culprit, log_path = _culprit(missing, spec, layout, data)
+                culprit, log_path = _culprit(missing, spec, layout, data, session)
                 raise ClusterError(
                     f"cluster not ready after {timeout:.0f} s: {'; '.join(missing.values())}; "
                     f"check {culprit}: {log_path}"
@@ -362,14 +386,15 @@ def _count_missing(missing: dict) -> int:
     return count
 
 
-def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict) -> tuple[str, str]:
+def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict,
+             session: requests.Session) -> tuple[str, str]:
     """The daemon to blame for the first missing piece, and its log."""
     for key in ("namenode", "resourcemanager", "historyserver"):
         if key in missing:
             return key, str(layout.log(key))
     if "datanodes" in missing or "nodemanagers" in missing:
         kind = "datanode" if "datanodes" in missing else "nodemanager"
-        registered = _registered_hosts(spec, kind)
+        registered = _registered_hosts(spec, kind, session)
         for w in spec.worker_list:
             if w.host not in registered:
                 name = f"{kind}-{w.name}"
@@ -377,19 +402,19 @@ def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict) 
     return "namenode", str(layout.log("namenode"))
 
 
-def _registered_hosts(spec: ClusterSpec, kind: str) -> set[str]:
+def _registered_hosts(spec: ClusterSpec, kind: str, session: requests.Session) -> set[str]:
     urls = dict(spec.urls)
     if spec.ha:  # what the active NameNode and RM know
         urls["namenode"] = spec.namenode_urls.get(active_namenode(spec) or "", urls["namenode"])
         urls["rm"] = spec.rm_urls.get(active_rm(spec) or "", urls["rm"])
     if kind == "datanode":
-        info = _jmx(urls["namenode"], "NameNodeInfo") or {}
+        info = _jmx(urls["namenode"], "NameNodeInfo", session) or {}
         try:
             live = json.loads(info.get("LiveNodes") or "{}")
         except ValueError:
             return set()
         return {key.split(":")[0] for key in live}
-    nodes = _get_json(f"{urls['rm']}/ws/v1/cluster/nodes") or {}
+    nodes = _get_json(f"{urls['rm']}/ws/v1/cluster/nodes", session) or {}
     return {n.get("nodeHostName") for n in ((nodes.get("nodes") or {}).get("node") or [])}
 
 
@@ -452,6 +477,7 @@ def _down(layout: StateLayout, purge: bool = False) -> bool:
         netns.delete_netns(ns)
     for veth in data["network"]["veths"]:
         netns.delete_link(veth)
+    sec.stop_kdc(layout, data)
     if data["network"]["bridge"]:
         netns.delete_link(data["network"]["bridge"])
     layout.state_file.unlink(missing_ok=True)
@@ -502,6 +528,7 @@ def env(layout: StateLayout) -> dict:
         raise ClusterError(f"the cluster is not up ({current.state}); start it with: dsbra cluster up")
     spec = ClusterSpec.from_dict(current.data["spec"])
     urls = spec.urls
+    paths = sec.security_paths(layout)
     queues = ((spec.capacity_queues or DEFAULT_CAPACITY_QUEUES) if spec.scheduler == "capacity"
               else (spec.queues or DEFAULT_QUEUES))
     return {
@@ -515,8 +542,8 @@ def env(layout: StateLayout) -> dict:
         "master": spec.master,
         "workers": [
             {"name": w.name, "host": w.host, "rack": w.rack, "netns": w.netns,
-             "datanode": f"http://{w.host}:{spec.port('datanode_http')}",
-             "nodemanager": f"http://{w.host}:{spec.port('nodemanager_http')}"}
+             "datanode": f"{spec.web_scheme}://{w.host}:{spec.port('datanode_http')}",
+             "nodemanager": f"{spec.web_scheme}://{w.host}:{spec.port('nodemanager_http')}"}
             for w in spec.worker_list
         ],
         "queues": [f"root.{q['name']}" for q in queues],
@@ -531,6 +558,13 @@ def env(layout: StateLayout) -> dict:
         "ha": ({"nameservice": HA_NAMESERVICE, "namenodes": spec.namenode_urls, "rms": spec.rm_urls,
                 "journalnodes": [w.host for w in spec.journal_nodes]} if spec.ha else None),
         "heat_file": str(layout.heat_file),
+        # --tls: the CA that signed every web endpoint's certificate (a client's ca_bundle)
+        "ca_bundle": str(paths.ca_pem) if spec.tls else None,
+        # --kerberos: the realm's krb5.conf (KRB5_CONFIG), and dsbra's principal and keytab
+        "kerberos": {"realm": sec.REALM, "krb5_conf": str(paths.krb5_conf),
+                     "principal": sec.DSBRA_PRINCIPAL, "keytab": str(paths.keytab("dsbra")),
+                     "client_principal": sec.client_principal(),
+                     "client_env": sec.client_env(paths)} if spec.kerberos else None,
         "conf_dir": str(layout.conf("client")),
         "state_dir": str(layout.root),
         "logs": {name: d["log"] for name, d in current.data["daemons"].items()},

@@ -25,6 +25,8 @@ CONFIG_FILES = [
     "topology.table",
     "log4j.properties",
 ]
+#: Hadoop's https key and trust stores, with --tls
+TLS_FILES = ["ssl-server.xml", "ssl-client.xml"]
 
 # Java 17 hides JDK internals Hadoop 3.4 reflects into; the launcher scripts add these, and we
 # launch with plain `java -cp`, so we pass them to daemons, job clients and containers alike.
@@ -77,10 +79,19 @@ class HostPaths:
     heat_uri: str = ""
     #: the ResourceManagers' shared state store (a directory on the master), used with --ha
     rm_store: str = ""
+    #: --kerberos/--tls material (dsbra.cluster.security): its directory and this host's keytab
+    security: str = ""
+    keytab: str = ""
+
 
 #: `--ha`: which NameNode and ResourceManager each master host runs (the second pair runs on
 #: the master's address too, from the conf dir of the host named master2)
 HA_HOST_IDS = {"master": ("nn1", "rm1"), "master2": ("nn2", "rm2")}
+
+
+def jvm_security_opts(spec: ClusterSpec, security_dir: str) -> list[str]:
+    """What every JVM of a --kerberos cluster needs: the cluster realm's krb5.conf."""
+    return [f"-Djava.security.krb5.conf={security_dir}/krb5.conf"] if spec.kerberos else []
 
 
 def jvm_opts() -> list[str]:
@@ -103,10 +114,13 @@ def render_host(
     java_home: str,
     worker: Worker | None = None,
     host: str | None = None,
+    store_password: str = "",
 ) -> dict[str, str]:
     """All config files of one host. role: 'master', 'client' or 'worker'; host: 'master2'
     for the second NameNode and RM of --ha (default: the role's). Also what `dsbra conf
-    render` writes (role 'master')."""
+    render` writes (role 'master'). ``store_password``: of the --tls key stores."""
+    from dsbra.cluster.security import REALM
+
     env = _environment()
     namenode_id, rm_id = HA_HOST_IDS.get(host or role, (None, None))
     context = {
@@ -119,7 +133,10 @@ def render_host(
         "paths": paths,
         "user": getpass.getuser(),
         "java_home": java_home,
-        "container_jvm_opts": " ".join(jvm_opts()),
+        "container_jvm_opts": " ".join(jvm_opts() + jvm_security_opts(spec, paths.security)),
+        "host": worker.host if worker else spec.master,
+        "realm": REALM,
+        "store_password": store_password,
         "queues": spec.queues or DEFAULT_QUEUES,
         "placement": spec.placement or DEFAULT_PLACEMENT,
         "capacity_queues": spec.capacity_queues or DEFAULT_CAPACITY_QUEUES,
@@ -133,13 +150,20 @@ def render_host(
     }
     if role == "client":
         context["role"] = "client"
-    return {name: env.get_template(name + ".j2").render(context).strip() + "\n" for name in CONFIG_FILES}
+    names = CONFIG_FILES + (TLS_FILES if spec.tls else [])
+    return {name: env.get_template(name + ".j2").render(context).strip() + "\n" for name in names}
 
 
 def host_paths(layout: StateLayout, host: str, lib: Path) -> HostPaths:
+    from dsbra.cluster.security import security_paths
+
     data = layout.data(host)
+    security = security_paths(layout)
+    # the client needs no keytab of its own: it logs in from the ticket cache
+    keytab = security.keytab("master" if host == "client" else host)
     return HostPaths(conf=str(layout.conf(host)), data=str(data), tmp=str(data / "tmp"), lib=str(lib),
-                     heat_uri=layout.heat_file.as_uri(), rm_store=str(layout.rm_store))
+                     heat_uri=layout.heat_file.as_uri(), rm_store=str(layout.rm_store),
+                     security=str(security.root), keytab=str(keytab))
 
 
 def write_configs(spec: ClusterSpec, layout: StateLayout, lib: Path, java_home: str) -> None:
@@ -147,8 +171,14 @@ def write_configs(spec: ClusterSpec, layout: StateLayout, lib: Path, java_home: 
     if spec.ha:
         hosts.append(("master2", "master", None))
     hosts += [(w.name, "worker", w) for w in spec.worker_list]
+    store_password = ""
+    if spec.tls:
+        from dsbra.cluster.security import store_password as read_store_password
+
+        store_password = read_store_password(layout)
     for host, role, worker in hosts:
-        files = render_host(spec, role, host_paths(layout, host, lib), java_home, worker, host)
+        files = render_host(spec, role, host_paths(layout, host, lib), java_home, worker, host,
+                            store_password=store_password)
         conf = layout.conf(host)
         conf.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():

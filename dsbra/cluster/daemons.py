@@ -15,9 +15,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsbra.cluster.config import jvm_opts
+from dsbra.cluster.config import jvm_opts, jvm_security_opts
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout, placement_jar
+from dsbra.cluster.security import security_paths
 from dsbra.cluster.spec import ClusterSpec
 
 MAIN_CLASSES = {
@@ -79,6 +80,7 @@ def java_command(
         str(java_home / "bin" / "java"),
         f"-Xmx{spec.heaps.get(daemon.kind, TOOL_HEAP)}",
         *jvm_opts(),
+        *jvm_security_opts(spec, str(security_paths(layout).root)),
         f"-Ddsbra.daemon={log_name}",
         f"-Ddsbra.state={layout.root}",
         f"-Dhadoop.log.dir={layout.logs}",

@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dsbra.cluster import state as st
-from dsbra.cluster.config import jvm_opts
+from dsbra.cluster import security as sec
+from dsbra.cluster.config import jvm_opts, jvm_security_opts
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError, HadoopError, InputError
 
 JOB_ID = re.compile(r"Running job: (job_\d+_\d+)")
@@ -111,11 +113,26 @@ def client_command(layout: StateLayout, args: list[str], jar: str | Path | None 
     if args and generic:
         # generic options go right after the tool name (ToolRunner parses them there)
         args = [args[0], *generic, *args[1:]]
+    spec = ClusterSpec.from_dict(data["spec"])
     return [
         str(java), f"-Xmx{CLIENT_HEAP}", *jvm_opts(),
+        *jvm_security_opts(spec, str(sec.security_paths(layout).root)),
         "-cp", os.pathsep.join([str(layout.conf("client")), str(install.lib / "*")]),
         "org.apache.hadoop.util.RunJar", str(jar or install.examples_jar), *args,
     ]
+
+
+def client_env(layout: StateLayout) -> dict[str, str]:
+    """The environment of a client JVM of the cluster: on a --kerberos cluster, its client's
+    ticket cache (Hadoop's login reads KRB5CCNAME) with a fresh ticket from the client keytab."""
+    env = dict(os.environ)
+    env.pop("CLASSPATH", None)
+    data = st.load(layout.state_file)
+    if data is not None and data["spec"].get("kerberos"):
+        paths = sec.security_paths(layout)
+        sec.client_login(paths)
+        env.update(sec.client_env(paths))
+    return env
 
 
 def submit_job(
@@ -146,8 +163,7 @@ def submit_job(
         fd, tmp = tempfile.mkstemp(prefix=f"{args[0]}-", suffix=".log", dir=jobs_dir)
         os.close(fd)
         log_path = Path(tmp)
-    env = dict(os.environ)
-    env.pop("CLASSPATH", None)
+    env = client_env(layout)
     with open(log_path, "wb") as out:
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env=env, start_new_session=True)

@@ -148,8 +148,20 @@ class ClusterSpec:
     #: first one with fewer than three) and two ResourceManagers sharing a state store; the
     #: second of each runs on the master's address with HA_MASTER_PORTS; failover is manual
     ha: bool = False
+    #: Hadoop's security on: an MIT KDC of the cluster's own (dsbra.cluster.security), every
+    #: daemon logged in from a keytab, SPNEGO on every web endpoint, SASL on block transfer.
+    #: Needs ``tls``: a DataNode on unprivileged ports accepts SASL only with HTTPS_ONLY
+    kerberos: bool = False
+    #: the web endpoints (WebHDFS, the RM's and JHS's REST APIs, the UIs) speak https only, on
+    #: the same ports, with certificates signed by a CA of the cluster's own
+    tls: bool = False
 
     def __post_init__(self):
+        if self.kerberos and not self.tls:
+            raise InputError("--kerberos needs --tls: Hadoop's DataNode accepts SASL data-transfer "
+                             "protection on unprivileged ports only with dfs.http.policy=HTTPS_ONLY")
+        if self.ha and (self.kerberos or self.tls):
+            raise InputError("--ha with --kerberos/--tls is not supported yet: bring up one or the other")
         if self.block_placement not in BLOCK_PLACEMENTS:
             raise InputError(f"--placement must be one of {', '.join(BLOCK_PLACEMENTS)}, "
                              f"got {self.block_placement!r}")
@@ -289,29 +301,34 @@ class ClusterSpec:
     @property
     def namenode_urls(self) -> dict[str, str]:
         """Web URL of each NameNode by its HA id (nn1 alone without --ha)."""
-        m = self.master
-        urls = {"nn1": f"http://{m}:{self.port('namenode_http')}"}
+        m, web = self.master, self.web_scheme
+        urls = {"nn1": f"{web}://{m}:{self.port('namenode_http')}"}
         if self.ha:
-            urls["nn2"] = f"http://{m}:{self.port('namenode2_http')}"
+            urls["nn2"] = f"{web}://{m}:{self.port('namenode2_http')}"
         return urls
 
     @property
     def rm_urls(self) -> dict[str, str]:
         """Web URL of each ResourceManager by its HA id (rm1 alone without --ha)."""
-        m = self.master
-        urls = {"rm1": f"http://{m}:{self.port('rm_http')}"}
+        m, web = self.master, self.web_scheme
+        urls = {"rm1": f"{web}://{m}:{self.port('rm_http')}"}
         if self.ha:
-            urls["rm2"] = f"http://{m}:{self.port('rm2_http')}"
+            urls["rm2"] = f"{web}://{m}:{self.port('rm2_http')}"
         return urls
 
     @property
+    def web_scheme(self) -> str:
+        """With tls every web port speaks https instead of http (same port numbers)."""
+        return "https" if self.tls else "http"
+
+    @property
     def urls(self) -> dict[str, str]:
-        m = self.master
+        m, web = self.master, self.web_scheme
         return {
-            "namenode": f"http://{m}:{self.port('namenode_http')}",
-            "webhdfs": f"http://{m}:{self.port('namenode_http')}/webhdfs/v1",
-            "rm": f"http://{m}:{self.port('rm_http')}",
-            "jhs": f"http://{m}:{self.port('jhs_http')}",
+            "namenode": f"{web}://{m}:{self.port('namenode_http')}",
+            "webhdfs": f"{web}://{m}:{self.port('namenode_http')}/webhdfs/v1",
+            "rm": f"{web}://{m}:{self.port('rm_http')}",
+            "jhs": f"{web}://{m}:{self.port('jhs_http')}",
             "fs": f"hdfs://{HA_NAMESERVICE}" if self.ha else f"hdfs://{m}:{self.port('namenode_rpc')}",
         }
 

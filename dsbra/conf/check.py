@@ -87,10 +87,12 @@ def read_rendered(directory: Path) -> dict[str, str]:
     return files
 
 
-def read_live(rm_url: str, nn_url: str | None) -> Live:
-    rm = ResourceManager(rm_url)
+def read_live(rm_url: str, nn_url: str | None, session=None) -> Live:
+    """``session``: set up for a TLS and/or Kerberized cluster (default: a plain one)."""
+    rm = ResourceManager(rm_url, session=session)
     nodes = shapes.items(rm.get_json("/ws/v1/cluster/nodes", kind="rm.nodes"), "nodes", "node")
-    nn_conf = parse_conf(Endpoint(nn_url).get_bytes("/conf", kind="nn.conf")) if nn_url else None
+    nn_conf = (parse_conf(Endpoint(nn_url, session=session).get_bytes("/conf", kind="nn.conf"))
+               if nn_url else None)
     return Live(rm_conf=rm.conf(), scheduler=rm.get_json("/ws/v1/cluster/scheduler", kind="rm.scheduler"),
                 nodes=nodes, nn_conf=nn_conf)
 

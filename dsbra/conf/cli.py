@@ -6,12 +6,14 @@ import json
 from pathlib import Path
 
 import click
+import requests
 
 from dsbra.conf.check import compare, notes, read_live, read_rendered
 from dsbra.conf.delay import size_capacity_delay, size_delay
 from dsbra.conf.render import render_values, write_rendered
 from dsbra.conf.values import load_values
 from dsbra.errors import InputError
+from dsbra.observe.cli import secure_sessions, security_options
 
 
 @click.group("conf")
@@ -103,7 +105,8 @@ def render(values_file, out) -> None:
               help="Compare with what this values file renders.")
 @click.option("--rendered", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Compare with the files `dsbra conf render` wrote into this directory.")
-def check(rm_url, nn_url, values_file, rendered) -> None:
+@security_options
+def check(rm_url, nn_url, values_file, rendered, ca_bundle, kerberos, principal, keytab) -> None:
     """Report every difference between a live cluster (its RM's effective scheduler settings,
     queues and node racks; with --nn the NameNode's) and the rendered files or values, for the
     Fair or the Capacity Scheduler; then, as notes, what the live cluster does not show (the
@@ -111,7 +114,9 @@ def check(rm_url, nn_url, values_file, rendered) -> None:
     if (values_file is None) == (rendered is None):
         raise InputError("give exactly one of --values FILE and --rendered DIR")
     files = render_values(load_values(values_file)) if values_file else read_rendered(rendered)
-    live = read_live(rm_url, nn_url)
+    session = requests.Session()
+    secure_sessions([session], ca_bundle=ca_bundle, kerberos=kerberos, principal=principal, keytab=keytab)
+    live = read_live(rm_url, nn_url, session)
     diffs = compare(files, live)
     for line in diffs:
         click.echo(line)

@@ -33,6 +33,9 @@ class ClusterConfig:
     kerberos: bool = False
     kerberos_principal: str | None = None  #: None = the ticket cache's default principal
     kerberos_mutual_auth: str = "OPTIONAL"  #: REQUIRED, OPTIONAL or DISABLED
+    #: log in as kerberos_principal from this keytab (kept valid across ticket expiry); null:
+    #: a ticket cache someone else keeps fresh (kinit, k5start)
+    keytab: str | None = None
     ca_bundle: str | None = None
     #: apply mode: one acting dsbra per cluster, by this file in HDFS (null: no cluster lock)
     lock_path: str | None = "/system/dsbra.id"
@@ -320,6 +323,9 @@ def _validate(obj, prefix: str):
         if obj.lock_path is not None and not obj.lock_path.startswith("/"):
             raise ConfigError(f"config: cluster.lock_path must be an absolute HDFS path or null, "
                               f"got {obj.lock_path!r}")
+        if obj.keytab is not None and not (obj.kerberos and obj.kerberos_principal):
+            raise ConfigError("config: cluster.keytab needs cluster.kerberos: true and the "
+                              "principal to log in as, cluster.kerberos_principal")
         if obj.ca_bundle is not None and not Path(obj.ca_bundle).is_file():
             raise ConfigError(f"config: cluster.ca_bundle {obj.ca_bundle!r} is not a file")
     return obj

@@ -24,14 +24,15 @@ import numpy as np
 from dsbra.act.apply import apply_plan
 from dsbra.act.cluster_lock import ClusterLock
 from dsbra.act.health import HealthLimits, refusals
-from dsbra.act.hdfs_client import HdfsActor, kerberos_auth, make_client, use_ca_bundle
+from dsbra.act.hdfs_client import (ACCESS_REFUSED, HdfsActor, login_from_keytab, make_client,
+                                    secure_session)
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
 from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
 from dsbra.daemon.metrics import Metrics
 from dsbra.daemon.records import MAPS_DIR, MapRecordStore, map_records
 from dsbra.daemon.round import add_cooling_blocks, decide, heat_document, top_hot_files
-from dsbra.errors import DsbraError, HadoopError, SafetyError
+from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
 from dsbra.policy.rails import Rails
 from dsbra.policy.state import load_state, save_state
 
@@ -93,20 +94,30 @@ class Daemon:
         self.urls = urls
         self.ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=c.user)
         nn = ";".join(self.ep.hdfs.urls)  # HdfsCLI's separator; it follows the active one
+        if c.keytab:
+            login_from_keytab(c.keytab, c.kerberos_principal)
         self.actor = HdfsActor(make_client(nn, user=self.ep.hdfs.user, kerberos=c.kerberos,
                                            principal=c.kerberos_principal,
                                            mutual_auth=c.kerberos_mutual_auth,
                                            ca_bundle=c.ca_bundle))
         for e in (self.ep.rm, self.ep.hdfs, self.ep.jhs):  # jmx and the AMs share these
-            if c.ca_bundle:
-                use_ca_bundle(e.session, c.ca_bundle)
-            if c.kerberos:
-                e.session.auth = kerberos_auth(c.kerberos_principal, c.kerberos_mutual_auth)
+            secure_session(e.session, ca_bundle=c.ca_bundle, kerberos=c.kerberos,
+                           principal=c.kerberos_principal, mutual_auth=c.kerberos_mutual_auth)
+        self._check_access()
         self.journal = Journal.open(self.dir / "journal.jsonl")
         self.assignments = Assignments.open(self.dir / ASSIGNMENTS_FILE)
         self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
                                    since_ms=int(time.time() * 1000),
                                    node_locality_delay=c.node_locality_delay)
+
+    def _check_access(self) -> None:
+        """An untrusted certificate or a refused SPNEGO login is a configuration error: refused
+        at start, before any round (an unreachable NameNode is left to the rounds to retry)."""
+        try:
+            self.actor.status("/")
+        except HadoopError as exc:
+            if exc.exception == ACCESS_REFUSED:
+                raise ConfigError(str(exc)) from None
 
     def hold_cluster_lock(self) -> None:
         """In apply mode, hold the cluster lock: take it, or refresh it (SafetyError when

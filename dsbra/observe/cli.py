@@ -19,6 +19,40 @@ log = logging.getLogger(__name__)
 URL_ENV = {"rm": "DSBRA_RM_URL", "webhdfs": "DSBRA_WEBHDFS_URL", "jhs": "DSBRA_JHS_URL"}
 
 
+def security_options(command):
+    """--ca-bundle, --kerberos, --principal and --keytab: what a TLS and/or Kerberized
+    cluster needs, as the daemon's cluster.ca_bundle, kerberos, kerberos_principal, keytab."""
+    options = [
+        click.option("--ca-bundle", type=click.Path(dir_okay=False, exists=True),
+                     help="Verify https endpoints against this CA bundle (PEM)."),
+        click.option("--kerberos", is_flag=True, help="Authenticate by SPNEGO (Kerberos)."),
+        click.option("--principal", help="With --kerberos: the principal to authenticate as "
+                                         "[default: the ticket cache's]."),
+        click.option("--keytab", type=click.Path(dir_okay=False),
+                     help="With --kerberos and --principal: log in from this keytab instead of "
+                          "a ticket cache."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def secure_sessions(sessions, *, ca_bundle: str | None, kerberos: bool, principal: str | None,
+                    keytab: str | None) -> None:
+    """Set up ``sessions`` from :func:`security_options`; a bad keytab, principal or missing
+    ticket is a one-line error here, before any request."""
+    from dsbra.act.hdfs_client import check_ticket, login_from_keytab, secure_session
+
+    if keytab and not (kerberos and principal):
+        raise InputError("--keytab needs --kerberos and the --principal to log in as")
+    if kerberos:
+        if keytab:
+            login_from_keytab(keytab, principal)
+        check_ticket(principal)
+    for session in sessions:
+        secure_session(session, ca_bundle=ca_bundle, kerberos=kerberos, principal=principal)
+
+
 def bundled_cluster_urls() -> dict[str, str]:
     """The bundled cluster's URLs from ``dsbra cluster env --json``, or {} if it is not up."""
     try:
@@ -113,8 +147,10 @@ def format_table(doc: dict, top: int) -> str:
 @click.option("--node-locality-delay", type=click.IntRange(min=0),
               help="Capacity Scheduler: the cluster's yarn.scheduler.capacity.node-locality-delay, "
                    "when the ResourceManager's /conf does not show it (default: Hadoop's 40).")
+@security_options
 def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url, jhs_url, user,
-            state_path, grace_s, settle_s, delay_threshold_s, node_locality_delay):
+            state_path, grace_s, settle_s, delay_threshold_s, node_locality_delay, ca_bundle, kerberos,
+            principal, keytab):
     """Watch the cluster for one window and measure, per HDFS block, the map tasks that read it (N), those delayed by delay
     scheduling (M) and their delay (DT, seconds) over one window, with the block's live
     replicas and the scheduler's threshold D.
@@ -132,6 +168,8 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
 
     urls = resolve_urls(rm_url, webhdfs_url, jhs_url)
     ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=user)
+    secure_sessions({ep.rm.session, ep.hdfs.session, ep.jhs.session}, ca_bundle=ca_bundle,
+                    kerberos=kerberos, principal=principal, keytab=keytab)
     watch = not history
     now_ms = int(time.time() * 1000)
     start_ms = now_ms if watch else now_ms - int(window_s * 1000)

@@ -149,6 +149,10 @@ class Endpoint:
                 failure.__cause__ = exc
                 self._next_or_raise(failure)
                 continue
+            except requests.exceptions.SSLError as exc:  # a configuration error: no failover
+                raise HadoopError(f"{self.service} at {base}: TLS verification failed (the CA "
+                                  "bundle, cluster.ca_bundle or --ca-bundle, must name the CA that "
+                                  "signed its certificate)") from exc
             except requests.RequestException as exc:
                 failure = HadoopError(f"cannot reach {self.service} at {base}: {type(exc).__name__}")
                 failure.__cause__ = exc

@@ -241,3 +241,65 @@ def test_ha_daemons_and_ports():
     assert "namenode2_http" in spec.master_ports and "namenode2_http" not in ClusterSpec().master_ports
     assert list(spec.namenode_urls) == ["nn1", "nn2"] and list(ClusterSpec().rm_urls) == ["rm1"]
     assert not any(d.host == "master2" or d.kind == "journalnode" for d in cluster_daemons(ClusterSpec()))
+
+
+SECURE_PATHS = dataclasses.replace(PATHS, security="/state/security", keytab="/state/security/keytabs/x.keytab")
+
+
+def _secure(role="master", worker_index=None) -> dict[str, dict[str, str]]:
+    spec = ClusterSpec(kerberos=True, tls=True)
+    worker = spec.worker_list[worker_index] if worker_index is not None else None
+    files = render_host(spec, "worker" if worker else role, SECURE_PATHS, "/usr/lib/jvm/java-17", worker,
+                        store_password="pw")
+    return {name: props(text) for name, text in files.items() if name.endswith("-site.xml") or name.startswith("ssl-")}
+
+
+def test_kerberos_names_every_principal_by_its_hosts_address():
+    master = _secure()
+    worker = _secure(worker_index=0)
+    assert master["core-site.xml"]["hadoop.security.authentication"] == "kerberos"
+    assert master["hdfs-site.xml"]["dfs.namenode.kerberos.principal"] == "nn/10.77.0.1@DSBRA.CLUSTER"
+    assert master["yarn-site.xml"]["yarn.resourcemanager.principal"] == "rm/10.77.0.1@DSBRA.CLUSTER"
+    assert master["mapred-site.xml"]["mapreduce.jobhistory.principal"] == "jhs/10.77.0.1@DSBRA.CLUSTER"
+    assert worker["hdfs-site.xml"]["dfs.datanode.kerberos.principal"] == "dn/10.77.0.11@DSBRA.CLUSTER"
+    assert worker["yarn-site.xml"]["yarn.nodemanager.principal"] == "nm/10.77.0.11@DSBRA.CLUSTER"
+    assert worker["core-site.xml"]["hadoop.http.authentication.kerberos.principal"] == "HTTP/10.77.0.11@DSBRA.CLUSTER"
+    assert worker["hdfs-site.xml"]["dfs.data.transfer.protection"] == "authentication"
+    assert "-Djava.security.krb5.conf=/state/security/krb5.conf" in master["mapred-site.xml"]["mapreduce.map.java.opts"]
+
+
+def test_tls_makes_every_web_endpoint_https_only_on_the_same_port():
+    master, worker = _secure(), _secure(worker_index=0)
+    assert master["hdfs-site.xml"]["dfs.http.policy"] == "HTTPS_ONLY"
+    assert master["hdfs-site.xml"]["dfs.namenode.https-address"] == master["hdfs-site.xml"]["dfs.namenode.http-address"]
+    assert master["yarn-site.xml"]["yarn.http.policy"] == "HTTPS_ONLY"
+    assert master["mapred-site.xml"]["mapreduce.jobhistory.http.policy"] == "HTTPS_ONLY"
+    assert worker["hdfs-site.xml"]["dfs.datanode.https.address"] == "10.77.0.11:9864"
+    assert master["ssl-server.xml"]["ssl.server.keystore.location"] == "/state/security/tls/keystore.p12"
+    assert master["ssl-client.xml"]["ssl.client.truststore.password"] == "pw"
+    assert ClusterSpec(tls=True).urls["webhdfs"].startswith("https://")
+
+
+def test_the_plain_cluster_has_no_security_settings():
+    files = render()
+    assert "ssl-server.xml" not in files
+    assert "hadoop.security.authentication" not in props(files["core-site.xml"])
+
+
+def test_kerberos_without_tls_is_refused_with_the_reason():
+    with pytest.raises(InputError, match="--kerberos needs --tls: .*HTTPS_ONLY"):
+        ClusterSpec(kerberos=True)
+
+
+def test_the_realm_maps_every_host_address_without_dns_and_each_host_has_its_keytab():
+    from dsbra.cluster.security import host_principals, krb5_conf_text
+
+    spec = ClusterSpec(workers=2, replication=2, port_offset=100, kerberos=True, tls=True)
+    conf = krb5_conf_text(spec)
+    for line in ("rdns = false", "dns_canonicalize_hostname = false", "kdc = 10.77.0.1:10188",
+                 "10.77.0.1 = DSBRA.CLUSTER", "10.77.0.12 = DSBRA.CLUSTER"):
+        assert line in conf
+    keytabs = host_principals(spec)
+    assert keytabs["master"] == [f"{s}/10.77.0.1@DSBRA.CLUSTER" for s in ("nn", "rm", "jhs", "HTTP")]
+    assert keytabs["w2"] == [f"{s}/10.77.0.12@DSBRA.CLUSTER" for s in ("dn", "nm", "HTTP")]
+    assert keytabs["dsbra"] == ["dsbra@DSBRA.CLUSTER"]

@@ -116,3 +116,11 @@ def test_pause_resume_flag(tmp_path):
                                    capture_output=True, text=True, timeout=60)
     assert run("pause").returncode == 0 and (tmp_path / "st" / "paused").exists()
     assert run("resume").returncode == 0 and not (tmp_path / "st" / "paused").exists()
+
+
+def test_the_keytab_comes_from_the_environment_and_needs_the_principal():
+    env = {"DSBRA_CLUSTER__KERBEROS": "true", "DSBRA_CLUSTER__KERBEROS_PRINCIPAL": "dsbra@R",
+           "DSBRA_CLUSTER__KEYTAB": "/etc/dsbra/dsbra.keytab"}
+    assert load_config(None, env=env).cluster.keytab == "/etc/dsbra/dsbra.keytab"
+    with pytest.raises(ConfigError, match="cluster.keytab needs cluster.kerberos: true"):
+        load_config(None, env={"DSBRA_CLUSTER__KEYTAB": "/etc/dsbra/dsbra.keytab"})

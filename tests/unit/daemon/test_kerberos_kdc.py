@@ -128,3 +128,43 @@ def test_without_the_ticket_the_daemon_stops_with_one_line(kdc, tmp_path):
     assert out["initiators"] == []  # refused before any request
     assert out["error"].startswith(f"cluster.kerberos: no valid Kerberos ticket for {USER}")
     assert "\n" not in out["error"]
+
+
+LOGIN_ACROSS_EXPIRY = """
+import sys, time
+import gssapi
+from dsbra.act.hdfs_client import login_from_keytab
+keytab, principal, wait_s = sys.argv[1], sys.argv[2], float(sys.argv[3])
+login_from_keytab(keytab, principal)
+name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)
+first = gssapi.Credentials(name=name, usage="initiate").lifetime
+time.sleep(wait_s)
+later = gssapi.Credentials(name=name, usage="initiate")
+ctx = gssapi.SecurityContext(name=gssapi.Name("HTTP@localhost", gssapi.NameType.hostbased_service),
+                             creds=later, usage="initiate")
+ctx.step()
+print(first, later.lifetime)
+"""
+
+
+def test_a_keytab_login_outlives_its_tickets(kdc, tmp_path):
+    """login_from_keytab with tickets of 4 s: 6 s later gssapi took a new one from the keytab by
+    itself (no kinit) and a SPNEGO token for HTTP/localhost comes out of it."""
+    keytab, principal = tmp_path / "daemon.keytab", f"daemon@{REALM}"
+    env = {k: v for k, v in kdc["env"].items() if k != "KRB5CCNAME"}
+    for query in (f'addprinc -randkey -maxlife "4 seconds" {principal}', f"ktadd -k {keytab} {principal}"):
+        subprocess.run(["kadmin.local", "-r", REALM, "-q", query], env=env, check=True, capture_output=True)
+    proc = subprocess.run([sys.executable, "-c", LOGIN_ACROSS_EXPIRY, str(keytab), principal, "6"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    first, later = map(int, proc.stdout.split())
+    assert 0 < first <= 4 and 0 < later <= 4
+
+
+def test_a_keytab_without_the_principal_is_one_line(kdc, tmp_path):
+    env = {k: v for k, v in kdc["env"].items() if k != "KRB5CCNAME"}
+    proc = subprocess.run([sys.executable, "-c", LOGIN_ACROSS_EXPIRY,
+                           str(kdc["dir"] / "http.keytab"), f"nobody@{REALM}", "0"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert f"cluster.keytab: cannot log in as nobody@{REALM}" in proc.stderr.splitlines()[-1]

@@ -1,0 +1,219 @@
+"""dsbra on a Kerberized TLS cluster (`dsbra cluster up --kerberos --tls`, issue 23): real
+daemons logged in from keytabs of the cluster's own KDC, SPNEGO and https on every web
+endpoint, SASL on block transfer, grep jobs with delegation tokens.
+
+One bring-up for the module, in the second slot, with test_daemon.py's hot and cold files and
+workload. First the refusals: a missing keytab, an out-of-date one, a wrong principal and an
+untrusted certificate each stop `dsbra run --apply` in one line with nothing changed in HDFS.
+Then `dsbra conf check` and `dsbra observe` through SPNEGO and the CA, and the daemon's own
+round: a real `dsbra run --apply` process logged in from dsbra's keytab raises a hot file while
+its tickets last 30 s and the cluster's SPNEGO cookies 60 s, so it logs in again, with a ticket
+gssapi took anew from the keytab, several times during the run; `dsbra status` shows it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from dsbra.act.hdfs_client import make_client
+from dsbra.cluster import cluster as cl
+from dsbra.cluster import security as sec
+from dsbra.cluster.jobs import grep_lines
+from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.jobs import submit_spaced
+from test_daemon import BASE, COLD, HOT, SPEC, WINDOW_S, _confirmed, _hot_jobs, _replication, _stop
+
+pytestmark = [pytest.mark.cluster, pytest.mark.secure]
+
+SECURE_SPEC = dataclasses.replace(SPEC, kerberos=True, tls=True)
+#: dsbra's tickets live this long (the principal's maxlife), so the daemon's run outlives several
+TICKET_LIFETIME_S = 30
+#: the bundled secure cluster's hadoop.http.authentication.token.validity: how long a SPNEGO
+#: login's cookie lasts, so the daemon logs in again every minute, with the ticket it has then
+COOKIE_VALIDITY_S = 60
+
+
+@pytest.fixture(scope="module")
+def secure_cluster(second_cluster_slot_module):
+    if os.geteuid() != 0:
+        pytest.skip("the bundled cluster needs root (network namespaces)")
+    layout = StateLayout(second_cluster_slot_module.resolve())
+    try:
+        cl.up(SECURE_SPEC, layout, timeout=300, log=lambda *_: None)
+        env = cl.env(layout)
+        paths = sec.security_paths(layout)
+        with sec.client_environment(paths):
+            client = make_client(env["namenode"], kerberos=True, principal=sec.client_principal(),
+                                 ca_bundle=env["ca_bundle"])
+            for i, path in enumerate(HOT + COLD):
+                client.write(path, grep_lines(3000, seed=i), overwrite=True, replication=BASE[path])
+            sec.kadmin(paths, f'modprinc -maxlife "{TICKET_LIFETIME_S} seconds" {sec.DSBRA_PRINCIPAL}')
+            yield layout, env, client
+    finally:
+        cl.down(layout)
+
+
+def _daemon_config(tmp_path, env, name: str, **cluster) -> tuple[str, dict]:
+    krb = env["kerberos"]
+    cfg = {"mode": "apply", "interval_s": WINDOW_S, "poll_s": 3, "state_dir": str(tmp_path / name),
+           "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"],
+                       "kerberos": True, "kerberos_principal": krb["principal"],
+                       "keytab": krb["keytab"], "ca_bundle": env["ca_bundle"], **cluster},
+           "http": {"enabled": False},
+           "policy": {"params": {"min_pressure": 0.1}}}  # test_daemon.py's: why there
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return str(path), cfg
+
+
+def _daemon_env(env) -> dict[str, str]:
+    """The daemon's environment: the realm's krb5.conf, and no ticket cache of anyone else's."""
+    out = {k: v for k, v in os.environ.items() if not k.startswith("KRB5")}
+    return {**out, "KRB5_CONFIG": env["kerberos"]["krb5_conf"]}
+
+
+def _run_once(config: str, env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dsbra", "run", "--apply", "--once", "--config", config],
+                          capture_output=True, text=True, timeout=120, env=_daemon_env(env))
+
+
+def _refused_in_one_line(proc: subprocess.CompletedProcess, *expected: str) -> None:
+    assert proc.returncode != 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("dsbra: error:")]
+    assert len(lines) == 1, proc.stderr[-2000:]
+    for text in expected:
+        assert text in lines[0], lines[0]
+
+
+def _stale_keytab(layout, tmp_path) -> str:
+    """A keytab whose key the KDC no longer has: written, then the principal's key changed."""
+    keytab = tmp_path / "stale.keytab"
+    principal = f"stale@{sec.REALM}"
+    sec.kadmin(sec.security_paths(layout), f"addprinc -randkey {principal}",
+               f"ktadd -k {keytab} {principal}", f"cpw -randkey {principal}")
+    return str(keytab)
+
+
+def _foreign_ca(tmp_path) -> str:
+    pem = tmp_path / "foreign-ca.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout",
+                    str(tmp_path / "foreign-ca.key"), "-out", str(pem), "-subj", "/CN=not the cluster's CA"],
+                   check=True, capture_output=True)
+    return str(pem)
+
+
+@pytest.mark.parametrize("case", ["missing keytab", "stale keytab", "wrong principal", "untrusted certificate"])
+def test_a_bad_credential_is_a_one_line_refusal_and_changes_nothing(secure_cluster, tmp_path, case):
+    layout, env, client = secure_cluster
+    if case == "missing keytab":
+        cluster, expected = {"keytab": str(tmp_path / "none.keytab")}, ["is not a readable file"]
+    elif case == "stale keytab":
+        cluster = {"keytab": _stale_keytab(layout, tmp_path), "kerberos_principal": f"stale@{sec.REALM}"}
+        expected = [f"cannot log in as stale@{sec.REALM}", "Decrypt integrity check failed"]
+    elif case == "wrong principal":
+        cluster, expected = {"kerberos_principal": f"nobody@{sec.REALM}"}, [f"cannot log in as nobody@{sec.REALM}"]
+    else:
+        cluster, expected = {"ca_bundle": _foreign_ca(tmp_path)}, ["TLS verification of the NameNode failed"]
+    config, cfg = _daemon_config(tmp_path, env, "bad", **cluster)
+    _refused_in_one_line(_run_once(config, env), *expected)
+    assert _replication(client) == BASE
+    assert not os.path.exists(os.path.join(cfg["state_dir"], "journal.jsonl"))
+
+
+def test_the_web_endpoints_refuse_anonymous_and_plain_http(secure_cluster):
+    import requests
+
+    from dsbra.act.hdfs_client import kerberos_auth
+
+    _, env, _ = secure_cluster
+    for url in (f"{env['namenode']}/jmx", f"{env['rm']}/ws/v1/cluster/info", f"{env['jhs']}/ws/v1/history/info",
+                f"{env['webhdfs']}/?op=GETFILESTATUS"):
+        assert requests.get(url, verify=env["ca_bundle"], timeout=10).status_code == 401, url
+        # with SPNEGO it answers, and the login's cookie expires within COOKIE_VALIDITY_S
+        session = requests.Session()
+        session.auth = kerberos_auth(sec.client_principal())
+        assert session.get(url, verify=env["ca_bundle"], timeout=10).status_code == 200, url
+        cookie = dict(part.split("=", 1) for part in session.cookies["hadoop.auth"].strip('"').split("&"))
+        assert 0 < int(cookie["e"]) / 1000 - time.time() <= COOKIE_VALIDITY_S, (url, cookie)
+    with pytest.raises(requests.ConnectionError):
+        requests.get(env["namenode"].replace("https://", "http://") + "/jmx", timeout=10)
+
+
+def _security_flags(env) -> list[str]:
+    krb = env["kerberos"]
+    return ["--ca-bundle", env["ca_bundle"], "--kerberos", "--principal", krb["principal"],
+            "--keytab", krb["keytab"]]
+
+
+def test_conf_check_and_observe_work_through_spnego_and_the_ca(secure_cluster):
+    layout, env, _ = secure_cluster
+    check = subprocess.run([sys.executable, "-m", "dsbra", "conf", "check", "--rm", env["rm"], "--nn",
+                            env["namenode"], "--rendered", env["conf_dir"], *_security_flags(env)],
+                           capture_output=True, text=True, timeout=120, env=_daemon_env(env))
+    assert check.returncode == 0 and "no difference from the live cluster" in check.stdout, \
+        check.stdout + check.stderr[-2000:]
+    observe = subprocess.run([sys.executable, "-m", "dsbra", "observe", "--history", "--window-s", "600",
+                              "--rm", env["rm"], "--webhdfs", env["namenode"], "--jhs", env["jhs"],
+                              *_security_flags(env)],
+                             capture_output=True, text=True, timeout=120, env=_daemon_env(env))
+    assert observe.returncode == 0, observe.stderr[-2000:]
+    doc = json.loads(observe.stdout)
+    assert sorted(doc["live_nodes"]) == sorted(w["host"] for w in env["workers"]), observe.stdout[:2000]
+
+
+class _Raised(Exception):
+    pass
+
+
+def _replay_until_a_raise_is_done(layout, cfg: dict, proc, replays: int = 3) -> bool:
+    """test_daemon.py's workload (its grep jobs, each reading the hot files), until the
+    journal shows a raise the NameNode confirmed; then the job clients still running stop."""
+    runs: list = []
+
+    def tick(current: list) -> None:
+        runs[:] = current
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        if any(r["target"] > r["before"] for r in _confirmed(cfg)):
+            raise _Raised
+
+    for _ in range(replays):
+        try:
+            submit_spaced(_hot_jobs(), 3.0, tick, interval_s=5.0, state_dir=layout.root)
+        except _Raised:
+            return True
+        finally:
+            for run in runs:
+                run.kill()
+    return any(r["target"] > r["before"] for r in _confirmed(cfg))
+
+
+def test_the_daemon_raises_a_hot_file_with_tickets_shorter_than_its_run(secure_cluster, tmp_path):
+    layout, env, client = secure_cluster
+    config, cfg = _daemon_config(tmp_path, env, "apply")
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", config],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_daemon_env(env))
+    try:
+        raised = _replay_until_a_raise_is_done(layout, cfg, proc)
+    finally:
+        err = _stop(proc) if proc.poll() is None else proc.communicate()[1]
+    ran_s = time.monotonic() - started
+    assert raised, err[-4000:]
+    confirmed = _confirmed(cfg)
+    assert any(r["target"] > r["before"] and r["path"] in HOT for r in confirmed), (confirmed, err[-4000:])
+    assert any(v > BASE[p] for p, v in _replication(client).items())
+    assert "Traceback" not in err and "401" not in err, err[-4000:]
+    status = subprocess.run([sys.executable, "-m", "dsbra", "status", "--config", config],
+                            capture_output=True, text=True, timeout=60)
+    assert status.returncode == 0 and "mode apply" in status.stdout, status.stdout + status.stderr
+    # the run outlived at least two of dsbra's tickets, and every request authenticated (above)
+    assert ran_s > 2 * TICKET_LIFETIME_S, ran_s
