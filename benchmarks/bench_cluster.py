@@ -35,8 +35,9 @@ NET = ["--prefix", "dsbrab", "--subnet", "10.80.0.0/24", "--port-offset", "4000"
 TARGETS = {"up_seconds": 120.0, "idle_rss_gib": 8.0, "grep_1map_seconds": 30.0}
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "dsbra", "cluster", *args, "--state-dir", str(STATE)],
+def cli(*args: str, state: Path = STATE) -> subprocess.CompletedProcess:
+    """`dsbra cluster ARGS` on the benchmark's own state dir; a failure ends the benchmark."""
+    proc = subprocess.run([sys.executable, "-m", "dsbra", "cluster", *args, "--state-dir", str(state)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"dsbra cluster {args[0]} failed: {proc.stderr.strip()}")

@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import bench_cluster  # noqa: E402
 from bench_cluster import rss_bytes, summary  # noqa: E402
 
 from dsbra.cluster import daemons as dmn  # noqa: E402
@@ -34,11 +35,7 @@ MODES = {"default": [], "ha": ["--ha"]}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "dsbra", "cluster", *args, "--state-dir", str(STATE)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"dsbra cluster {args[0]} failed: {proc.stderr.strip()}")
-    return proc
+    return bench_cluster.cli(*args, state=STATE)
 
 
 def measure(flags: list[str], workers: int, settle_s: float) -> tuple[float, float, int]:

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import time
@@ -27,6 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import bench_cluster  # noqa: E402
+from bench_cluster import rss_bytes, summary  # noqa: E402
 
 from dsbra.cluster import daemons as dmn  # noqa: E402
 from dsbra.cluster import state as st  # noqa: E402
@@ -38,23 +40,7 @@ OUT = ROOT / "benchmarks" / "results" / "secure-cluster.json"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "dsbra", "cluster", *args, "--state-dir", str(STATE)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"dsbra cluster {args[0]} failed: {proc.stderr.strip()}")
-    return proc
-
-
-def rss_bytes(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-        except OSError:
-            pass
-    return total
+    return bench_cluster.cli(*args, state=STATE)
 
 
 def cluster_pids() -> list[int]:
@@ -63,11 +49,6 @@ def cluster_pids() -> list[int]:
     if data.get("kdc"):
         pids.add(data["kdc"]["pid"])
     return sorted(pids)
-
-
-def summary(values: list[float]) -> dict:
-    return {"runs": [round(v, 2) for v in values], "median": round(statistics.median(values), 2),
-            "min": round(min(values), 2), "max": round(max(values), 2)}
 
 
 def main() -> None:
