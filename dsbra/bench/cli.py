@@ -136,8 +136,12 @@ def _slots(value: str, state_dir: Path | None) -> int:
     from dsbra.cluster.cli import _layout
     from dsbra.cluster.spec import ClusterSpec
 
-    current = cl.status(_layout(state_dir))
-    found = cl.containers(ClusterSpec.from_dict(current.data["spec"])) if current.state == "up" else None
+    layout = _layout(state_dir)
+    current, found = cl.status(layout), None
+    if current.state == "up":  # as `dsbra cluster status` asks: through SPNEGO and the CA if secure
+        spec = ClusterSpec.from_dict(current.data["spec"])
+        with cl.web_session(spec, layout) as session:
+            found = cl.containers(spec, session)
     if not found:
         raise click.UsageError("--slots auto: no running cluster's ResourceManager answers "
                                "(`dsbra cluster status`); give --slots N")
