@@ -21,6 +21,7 @@ import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -249,18 +250,19 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
     HeatOrder(HeatDocument doc, List<Node> leaves) {
       this.doc = doc;
       this.leaves = leaves.size();
-      List<DatanodeDescriptor> dns = new ArrayList<>();
-      for (Node n : leaves) {
+      Map<DatanodeDescriptor, Double> heatByNode = new IdentityHashMap<>();
+      for (Node n : leaves) {  // each node's heat looked up once, not per comparison
         if (n instanceof DatanodeDescriptor) {
-          dns.add((DatanodeDescriptor) n);
+          heatByNode.put((DatanodeDescriptor) n, heatOf(doc, (DatanodeDescriptor) n));
         }
       }
+      List<DatanodeDescriptor> dns = new ArrayList<>(heatByNode.keySet());
       Collections.shuffle(dns, ThreadLocalRandom.current());  // equal heat: no fixed order
-      dns.sort(Comparator.comparingDouble(dn -> heatOf(doc, dn)));
+      dns.sort(Comparator.comparingDouble(heatByNode::get));
       nodes = dns.toArray(new DatanodeDescriptor[0]);
       heat = new double[nodes.length];
       for (int i = 0; i < nodes.length; i++) {
-        heat[i] = heatOf(doc, nodes[i]);
+        heat[i] = heatByNode.get(nodes[i]);
         byUuid.put(nodes[i].getDatanodeUuid(), nodes[i]);
       }
     }
