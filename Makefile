@@ -13,15 +13,15 @@ DSBRA   := $(VENV)/bin/dsbra
 setup: $(VENV)/.installed hadoop placement
 
 # Debian packages the cluster needs (Java 17, Maven, iproute2, venv), the Kerberos headers the
-# gssapi extra builds against, and MIT's KDC and kinit for the test against a real KDC;
-# installed only if missing
+# gssapi extra builds against, MIT's KDC and kinit for the tests against a real KDC, and openssl
+# for the --tls cluster's CA; installed only if missing
 system-deps:
 	@command -v java >/dev/null && command -v mvn >/dev/null && command -v ip >/dev/null \
 	  && python3 -c 'import ensurepip' 2>/dev/null && command -v krb5-config >/dev/null \
-	  && command -v krb5kdc >/dev/null && command -v kinit >/dev/null \
+	  && command -v krb5kdc >/dev/null && command -v kinit >/dev/null && command -v openssl >/dev/null \
 	  || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 	      openjdk-17-jdk-headless maven iproute2 python3-venv libkrb5-dev gcc \
-	      krb5-kdc krb5-admin-server krb5-user)
+	      krb5-kdc krb5-admin-server krb5-user openssl)
 
 # the Hadoop jars from Maven Central (hadoop/pom.xml) into .dsbra/hadoop/<version>; idempotent.
 # 3.5.0 (Jersey 2 REST) is for the integration test that runs the collector on it.
