@@ -123,8 +123,21 @@ def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -
     return path
 
 
+def wait_for_quiet(max_load: float, timeout_s: float = 600) -> list[float]:
+    """Block until the 1-minute load average is below max_load (the idle cluster's own daemons
+    stay well under 1 on this machine), and return the load averages then; refuse to start a
+    run on a machine something else is using (issue 26: measure on a quiet machine only)."""
+    t0 = time.monotonic()
+    while (load := os.getloadavg())[0] >= max_load:
+        if time.monotonic() - t0 > timeout_s:
+            raise SystemExit(f"load {load[0]:.2f} still >= {max_load} after {timeout_s:.0f} s: "
+                             "something else is running; stop it and rerun (done runs are kept)")
+        time.sleep(10)
+    return [round(x, 2) for x in load]
+
+
 def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
-            scheduler: str = "fair", node_delay: int = 40) -> None:
+            scheduler: str = "fair", node_delay: int = 40, max_load: float = 1.0) -> None:
     run_dir = out / arm / f"rep{rep}"
     if (run_dir / "summary.json").exists():
         print(f"{arm} rep{rep}: done before, kept", flush=True)
@@ -145,10 +158,12 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
         args += ["--clients", "per-job"]
     if arm in DAEMON_ARMS:
         args += ["--daemon-config", str(daemon_config(run_dir, env, DAEMON_ARMS[arm], interval_s))]
+    load_before = wait_for_quiet(max_load)
     t0 = time.monotonic()
     dsbra(*args)
     summary = json.loads((run_dir / "summary.json").read_text())
     summary["wall_s"] = round(time.monotonic() - t0, 1)
+    summary["load_avg_start"] = load_before
     summary["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(f"{arm} rep{rep}: mean response {summary.get('mean_response_s')} s, "
@@ -160,11 +175,15 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--jobs", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--slots", type=int, default=20,
-                    help="the schedule's --slots (job sizes scale to it; the bundled cluster's 20 containers)")
+    ap.add_argument("--slots", default="20",
+                    help="the schedule's --slots (job sizes scale to it), or 'auto': the map slots "
+                         "the running ResourceManager reports")
     ap.add_argument("--inter-arrival-s", type=float, default=14.0, help="the schedule's mean gap between jobs")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS)
+    ap.add_argument("--max-load", type=float, default=1.0,
+                    help="a run starts only once the 1-minute load average is below this (waits up "
+                         "to 10 min, then stops); recorded in summary.json as load_avg_start")
     ap.add_argument("--interval-s", type=float, default=30.0, help="the daemon arms' round length")
     ap.add_argument("--scheduler", choices=("fair", "capacity"), default="fair",
                     help="the cluster's scheduler (capacity: delay on is --node-locality-delay)")
@@ -175,6 +194,7 @@ def main() -> None:
     schedule = a.out / "schedule.json"
     sched = {"scheduler": a.scheduler, "node_delay": a.node_locality_delay}
     cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed, **sched)
+    sched["max_load"] = a.max_load
     if not schedule.exists():
         dsbra("bench", "schedule", "--out", str(schedule), "--jobs", str(a.jobs), "--seed", str(a.seed),
               "--slots", str(a.slots), "--inter-arrival-s", str(a.inter_arrival_s),

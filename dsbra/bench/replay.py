@@ -189,7 +189,8 @@ def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, 
     write_results(out_dir, *tables)
     (out_dir / "storage.json").write_text(json.dumps(
         {"columns": ["t_s", "replica_bytes", "base_replica_bytes"], "rows": storage}, indent=0) + "\n")
-    head = {"engine": engine, "label": label, "daemon": daemon is not None}
+    # t0_wall_ms: the epoch of every *_s in the tables, to find the run's jobs in Hadoop's records
+    head = {"engine": engine, "label": label, "daemon": daemon is not None, "t0_wall_ms": t0_wall_ms}
     summary = head | summarize(tables[0], tables[1], storage)
     summary |= {"schedule_source": schedule["source"], "schedule_seed": schedule["seed"], "failed_jobs": failed,
                 "delay_threshold_s": detail["params"]["delay_threshold_s"],
