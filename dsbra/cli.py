@@ -51,7 +51,7 @@ HELP = {
 
 # an optional package -> the extra that installs it (pyproject.toml); the default install is
 # the daemon and its CLI, and a command that imports one of these without it refuses in one line
-EXTRAS = {"matplotlib": "plots", "docker": "docker", "pyhive": "bench", "thrift": "bench",
+EXTRAS = {"matplotlib": "plots", "scipy": "plots", "docker": "docker", "pyhive": "bench", "thrift": "bench",
           "gssapi": "kerberos", "requests_kerberos": "kerberos"}
 
 

@@ -11,8 +11,11 @@ The report (``report.md`` and PNGs, as the DSBRA paper shows them): the CDF of j
 time, node locality per job-size bin, delay-scheduling wait per bin, extra storage over time;
 a table per arm (mean +- standard deviation over its repetitions); the paper's claims for
 DSBRA against the Fair Scheduler with delay scheduling (-13% response time, +7% locality,
--17% wait, 22% mean / 27% max extra storage) next to what these runs show; and, with an
-oracle arm, the share of the oracle's gain each arm captures.
+-17% wait, 22% mean / 27% max extra storage) next to what these runs show; with an oracle
+arm, the share of the oracle's gain each arm captures; and each arm against the baseline
+paired by repetition (rep<k> of one arm with rep<k> of the baseline, run in the same sitting
+one after the other, or seed<k> with seed<k>): the mean paired difference with its 95%
+t-interval, and the captured share with a 95% bootstrap interval over the repetitions.
 """
 
 from __future__ import annotations
@@ -189,6 +192,114 @@ def captured(table, arm: str, baseline: str, oracle: str, key: str) -> float | N
     return 100 * (b - a) / (b - o) if b - o > MIN_ORACLE_GAIN * abs(b) else None
 
 
+#: the paired comparison's metrics: (key of Run.metrics, column title, relative to the baseline)
+PAIRED = (("mean_response_s", "mean response", True), ("node_locality", "node locality, points", False),
+          ("delay_wait_s_per_map", "delay wait per map", True),
+          ("extra_storage_mean", "extra storage mean, points", False))
+#: resamples of the captured share's bootstrap; its seed fixed so a report is reproducible
+BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED = 10_000, 0
+
+
+def t_interval(values) -> tuple[float, float, float] | None:
+    """Mean and 95% t-interval of ``values``; None for fewer than two."""
+    from scipy import stats  # the plots extra, with matplotlib
+
+    v = np.asarray(values, float)
+    if len(v) < 2:
+        return None
+    m, half = float(v.mean()), float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
+    return m, m - half, m + half
+
+
+def paired(arms: dict[str, list[Run]], arm: str, others: list[str], key: str) -> list[tuple[float, ...]]:
+    """``key`` of ``arm`` and of each of ``others`` in every repetition they all ran (by name:
+    rep<k> with rep<k>), in repetition order."""
+    def by_rep(name: str) -> dict[str, float]:
+        return {r.path.name: r.metrics()[key] for r in arms.get(name, []) if REPETITION.match(r.path.name)}
+
+    columns = [by_rep(name) for name in (arm, *others)]
+    common = sorted(set.intersection(*(set(c) for c in columns)), key=lambda n: int(re.sub(r"\D", "", n)))
+    return [tuple(c[n] for c in columns) for n in common
+            if all(c[n] is not None for c in columns)]
+
+
+def paired_difference(arms, arm: str, baseline: str, key: str, relative: bool):
+    """Mean of (arm - baseline) per repetition, in percent of the baseline's mean if
+    ``relative``, with its 95% t-interval and the number of pairs; None under two pairs."""
+    pairs = paired(arms, arm, [baseline], key)
+    ci = t_interval([a - b for a, b in pairs])
+    if ci is None:
+        return None
+    scale = 100 / statistics.fmean(b for _, b in pairs) if relative else 1.0
+    return tuple(x * scale for x in ci) + (len(pairs),)
+
+
+#: the power the repetitions-needed estimate aims at, and where it stops counting
+POWER, MAX_REPS = 0.8, 1000
+
+
+def reps_to_separate(diffs) -> int | None:
+    """Repetitions a paired t-test at 5% would need to tell the arm from the baseline with
+    POWER, if the true difference and its spread were the measured ones (noncentral t); None
+    without a spread, or beyond MAX_REPS."""
+    from scipy import stats
+
+    d = np.asarray(diffs, float)
+    if len(d) < 2 or d.std(ddof=1) == 0 or d.mean() == 0:
+        return None
+    effect = abs(d.mean()) / d.std(ddof=1)
+    for n in range(2, MAX_REPS + 1):
+        crit, nc = stats.t.ppf(0.975, n - 1), effect * np.sqrt(n)
+        if stats.nct.sf(crit, n - 1, nc) + stats.nct.cdf(-crit, n - 1, nc) >= POWER:
+            return n
+    return None
+
+
+def captured_interval(arms, arm: str, baseline: str, oracle: str, key: str = "mean_response_s"):
+    """The captured share of the oracle's gain, mean(baseline - arm) / mean(baseline - oracle)
+    over the repetitions all three ran, in percent, with a 95% percentile bootstrap interval
+    (repetitions resampled as triples); None under three triples or without an oracle gain."""
+    from scipy import stats
+
+    rows = paired(arms, arm, [baseline, oracle], key)
+    if len(rows) < 3:
+        return None
+    a, b, o = (np.asarray(col, float) for col in zip(*rows))
+    if (b - o).mean() <= MIN_ORACLE_GAIN * abs(b.mean()):
+        return None
+
+    def share(a, b, o, axis=-1):
+        gain = (b - o).mean(axis=axis)
+        return 100 * (b - a).mean(axis=axis) / np.where(gain > 0, gain, np.nan)
+
+    boot = stats.bootstrap((a, b, o), share, paired=True, n_resamples=BOOTSTRAP_RESAMPLES,
+                           method="percentile", random_state=BOOTSTRAP_SEED)
+    return float(share(a, b, o)), float(boot.confidence_interval.low), float(boot.confidence_interval.high), len(rows)
+
+
+def paired_rows(arms, baseline: str, oracle: str) -> list[str]:
+    """The table of each arm against the baseline, paired by repetition."""
+    def fmt(ci, unit: str) -> str:
+        return "-" if ci is None else f"{ci[0]:+.1f}{unit} [{ci[1]:+.1f}, {ci[2]:+.1f}]"
+
+    head = (["arm", "pairs"] + [title for _, title, _ in PAIRED] + ["reps to separate response"]
+            + (["captured: response %"] if oracle in arms else []))
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for arm in arms:
+        if arm == baseline:
+            continue
+        cells = [paired_difference(arms, arm, baseline, key, rel) for key, _, rel in PAIRED]
+        n = max((c[3] for c in cells if c), default=0)
+        row = [arm, str(n)] + [fmt(c, "%" if rel else "") for c, (_, _, rel) in zip(cells, PAIRED)]
+        need = reps_to_separate([a - b for a, b in paired(arms, arm, [baseline], "mean_response_s")])
+        row.append("-" if need is None else str(need))
+        if oracle in arms:
+            cap = captured_interval(arms, arm, baseline, oracle) if arm != oracle else None
+            row.append("-" if cap is None else f"{cap[0]:.0f} [{cap[1]:.0f}, {cap[2]:.0f}]")
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
 def plots(arms: dict[str, list[Run]], table, out: Path) -> list[str]:
     """The paper's four figures as PNGs in ``out``; returns their file names."""
     import matplotlib
@@ -266,6 +377,17 @@ def render(arms: dict[str, list[Run]], table, *, arm: str, baseline: str, oracle
                 row += f" {'-' if c is None else f'{c:.0f}'} |"
         lines.append(row)
     lines.append("")
+    if baseline in table and len(table) > 1:
+        lines += [f"## Against {baseline}, paired by repetition", "",
+                  f"Each arm's repetition k minus {baseline}'s repetition k (run in the same sitting), "
+                  "mean over the pairs with its 95% t-interval; response and delay wait in percent "
+                  f"of {baseline}'s mean, locality and storage in points. Captured: mean({baseline} - "
+                  f"arm) / mean({baseline} - {oracle}) on response, 95% bootstrap interval over the "
+                  "repetitions (not shown under three, or where the oracle gains under "
+                  f"{MIN_ORACLE_GAIN:.0%}). An interval that spans 0 does not separate the arm "
+                  f"from {baseline}. Reps to separate: the repetitions a paired t-test at 5% would "
+                  f"need for {POWER:.0%} power on mean response, were the true difference and its "
+                  "spread the measured ones.", ""] + paired_rows(arms, baseline, oracle) + [""]
     if arm in table and baseline in table:
         lines += ["## Against the paper's claims", ""] + claims_rows(table, arm, baseline) + [""]
     else:

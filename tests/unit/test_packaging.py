@@ -1,5 +1,5 @@
 """The default install is the daemon and its CLI (issue 23): with the extras' packages
-(matplotlib, docker, pyhive, thrift) absent, every command's --help works and a command that
+(matplotlib, scipy, docker, pyhive, thrift) absent, every command's --help works and a command that
 needs one refuses in one line naming the extra; the dependency lists say the same; the
 config templates reach an installed wheel."""
 
@@ -18,7 +18,7 @@ from dsbra.cluster import paths
 from dsbra.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
-OPTIONAL = ("matplotlib", "docker", "pyhive", "thrift")
+OPTIONAL = ("matplotlib", "scipy", "docker", "pyhive", "thrift")
 
 # run in a subprocess: a finder that refuses the extras' packages, then the CLI
 BLOCKED = """
@@ -112,7 +112,7 @@ def test_missing_extra_names_the_extra():
 def test_dependencies_and_extras():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     base = {d.split(">")[0].split("[")[0].lower() for d in project["dependencies"]}
-    assert not base & {"matplotlib", "docker", "pyhive", "thrift", "gssapi", "testcontainers"}
+    assert not base & {"matplotlib", "scipy", "docker", "pyhive", "thrift", "gssapi", "testcontainers"}
     extras = project["optional-dependencies"]
     assert {"plots", "docker", "bench", "kerberos", "dev"} <= set(extras)
     assert set(EXTRAS.values()) <= set(extras)

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from dsbra.cli import cli
 from dsbra.errors import InputError
-from dsbra.report import arm_table, find_runs, report
+from dsbra.report import arm_table, captured_interval, find_runs, paired_difference, report, reps_to_separate
 
 SIM = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "sim-paper-h1"
 ARMS = [SIM / a for a in ("static", "dsbra", "oracle", "scarlett")]
@@ -29,7 +29,8 @@ def test_arms_are_directories_and_seeds_their_repetitions():
 
 def test_report_has_the_table_the_claims_and_the_figures(tmp_path):
     md = report(ARMS, tmp_path).read_text()
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in md.splitlines()
+    table = md.split("## Against static, paired by repetition")[0]
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines()
             if line.startswith("| ") and " | 5 | " in line}
     assert set(rows) == {"static", "dsbra", "oracle", "scarlett"}
     # the captured share is 100% for the oracle itself and 0% for the baseline
@@ -38,6 +39,34 @@ def test_report_has_the_table_the_claims_and_the_figures(tmp_path):
     for png in ("response-cdf.png", "locality-by-bin.png", "delay-by-bin.png",
                 "storage-over-time.png"):
         assert f"![{png}]({png})" in md and (tmp_path / png).stat().st_size > 0
+
+
+def test_arms_against_static_are_paired_by_repetition(tmp_path):
+    arms = find_runs(ARMS)
+    # by hand: seed<k> of the oracle minus seed<k> of static, over the five seeds, as % of static
+    by_seed = {a: {r.path.name: r.metrics()["mean_response_s"] for r in arms[a]} for a in ("static", "oracle")}
+    diffs = [by_seed["oracle"][k] - by_seed["static"][k] for k in sorted(by_seed["static"])]
+    mean, low, high, pairs = paired_difference(arms, "oracle", "static", "mean_response_s", relative=True)
+    assert pairs == 5
+    assert mean == pytest.approx(100 * statistics.fmean(diffs) / statistics.fmean(by_seed["static"].values()))
+    assert low < mean < high
+    # the oracle captures all of its own gain in every resample; the baseline none of it
+    assert captured_interval(arms, "oracle", "static", "oracle")[:3] == pytest.approx((100, 100, 100))
+    assert captured_interval(arms, "static", "static", "oracle")[:3] == pytest.approx((0, 0, 0))
+    # the same records give the same interval (a fixed bootstrap seed)
+    assert captured_interval(arms, "scarlett", "static", "oracle") == captured_interval(arms, "scarlett", "static",
+                                                                                        "oracle")
+    md = report(ARMS, tmp_path).read_text()
+    section = md.split("## Against static, paired by repetition")[1].split("## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and " | 5 | " in line]
+    assert [r.split(" | ")[0].lstrip("| ") for r in rows] == ["dsbra", "oracle", "scarlett"]
+
+
+def test_reps_to_separate_is_the_paired_t_tests_sample_size():
+    # an effect of half a standard deviation: 34 pairs for 80% power at 5%, two-sided (the
+    # textbook value, e.g. G*Power's for a paired t-test with d = 0.5)
+    assert reps_to_separate([1 - 2 / 2 ** 0.5, 1 + 2 / 2 ** 0.5]) == 34
+    assert reps_to_separate([1.0, 1.0]) is None and reps_to_separate([0.5]) is None
 
 
 def test_without_the_claims_arms_it_says_so(tmp_path):
