@@ -1,0 +1,161 @@
+"""Choose the real benchmark's hot-spot schedule in the simulator, before any real run (issue 26).
+
+A schedule is worth replaying against the real cluster only if replication *can* help there:
+the reactive oracle (a block copied to every node the moment enough jobs ask for it) must
+capture at least half of the oracle's gain on mean response while adding at most 10% storage.
+Today's loaded schedule has mild hot spots (10% of the files hot), and on a 16-file data set
+10% extra storage is about three extra replicas: the gain must sit on a file or two. And the
+gain must be worth measuring: the oracle must gain at least MIN_ORACLE_GAIN of static's mean
+response (on 2 cores a job's ApplicationMaster start-up is most of a small job's response).
+
+Every candidate is a `dsbra bench schedule` (fb2009-bins, the hot files fixed for the whole
+run) with its own data set size (1 or 2 GiB of 64 MiB one-block files), load (jobs and mean
+gap) and ``hot_share`` (the share of maps reading the hot files, 1/16 of the data set); each
+runs in the simulator as
+compare_sim_real.py fitted it to the real cluster (``--fit``: its sim-vs-real.json: task model,
+map slots per node, heartbeat, ApplicationMaster start-up), over ``--seeds`` placements, as
+static, oracle, oracle-reactive with min_jobs k in REACTIVE_K, dsbra and scarlett. Per
+candidate and arm: each seed's captured share of the oracle's gain, (static - arm) / (static -
+oracle), paired by seed, with a 95% t-interval, and the mean extra storage. The chosen
+candidate: among those where the oracle gains enough and a reactive oracle within the storage
+bound captures at least CAPTURE_BAR, the one whose captured share's lower bound is highest;
+OUT/choice.json, OUT/choice.md, OUT/<candidate>/schedule.json.
+
+    .venv/bin/python benchmarks/choose_hotspot_schedule.py --out benchmarks/results/hotspot-choice \\
+        --fit benchmarks/results/bench-fb2009-40-loaded/sim-vs-real.json --slots 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from dsbra.bench.data import DatasetPlan
+from dsbra.bench.schedule import fb2009_bins
+from dsbra.report import t_interval
+from dsbra.sim.config import SimConfig
+from dsbra.sim.run import WorkloadSpec, simulate
+
+BLOCK = 64 << 20
+SIZES_GIB = (1, 2)                      # run_bench_matrix.py's data set, and twice it
+LOADS = ((40, 3.0), (20, 6.0))          # jobs, mean gap s: the loaded schedule, and half its jobs
+HOT_FRACTION, HOT_SHARES = 1 / 16, (0.5, 0.7, 0.9)
+HOT_PERIOD_S = 1e6                      # longer than any run: the same files hot throughout
+INTERVAL_S, DELAY_S = 30.0, 10.0
+REACTIVE_K = (1, 2, 3, 5, 8)
+STORAGE_BOUND, CAPTURE_BAR, MIN_ORACLE_GAIN = 0.10, 0.50, 0.10
+
+
+def sim_config(fit: dict, policy: str, seed: int, params: dict | None = None) -> SimConfig:
+    """The simulator as compare_sim_real.py fitted it to the real cluster."""
+    model = {k: v for k, v in fit["task_model"].items() if k != "sources"}
+    am = {k: fit["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")}
+    return SimConfig(nodes=4, racks=2, replication=2, block_size_mb=BLOCK / (1 << 20), max_replication=4,
+                     slots_per_node=fit["slots_per_node"], heartbeat_s=fit["heartbeat_s"],
+                     delay_node_s=DELAY_S, delay_rack_s=DELAY_S, delay_threshold_s=DELAY_S,
+                     policy=policy, interval_s=INTERVAL_S,
+                     signals="observed" if policy == "dsbra" else "scheduler",
+                     policy_params=params or {}, seed=seed, **am, **model)
+
+
+ARMS = {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", None),
+        "scarlett": ("scarlett", None),
+        **{f"oracle-reactive{k}": ("oracle-reactive", {"min_jobs": k}) for k in REACTIVE_K}}
+
+
+def evaluate(schedule: Path, fit: dict, seeds: int) -> dict:
+    """Per arm: each seed's mean response and extra storage, and the captured shares."""
+    per_arm = {}
+    for arm, (policy, params) in ARMS.items():
+        runs = [simulate(sim_config(fit, policy, seed, params), WorkloadSpec(source=f"schedule:{schedule}")).summary
+                for seed in range(seeds)]
+        per_arm[arm] = {"response_s": [r["mean_response_s"] for r in runs],
+                        "node_locality": [r["node_locality"] for r in runs],
+                        "extra_storage": [r["extra_storage_mean"] for r in runs]}
+    static, oracle = per_arm["static"]["response_s"], per_arm["oracle"]["response_s"]
+    gain = [s - o for s, o in zip(static, oracle)]
+    for arm, row in per_arm.items():
+        if arm in ("static", "oracle"):
+            continue
+        shares = [(s - a) / g for s, a, g in zip(static, row["response_s"], gain) if g > 0]
+        row["captured"] = t_interval(shares) if shares else None
+        row["extra_storage_mean"] = statistics.fmean(row["extra_storage"])
+    per_arm["oracle_gain_s"] = t_interval(gain)
+    per_arm["oracle_gain_share"] = statistics.fmean(g / s for g, s in zip(gain, static))
+    return per_arm
+
+
+def best_reactive(result: dict) -> tuple[str, tuple] | None:
+    """The reactive oracle variant within the storage bound that captures the most."""
+    within = [(arm, result[arm]["captured"]) for arm in result if arm.startswith("oracle-reactive")
+              and result[arm]["captured"] and result[arm]["extra_storage_mean"] <= STORAGE_BOUND]
+    return max(within, key=lambda x: x[1][0]) if within else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--fit", type=Path, required=True, help="a compare_sim_real.py sim-vs-real.json")
+    ap.add_argument("--slots", type=int, required=True,
+                    help="the schedule's --slots: the map slots the real ResourceManager reports")
+    ap.add_argument("--seeds", type=int, default=5)
+    a = ap.parse_args()
+    fit = json.loads(a.fit.read_text())
+    if a.seeds < 2:
+        ap.error("--seeds must be at least 2 (the intervals need a spread)")
+    rows = {}
+    for gib, (jobs, gap), hs in itertools.product(SIZES_GIB, LOADS, HOT_SHARES):
+        name = f"{gib}g-{jobs}jobs-gap{gap:g}s-share{hs:g}"
+        plan = DatasetPlan(total_bytes=gib << 30, block_bytes=BLOCK, seed=0)
+        doc = fb2009_bins(plan, slots=a.slots, jobs=jobs, inter_arrival_s=gap, hot_fraction=HOT_FRACTION,
+                          hot_share=hs, hot_period_s=HOT_PERIOD_S, seed=0)
+        path = a.out / name / "schedule.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+        rows[name] = {"params": doc["params"], "size_gib": gib, **evaluate(path, fit, a.seeds)}
+        best = best_reactive(rows[name])
+        print(f"{name}: oracle gain {rows[name]['oracle_gain_s'][0]:.1f} s "
+              f"({100 * rows[name]['oracle_gain_share']:.0f}%); best reactive within "
+              f"{STORAGE_BOUND:.0%}: {best[0] + ' %.0f%%' % (100 * best[1][0]) if best else 'none'}",
+              file=sys.stderr, flush=True)
+    reaching = {n: best_reactive(r) for n, r in rows.items() if r["oracle_gain_share"] >= MIN_ORACLE_GAIN}
+    reaching = {n: b for n, b in reaching.items() if b and b[1][0] >= CAPTURE_BAR}
+    chosen = max(reaching, key=lambda n: reaching[n][1][1]) if reaching else None
+    doc = {"command": "python benchmarks/choose_hotspot_schedule.py " + " ".join(sys.argv[1:]),
+           "fit": str(a.fit), "storage_bound": STORAGE_BOUND, "capture_bar": CAPTURE_BAR,
+           "min_oracle_gain": MIN_ORACLE_GAIN,
+           "chosen": chosen, "candidates": rows}
+    (a.out / "choice.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (a.out / "choice.md").write_text(render(doc))
+    print(f"chosen: {chosen}" if chosen else "no candidate reaches the bar", flush=True)
+
+
+def render(doc: dict) -> str:
+    def ci(x) -> str:
+        return f"{100 * x[0]:.0f}% [{100 * x[1]:.0f}, {100 * x[2]:.0f}]" if x else "-"
+
+    lines = ["# The hot-spot schedule, chosen in the simulator", "", f"`{doc['command']}`", "",
+             f"Simulator fitted by compare_sim_real.py ({doc['fit']}). Captured: (static - arm) / "
+             f"(static - oracle) on mean response, per placement seed, 95% t-interval. The bar: a "
+             f"reactive oracle within {doc['storage_bound']:.0%} mean extra storage captures >= "
+             f"{doc['capture_bar']:.0%}, where the oracle gains at least {doc['min_oracle_gain']:.0%} of "
+             f"static's mean response. Chosen: **{doc['chosen'] or 'none'}**.", "",
+             "| candidate | static s | oracle gain s (% of static) | best reactive within bound (storage) | dsbra (storage) "
+             "| scarlett (storage) |", "| --- | --- | --- | --- | --- | --- |"]
+    for name, r in doc["candidates"].items():
+        best = best_reactive(r)
+        reactive = f"{best[0]}: {ci(best[1])} ({100 * r[best[0]]['extra_storage_mean']:.1f}%)" if best else "none"
+        lines.append(f"| {name} | {statistics.fmean(r['static']['response_s']):.1f} | "
+                     f"{r['oracle_gain_s'][0]:.1f} [{r['oracle_gain_s'][1]:.1f}, {r['oracle_gain_s'][2]:.1f}] "
+                     f"({100 * r['oracle_gain_share']:.0f}%) | "
+                     f"{reactive} | {ci(r['dsbra']['captured'])} ({100 * r['dsbra']['extra_storage_mean']:.1f}%) | "
+                     f"{ci(r['scarlett']['captured'])} ({100 * r['scarlett']['extra_storage_mean']:.1f}%) |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
