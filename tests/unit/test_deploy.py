@@ -46,3 +46,18 @@ def test_unit_runs_what_the_config_and_docs_say():
     assert "StateDirectory=dsbra" in text and "ReadWritePaths=/var/lib/dsbra" in text
     cfg = load_config(str(ROOT / "deploy" / "dsbra.yaml"), env={})
     assert str(cfg.state_dir) == "/var/lib/dsbra"  # the one writable path of ProtectSystem=strict
+
+
+def test_kerberized_ha_example_loads(tmp_path):
+    """deploy/dsbra-kerberized-ha.yaml: several https URLs per service, a keytab login and a CA
+    bundle in one config (the bundle must exist: an env override points it at a file here)."""
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("not read by load_config\n")
+    cfg = load_config(str(ROOT / "deploy" / "dsbra-kerberized-ha.yaml"),
+                      env={"DSBRA_CLUSTER__CA_BUNDLE": str(bundle)})
+    c = cfg.cluster
+    assert c.kerberos and c.keytab and c.kerberos_principal.endswith("@EXAMPLE.ORG")
+    assert str(c.ca_bundle) == str(bundle)
+    # the lists are kept comma-joined, the form the REST clients split (and env overrides take)
+    assert c.webhdfs == "https://nn1.example.org:9871,https://nn2.example.org:9871"
+    assert c.rm == "https://rm1.example.org:8090,https://rm2.example.org:8090"
