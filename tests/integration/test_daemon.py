@@ -16,13 +16,18 @@ import subprocess
 import sys
 import signal
 import time
+from pathlib import Path
 
 import pytest
 import yaml
 from hdfs import InsecureClient
 
+from dsbra.bench.grepjar import grep_jar
+from dsbra.bench.submitter import ScheduleClient, follow
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.jobs import grep_lines, submit_spaced
+from dsbra.cluster import state as st
+from dsbra.cluster.install import HadoopInstall
+from dsbra.cluster.jobs import grep_lines
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
 from netslots import SECOND
@@ -101,9 +106,21 @@ def _stop(proc: subprocess.Popen) -> str:
 
 
 def _replay(layout) -> None:
-    runs = submit_spaced(_hot_jobs(), 3.0, lambda runs: None, state_dir=layout.root)
-    for r in runs:
-        r.wait(timeout=600, check=True)
+    """The hot jobs, 3 s apart, from one submitter JVM (map-only GrepScan, as `dsbra bench
+    replay` runs them), to their end: a client JVM per job and grep's sort job each cost this
+    2-core machine more than the maps the daemon watches."""
+    data = st.load(layout.state_file)
+    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
+    tag = time.time_ns()
+    plan = [(3.0 * i, f"td-{tag}-{i}", inputs, f"/td/out-{tag}-{i}") for i, inputs in enumerate(_hot_inputs())]
+    client = ScheduleClient(layout, jar, plan, int(time.time() * 1000),
+                            log_path=layout.root / f"submitter-{tag}.log")
+    try:
+        follow(client, lambda: None, timeout_s=600)
+    finally:
+        client.close()
+    failed = [(j.index, j.state, j.error) for j in client.jobs if not j.ok]
+    assert not failed, (failed, client.log_path.read_text()[-3000:])
 
 
 def _until(pred, timeout_s: float, proc) -> bool:
@@ -121,22 +138,26 @@ def _replication(client) -> dict[str, int]:
 
 
 def _journal(cfg: dict) -> list[dict]:
-    from pathlib import Path
 
     path = Path(cfg["state_dir"]) / "journal.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def _hot_jobs():
-    """Each job reads every hot file HOT_READS times (a path listed n times is n splits) and
-    two cold files once, so the hot blocks' holders run out of slots. Five jobs two hot splits
+def _hot_inputs() -> list[str]:
+    """Each job's inputs, comma-separated: every hot file HOT_READS times (a path listed n times
+    is n splits) and two cold files once, so the hot blocks' holders run out of slots. Five jobs two hot splits
     each 6 s apart gave too few delays for any block to be hot. The cold reads matter too: the
     default profile calls a block hot against
     the mean pressure of the window's blocks, and a window of nothing but the two hot files
     and a cold one has no block twice the mean (a CI run raised nothing)."""
-    return [["grep", ",".join(HOT * HOT_READS + [COLD[(2 * i) % len(COLD)],
-                                                 COLD[(2 * i + 1) % len(COLD)]]),
-             f"/td/out-{time.time_ns()}-{i}", "XYZ"] for i in range(6)]
+    return [",".join(HOT * HOT_READS + [COLD[(2 * i) % len(COLD)], COLD[(2 * i + 1) % len(COLD)]])
+            for i in range(6)]
+
+
+def _hot_jobs() -> list[list[str]]:
+    """The hot jobs as Hadoop's grep example, a client JVM each (the secure and HA tests, whose
+    clients log in and follow failovers as Hadoop's own client does)."""
+    return [["grep", inputs, f"/td/out-{time.time_ns()}-{i}", "XYZ"] for i, inputs in enumerate(_hot_inputs())]
 
 
 def _confirmed(cfg: dict) -> list[dict]:
