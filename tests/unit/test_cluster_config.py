@@ -220,7 +220,7 @@ def test_ha_two_namenodes_on_a_quorum_journal_each_knowing_its_id():
 
 
 def test_ha_two_resourcemanagers_sharing_a_state_store():
-    spec = ClusterSpec(ha=True, workers=2, replication=2)
+    spec = ClusterSpec(ha=True, workers=2, replication=2, ha_failover="manual")
     paths = dataclasses.replace(PATHS, rm_store="/state/data/rmstore")
     second = props(render_host(spec, "master", paths, "/j", None, "master2")["yarn-site.xml"])
     worker = props(render_host(spec, "worker", paths, "/j", spec.worker_list[0])["yarn-site.xml"])
