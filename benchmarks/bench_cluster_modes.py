@@ -1,4 +1,5 @@
-"""What `dsbra cluster up --ha` costs over the default cluster: seconds to ready, summed RSS.
+"""What `dsbra cluster up --ha` costs over the default cluster: seconds to ready, summed RSS;
+with automatic failover (ZooKeeper, two ZKFCs; the default) and with manual failover.
 
 Each mode is brought up cold (`dsbra cluster up`, then `down --purge`) ``--repeats`` times on a
 network of its own (name prefix, subnet and ports no test slot or other benchmark uses); after
@@ -31,7 +32,7 @@ from dsbra.cluster import daemons as dmn  # noqa: E402
 
 STATE = ROOT / ".dsbra" / "bench-cluster-modes"
 NET = ["--prefix", "dsbram", "--subnet", "10.81.0.0/24", "--port-offset", "8500"]
-MODES = {"default": [], "ha": ["--ha"]}
+MODES = {"default": [], "ha": ["--ha"], "ha-manual": ["--ha", "--ha-failover", "manual"]}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -76,10 +77,12 @@ def main() -> None:
                          "processes": r["processes"]} for mode, r in runs.items()},
         "loadavg_1m": {"before": round(load_before[0], 1), "after": round(os.getloadavg()[0], 1)},
         "notes": "up: `dsbra cluster up` wall time from a cold start until ready (with --ha: both "
-                 "NameNodes formatted/bootstrapped, nn1 and rm1 made active, every DataNode and "
-                 "NodeManager registered with the active ones). RSS: sum of VmRSS of every process "
-                 f"of the cluster after {args.settle:.0f} s idle. --ha adds a NameNode, a "
-                 "ResourceManager and three JournalNodes. The machine is shared: expect noise.",
+                 "NameNodes formatted/bootstrapped and answering, one NameNode and one RM active "
+                 "(ha: elected through ZooKeeper; ha-manual: nn1 and rm1 made active by haadmin), "
+                 "every DataNode and NodeManager registered with the active ones). RSS: sum of VmRSS "
+                 f"of every process of the cluster after {args.settle:.0f} s idle. --ha adds a "
+                 "NameNode, a ResourceManager and three JournalNodes; its automatic failover "
+                 "(ha) a ZooKeeper server and two ZKFCs. The machine is shared: expect noise.",
     }
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
