@@ -283,6 +283,15 @@ def web_session(spec: ClusterSpec, layout: StateLayout):
         yield sec.client_session(spec, layout)
 
 
+def hdfs_client(spec: ClusterSpec, session: requests.Session):
+    """An HdfsCLI client as root through ``session`` (:func:`web_session`'s) to every NameNode:
+    HdfsCLI takes an --ha cluster's NameNodes joined by ';', passes a standby or an unreachable
+    one, and stays on the one that answered."""
+    import hdfs
+
+    return hdfs.InsecureClient(";".join(spec.namenode_urls.values()), user="root", session=session)
+
+
 def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dict[str, str]:
     """What is still missing, by component; empty when the cluster is ready. ``session``:
     :func:`web_session`'s, for a --kerberos/--tls cluster."""
