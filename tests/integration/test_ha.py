@@ -8,7 +8,8 @@ middle of the run the active NameNode is killed (kill -9) and the standby made a
 (`yarn rmadmin -transitionToActive --forceactive`: it has no -failover). The daemon must go on
 with rounds against the new active ones, keep its cluster lock (a second daemon is refused),
 and its journal must show every change sent once or reconciled, none lost or doubled, no file
-below its base replication.
+below its base replication. Then, with the second NameNode and RM active and the first ones
+back as standbys, `dsbra cluster load` and the network benchmark's reads must still work.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dsbra.bench.network import time_reads
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.jobs import submit_spaced
+from dsbra.cluster import loadcheck
+from dsbra.cluster.jobs import grep_lines, submit_spaced
 from dsbra.cluster.spec import ClusterSpec
 from test_daemon import BASE, SPEC, _hot_jobs, cluster_with_data
 from test_daemon_faults import _journal, _rounds, _start, _stop, _wait_rounds, check_journal
@@ -127,3 +130,25 @@ def test_daemon_follows_namenode_and_resourcemanager_failover(ha_cluster, tmp_pa
     print(f"NameNode failover {nn_failover_s:.1f} s; journal {len(ops)} records "
           f"({sum(r['op'] == 'sent' for r in ops)} sent); {_rounds(log)} rounds")
     workload.join(timeout=1)
+
+
+def test_load_check_and_network_reads_go_to_the_second_namenode_and_rm(ha_cluster):
+    """`dsbra cluster load` and the network benchmark's reads, with nn1 and rm1 standbys (the
+    first URLs) and nn2 and rm2 active: as the test above leaves them, once the killed ones
+    are back; run alone, this test fails over by hand."""
+    layout, env, client = ha_cluster
+    spec = HA_SPEC
+    for name in ("namenode", "resourcemanager"):
+        cl.start_daemon(layout, name)  # a no-op unless the test above killed it
+    if cl.active_namenode(spec) != "nn2":
+        cl.ha_admin(spec, layout, "hdfs", ["-failover", "nn1", "nn2"])
+    if cl.active_rm(spec) != "rm2":
+        cl.ha_admin(spec, layout, "yarn", ["-transitionToStandby", "rm1"])
+        cl.ha_admin(spec, layout, "yarn", ["-transitionToActive", "rm2"])
+    assert (cl.active_namenode(spec), cl.active_rm(spec)) == ("nn2", "rm2")
+    path = "/td/net-ha"
+    client.write(path, grep_lines(3000, seed=99), overwrite=True, replication=1)
+    reads = time_reads(env, path, repeats=1)
+    assert set(reads["levels"]) == {"node_local", "rack_local", "off_rack"}, reads
+    summary = loadcheck.run(layout, jobs=1, gap_s=0.0)
+    assert summary["failed_jobs"] == 0 and summary["peak_containers"] > 0, summary
