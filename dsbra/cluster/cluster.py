@@ -325,6 +325,15 @@ def web_session(spec: ClusterSpec, layout: StateLayout):
         yield sec.client_session(spec, layout)
 
 
+def hdfs_client(spec: ClusterSpec, session: requests.Session):
+    """An HdfsCLI client as root through ``session`` (:func:`web_session`'s) to every NameNode:
+    HdfsCLI takes an --ha cluster's NameNodes joined by ';', passes a standby or an unreachable
+    one, and stays on the one that answered."""
+    import hdfs
+
+    return hdfs.InsecureClient(";".join(spec.namenode_urls.values()), user="root", session=session)
+
+
 def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dict[str, str]:
     """What is still missing, by component; empty when the cluster is ready. ``session``:
     :func:`web_session`'s, for a --kerberos/--tls cluster."""
@@ -564,22 +573,24 @@ def stop_daemon(layout: StateLayout, name: str, *, kill: bool = False) -> None:
                 dmn.terminate([pid])
 
 
-def start_daemon(layout: StateLayout, name: str, timeout: float = 120.0) -> None:
-    """Start again one daemon :func:`stop_daemon` stopped, and wait until the cluster is ready."""
+def start_daemon(layout: StateLayout, *names: str, timeout: float = 120.0) -> None:
+    """Start again the daemons :func:`stop_daemon` stopped (those still running are left
+    alone), then wait until the cluster is ready: all at once, since readiness needs every one."""
     with _exclusive(layout):
         data = st.load(layout.state_file)
-        name = resolve_daemon(layout, name)
-        if data is None or name not in data["daemons"]:
+        names = tuple(resolve_daemon(layout, name) for name in names)
+        if data is None or any(name not in data["daemons"] for name in names):
             raise ClusterError(f"the cluster in {layout.root} is not up; start it with: dsbra cluster up")
         spec = ClusterSpec.from_dict(data["spec"])
         java_home = Path(data["java_home"])
-        d = data["daemons"][name]
-        if not dmn.is_ours(d["pid"], name, layout.root):
-            daemon = next(x for x in dmn.cluster_daemons(spec) if x.name == name)
-            cmd = dmn.java_command(spec, layout, HadoopInstall(Path(data["hadoop_home"])),
-                                   java_home, daemon)
-            d["pid"] = dmn.spawn(cmd, layout.out(name), dmn.daemon_env(java_home), layout.root).pid
-            st.save(layout.state_file, data)
+        for name in names:
+            d = data["daemons"][name]
+            if not dmn.is_ours(d["pid"], name, layout.root):
+                daemon = next(x for x in dmn.cluster_daemons(spec) if x.name == name)
+                cmd = dmn.java_command(spec, layout, HadoopInstall(Path(data["hadoop_home"])),
+                                       java_home, daemon)
+                d["pid"] = dmn.spawn(cmd, layout.out(name), dmn.daemon_env(java_home), layout.root).pid
+        st.save(layout.state_file, data)
         wait_ready(spec, layout, data, timeout)
 
 

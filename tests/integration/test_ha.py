@@ -15,6 +15,8 @@ reconciled, none lost or doubled, no file below its base replication.
 Manual failover (`--ha-failover manual`, haadmin -transitionToActive) is what this test did
 before automatic failover; its configuration is covered by the render tests
 (tests/unit/test_cluster_config.py).
+Then, with the second NameNode and RM active and the first ones back as standbys (the first
+URLs of every list), `dsbra cluster load` and the network benchmark's reads must still work.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dsbra.bench.network import time_reads
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.jobs import submit_spaced
+from dsbra.cluster import loadcheck
+from dsbra.cluster.jobs import grep_lines, submit_spaced
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS, ClusterSpec
 from dsbra.errors import ClusterError
 from test_daemon import BASE, SPEC, _hot_jobs, cluster_with_data
@@ -99,6 +103,20 @@ def _wait_active(active, want: str, since: float, bound_s: float) -> float:
     return time.monotonic() - since
 
 
+def _failover_namenode(layout, active: str, standby: str) -> None:
+    """`haadmin -failover` through the ZKFCs. A NameNode that just answered may need one more
+    health check of its ZKFC before it takes part (refused: "... is not currently healthy.
+    Cannot be failover target"): retried for a minute."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            cl.ha_admin(HA_SPEC, layout, "hdfs", ["-failover", active, standby])
+            return
+        except ClusterError as exc:
+            assert "not currently healthy" in str(exc) and time.monotonic() < deadline, str(exc)
+            time.sleep(1)
+
+
 def test_haadmin_failover_goes_through_the_zkfcs(ha_cluster):
     layout, _, _ = ha_cluster
     spec = HA_SPEC
@@ -107,16 +125,7 @@ def test_haadmin_failover_goes_through_the_zkfcs(ha_cluster):
     standby = _other(HA_NAMENODES, active)
     with pytest.raises(ClusterError, match=r"^automatic failover is on, .* -transitionToActive is refused"):
         cl.ha_admin(spec, layout, "hdfs", ["-transitionToActive", standby])
-    # `up` waited until the standby answers; its ZKFC may need a health check more before it
-    # takes part (it refuses: "... is not currently healthy. Cannot be failover target")
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            cl.ha_admin(spec, layout, "hdfs", ["-failover", active, standby])
-            break
-        except ClusterError as exc:
-            assert "not currently healthy" in str(exc) and time.monotonic() < deadline, str(exc)
-            time.sleep(1)
+    _failover_namenode(layout, active, standby)
     assert cl.active_namenode(spec) == standby
     states = cl.ha_admin(spec, layout, "hdfs", ["-getAllServiceState"])
     assert re.search(rf":{spec.port('namenode_rpc')}\s+standby", states), states  # nn1
@@ -179,3 +188,25 @@ def test_daemon_follows_automatic_namenode_and_resourcemanager_failover(ha_clust
           f"ResourceManager {rm_active}->{rm_standby} {rm_failover_s:.1f} s; journal {len(ops)} records "
           f"({sum(r['op'] == 'sent' for r in ops)} sent); {_rounds(log)} rounds")
     workload.join(timeout=1)
+
+
+def test_load_check_and_network_reads_go_to_the_second_namenode_and_rm(ha_cluster):
+    """`dsbra cluster load` and the network benchmark's reads, with nn1 and rm1 standbys (the
+    first URLs) and nn2 and rm2 active: the killed daemons of the test above started again,
+    then the NameNode failed over through the ZKFCs and rm1 restarted if either is not so."""
+    layout, env, client = ha_cluster
+    spec = HA_SPEC
+    cl.start_daemon(layout, *cl.HA_DAEMONS.values())  # those the test above killed
+    if cl.active_namenode(spec) != "nn2":
+        _failover_namenode(layout, "nn1", "nn2")
+    if cl.active_rm(spec) != "rm2":  # automatic failover refuses transitions: restart rm1
+        cl.stop_daemon(layout, cl.HA_DAEMONS["rm1"])
+        _wait_active(lambda: cl.active_rm(spec), "rm2", time.monotonic(), RM_FAILOVER_BOUND_S)
+        cl.start_daemon(layout, cl.HA_DAEMONS["rm1"])
+    assert (cl.active_namenode(spec), cl.active_rm(spec)) == ("nn2", "rm2")
+    path = "/td/net-ha"
+    client.write(path, grep_lines(3000, seed=99), overwrite=True, replication=1)
+    reads = time_reads(env, path, repeats=1)
+    assert set(reads["levels"]) == {"node_local", "rack_local", "off_rack"}, reads
+    summary = loadcheck.run(layout, jobs=1, gap_s=0.0)
+    assert summary["failed_jobs"] == 0 and summary["peak_containers"] > 0, summary
