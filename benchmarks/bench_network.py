@@ -40,7 +40,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "network.json")
     args = parser.parse_args()
     env = cl.env(StateLayout((args.state_dir or default_state_dir()).resolve()))
-    client = InsecureClient(env["namenode"], user="root")
+    # every NameNode of an --ha cluster (comma-separated in env; HdfsCLI takes them by ";")
+    client = InsecureClient(env["namenode"].replace(",", ";"), user="root")
     path = f"/bench/network-{uuid.uuid4().hex[:8]}"
     block = args.block_mb << 20
     client.write(path, grep_block(block // LINE_BYTES, 1), replication=1, blocksize=block)

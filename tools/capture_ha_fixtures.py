@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Capture a real HA cluster's standby replies as unit-test fixtures.
 
-    dsbra cluster up --ha --state-dir DIR ...
+    dsbra cluster up --ha --ha-failover manual --state-dir DIR ...
     .venv/bin/python tools/capture_ha_fixtures.py --state-dir DIR [--out tests/fixtures/ha/hadoop-3.4.2]
 
 Fails the cluster over by hand first (``hdfs haadmin -failover nn1 nn2``, ``yarn rmadmin
 -transitionToStandby rm1`` then ``-transitionToActive rm2``), so that the first NameNode and
 ResourceManager are standbys and still answer; then asks both through dsbra's clients with
-every URL. One directory per server (``nn1``, ``nn2``, ``rm1``, ``rm2``), each a
+every URL. Manual failover: with automatic failover ZooKeeper would not leave both RMs
+standby, and refuses the transitions. One directory per server (``nn1``, ``nn2``, ``rm1``, ``rm2``), each a
 ``dsbra.observe.replay`` fixture, so a replay can mount each where its server was:
 ``urls.json`` names them. ``no-active-rm/`` holds what both RMs answer while both are
 standby (mid-failover). ``conf/`` holds the client's core-, hdfs-, yarn- and mapred-site.xml.
@@ -47,6 +48,8 @@ def main() -> None:
     servers = {**spec.namenode_urls, **spec.rm_urls}
     nn_urls, rm_urls = list(spec.namenode_urls.values()), list(spec.rm_urls.values())
 
+    if not spec.ha or spec.automatic_failover:
+        sys.exit("start from a fresh --ha --ha-failover manual cluster: the captures fail over by hand")
     if cl.active_namenode(spec) != "nn1" or cl.active_rm(spec) != "rm1":
         sys.exit("start from a fresh --ha cluster: nn1 and rm1 active")
     writer = hdfs.InsecureClient(";".join(nn_urls), user="root")

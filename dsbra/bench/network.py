@@ -20,7 +20,8 @@ LEVELS = ("node_local", "rack_local", "off_rack")
 
 
 def replica_host(env: dict, path: str) -> str:
-    """The one worker address holding the file's single block."""
+    """The one worker address holding the file's single block (asked of the active one of an
+    --ha cluster's NameNodes, which env names comma-separated)."""
     located = WebHdfs(env["namenode"], user="root").block_locations(path)
     blocks = located.get("locatedBlocks") or []
     if len(blocks) != 1 or len(blocks[0].get("locations") or []) != 1:
@@ -60,7 +61,7 @@ def time_reads(env: dict, path: str, repeats: int = 3) -> dict:
     so a change of machine load hits them alike. One warm-up read fills the page cache."""
     holder = replica_host(env, path)
     datanode = next(w["datanode"] for w in env["workers"] if w["host"] == holder)
-    rpc = urlsplit(env["fs"]).netloc
+    rpc = urlsplit(env["fs"]).netloc  # with --ha the nameservice: the DataNode asks its active NameNode
     who = readers(env, holder)
     timed_read(who["node_local"], datanode, path, rpc)
     runs: dict[str, list[tuple[float, int]]] = {level: [] for level in who}

@@ -13,8 +13,8 @@ import click
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.install import ensure_hadoop
 from dsbra.cluster.paths import StateLayout, default_state_dir
-from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS, ClusterSpec,
-                                parse_size)
+from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HA_FAILOVERS, HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS,
+                                ClusterSpec, parse_size)
 from dsbra.errors import ClusterError, InputError
 
 state_dir_option = click.option(
@@ -89,8 +89,13 @@ def cluster() -> None:
 @click.option("--ha", is_flag=True,
               help="High availability: two NameNodes sharing a quorum journal (JournalNodes on the "
                    "first three workers) and two ResourceManagers sharing a state store, the second "
-                   "of each on the master's address with other ports; failover is manual "
-                   "(dsbra cluster haadmin).")
+                   "of each on the master's address with other ports; see --ha-failover.")
+@click.option("--ha-failover", type=click.Choice(HA_FAILOVERS), default=ClusterSpec.ha_failover,
+              show_default=True,
+              help="With --ha: auto runs a ZooKeeper server on the master, a failover controller "
+                   "(ZKFC) beside each NameNode and the ResourceManagers' embedded elector, so a "
+                   "standby becomes active by itself; manual runs no ZooKeeper, and an operator "
+                   "fails over with `dsbra cluster haadmin`.")
 @click.option("--kerberos", is_flag=True,
               help="Hadoop security on (needs --tls): an MIT KDC with principals and keytabs for every "
                    "daemon and for dsbra (<state dir>/security), SPNEGO on every web endpoint, SASL on "
@@ -107,8 +112,8 @@ def cluster() -> None:
 def up(workers, racks, subnet, prefix, port_offset, replication, block_size, scheduler,
        node_locality_delay, rack_locality_additional_delay, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
-       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, ha, kerberos, tls, timeout,
-       values_file, state_dir) -> None:
+       nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, ha, ha_failover, kerberos, tls,
+       timeout, values_file, state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
     fields = dict(
@@ -120,12 +125,15 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
         locality_delay_node_ms=locality_delay_node_ms,
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
         hadoop_version=hadoop_version, net_mbit=net_mbit, net_rack_mbit=net_rack_mbit,
-        block_placement=block_placement, ha=ha, kerberos=kerberos, tls=tls,
+        block_placement=block_placement, ha=ha, ha_failover=ha_failover, kerberos=kerberos, tls=tls,
     )
+    ctx = click.get_current_context()
+    if not ha and ctx.get_parameter_source("ha_failover") == click.core.ParameterSource.COMMANDLINE:
+        raise InputError("--ha-failover needs --ha: without it there is one NameNode and one "
+                         "ResourceManager, nothing to fail over")
     if values_file is not None:
         from dsbra.conf.values import load_values
 
-        ctx = click.get_current_context()
         given = {k: v for k, v in fields.items()
                  if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
         fields = {**fields, **load_values(values_file).spec_fields, **given}
@@ -152,6 +160,8 @@ def _print_urls(env: dict) -> None:
     click.echo(f"  NameNode         {env['namenode']}   (WebHDFS {env['webhdfs']})")
     click.echo(f"  ResourceManager  {env['rm']}")
     click.echo(f"  JobHistory       {env['jhs']}")
+    if env["ha"] and env["ha"]["zookeeper"]:
+        click.echo(f"  ZooKeeper        {env['ha']['zookeeper']}   (automatic failover: ZKFCs, the RMs' elector)")
     for w in env["workers"]:
         click.echo(f"  {w['name']:<4} {w['host']:<12} {w['rack']:<7} DataNode {w['datanode']}  "
                    f"NodeManager {w['nodemanager']}")
@@ -219,7 +229,9 @@ def haadmin(service, args, state_dir) -> None:
     `yarn rmadmin` (SERVICE yarn; ResourceManagers rm1, rm2) with ARGS, e.g.
     `dsbra cluster haadmin hdfs -failover nn1 nn2`,
     `dsbra cluster haadmin yarn -transitionToActive --forceactive rm2` (rmadmin has no -failover;
-    --forceactive only once the other RM is dead), `... -getAllServiceState`."""
+    --forceactive only once the other RM is dead), `... -getAllServiceState`. With automatic
+    failover (the default) ZooKeeper elects the active ones: `hdfs -failover` goes through the
+    ZKFCs, -transitionToActive/-transitionToStandby are refused."""
     layout = _layout(state_dir)
     data = cl.st.load(layout.state_file)
     if data is None:

@@ -162,29 +162,39 @@ def _start_daemons(spec, layout, install: HadoopInstall, java_home: Path, data: 
         }
         st.save(layout.state_file, data)
 
-    # workers, JournalNodes and the RMs first: they retry until the NameNode/RM answer, so
-    # their JVM start-up overlaps the NameNode's format (which, with --ha, needs the JournalNodes)
+    # workers, JournalNodes, the RMs and ZooKeeper first: they retry until the NameNode/RM (or
+    # ZooKeeper) answer, so their JVM start-up overlaps the NameNode's format (which, with
+    # --ha, needs the JournalNodes)
     for d in all_daemons:
-        if d.kind in ("journalnode", "datanode", "nodemanager", "resourcemanager"):
+        if d.kind in ("journalnode", "datanode", "nodemanager", "resourcemanager", "zookeeper"):
             start(d)
     _run_tool(spec, layout, install, java_home, by_name["namenode"],
               ["-format", "-force", "-nonInteractive"], "namenode-format", "formatting the NameNode")
     start(by_name["namenode"])
+    if spec.automatic_failover:
+        # a ZKFC refuses to start without its parent znode; nn1's ZKFC, started before nn2
+        # exists, wins the election and makes nn1 active as soon as it answers
+        _wait_for(lambda: _listening(spec.master, spec.port("zookeeper")), 120.0, "zookeeper", layout, data)
+        _run_tool(spec, layout, install, java_home, by_name["zkfc"], ["-formatZK", "-force", "-nonInteractive"],
+                  "zkfc-format", "formatting ZooKeeper for the failover controllers")
+        start(by_name["zkfc"])
     if spec.ha:
-        # the second NameNode copies the first one's namespace; then both run as standbys
-        # until the first is made active (manual failover: no ZooKeeper)
-        _wait_for(lambda: _namenode_state(spec.namenode_urls["nn1"]) is not None, 120.0,
-                  "the first NameNode's web server", layout.log("namenode"))
+        # the second NameNode copies the first one's namespace, then runs as a standby
+        _wait_for(lambda: _namenode_state(spec.namenode_urls["nn1"]) is not None, 120.0, "namenode",
+                  layout, data)
         _run_tool(spec, layout, install, java_home, by_name["namenode2"],
                   ["-bootstrapStandby", "-force", "-nonInteractive"], "namenode2-bootstrap",
                   "bootstrapping the standby NameNode")
         start(by_name["namenode2"])
+    if spec.automatic_failover:
+        start(by_name["zkfc2"])  # the RMs elect their active one themselves
+    elif spec.ha:
+        # manual failover: both run as standbys until the first is made active;
         # -transitionToActive first asks the other one it is not active, and fails on no answer
         for name, state_of, url in (("namenode2", _namenode_state, spec.namenode_urls["nn2"]),
                                     ("resourcemanager", _rm_state, spec.rm_urls["rm1"]),
                                     ("resourcemanager2", _rm_state, spec.rm_urls["rm2"])):
-            _wait_for(lambda state_of=state_of, url=url: state_of(url) is not None, 120.0, name,
-                      layout.log(name))
+            _wait_for(lambda state_of=state_of, url=url: state_of(url) is not None, 120.0, name, layout, data)
         ha_admin(spec, layout, "hdfs", ["-transitionToActive", HA_NAMENODES[0]])
         ha_admin(spec, layout, "yarn", ["-transitionToActive", HA_RMS[0]])
     start(by_name["historyserver"])
@@ -201,15 +211,41 @@ def _run_tool(spec, layout, install: HadoopInstall, java_home: Path, daemon: dmn
                            f"{_last_error(log_path, out_path)}")
 
 
-def _wait_for(ready, timeout: float, what: str, log_path: Path) -> None:
+def _wait_for(ready, timeout: float, name: str, layout: StateLayout, data: dict) -> None:
+    """Wait until ready() for the daemon ``name``; ClusterError with its log when it exits or
+    is not ready in time."""
     deadline = time.monotonic() + timeout
+    missing_once = False
     while not ready():
+        d = data["daemons"][name]
+        if dmn.is_ours(d["pid"], name, layout.root):
+            missing_once = False
+        elif missing_once:  # missing twice in a row (see _wait_ready)
+            raise ClusterError(_exited(name, d))
+        else:
+            missing_once = True
         if time.monotonic() > deadline:
-            raise ClusterError(f"{what} not up after {timeout:.0f} s; check {log_path}")
+            raise ClusterError(f"{name} not up after {timeout:.0f} s; check {layout.log(name)}")
         time.sleep(0.5)
 
 
+def _exited(name: str, daemon: dict) -> str:
+    log_path, out_path = Path(daemon["log"]), Path(daemon["out"])
+    return (f"{name} exited during start-up; see its log "
+            f"{_log_to_read(log_path, out_path)}{_last_error(log_path, out_path)}")
+
+
+def _listening(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=HTTP_TIMEOUT):
+            return True
+    except OSError:
+        return False
+
+
 HA_TOOLS = {"hdfs": "haadmin", "yarn": "rmadmin"}
+#: what automatic failover leaves to ZooKeeper's election (Hadoop refuses them too, in a paragraph)
+MANUAL_TRANSITIONS = ("-transitionToActive", "-transitionToStandby")
 
 
 def ha_admin(spec: ClusterSpec, layout: StateLayout, service: str, args: list[str]) -> str:
@@ -218,6 +254,12 @@ def ha_admin(spec: ClusterSpec, layout: StateLayout, service: str, args: list[st
     if not spec.ha:
         raise ClusterError("the cluster runs without --ha: there is no standby to fail over to")
     kind = HA_TOOLS[service]
+    manual = next((arg for arg in args if arg in MANUAL_TRANSITIONS), None)
+    if spec.automatic_failover and manual:
+        how = ("use -failover (the ZKFCs hand over)" if service == "hdfs"
+               else "the standby takes over when the active one stops")
+        raise ClusterError(f"automatic failover is on, ZooKeeper elects the active one: {service} {kind} "
+                           f"{manual} is refused; {how}, or run the cluster with --ha-failover manual")
     data = st.load(layout.state_file) or {}
     java_home = Path(data.get("java_home") or find_java())
     install = HadoopInstall(Path(data["hadoop_home"])) if data.get("hadoop_home") \
@@ -283,6 +325,15 @@ def web_session(spec: ClusterSpec, layout: StateLayout):
         yield sec.client_session(spec, layout)
 
 
+def hdfs_client(spec: ClusterSpec, session: requests.Session):
+    """An HdfsCLI client as root through ``session`` (:func:`web_session`'s) to every NameNode:
+    HdfsCLI takes an --ha cluster's NameNodes joined by ';', passes a standby or an unreachable
+    one, and stays on the one that answered."""
+    import hdfs
+
+    return hdfs.InsecureClient(";".join(spec.namenode_urls.values()), user="root", session=session)
+
+
 def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dict[str, str]:
     """What is still missing, by component; empty when the cluster is ready. ``session``:
     :func:`web_session`'s, for a --kerberos/--tls cluster."""
@@ -316,7 +367,22 @@ def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dic
             missing["nodemanagers"] = f"{active}/{spec.workers} NodeManagers registered"
     if _get_json(f"{urls['jhs']}/ws/v1/history/info", session) is None:
         missing["historyserver"] = "JobHistoryServer REST API not answering"
+    silent = _silent_ha_daemons(spec)
+    if silent:  # --ha: the standbys too, or there is nothing to fail over to
+        missing["standby"] = f"{', '.join(silent)} not answering"
     return missing
+
+
+#: `--ha`: the daemon of each NameNode and ResourceManager HA id
+HA_DAEMONS = {"nn1": "namenode", "nn2": "namenode2", "rm1": "resourcemanager", "rm2": "resourcemanager2"}
+
+
+def _silent_ha_daemons(spec: ClusterSpec) -> list[str]:
+    """The --ha NameNodes and ResourceManagers whose web server does not answer."""
+    if not spec.ha:
+        return []
+    return ([HA_DAEMONS[nn] for nn, url in spec.namenode_urls.items() if _namenode_state(url) is None]
+            + [HA_DAEMONS[rm] for rm, url in spec.rm_urls.items() if _rm_state(url) is None])
 
 
 def containers(spec: ClusterSpec, session: requests.Session | None = None) -> dict | None:
@@ -346,7 +412,8 @@ def wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: floa
 def _wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float,
                 session: requests.Session) -> None:
     deadline = time.monotonic() + timeout
-    checks = 6  # namenode, datanodes, safemode, resourcemanager, nodemanagers, historyserver
+    # namenode, datanodes, safemode, resourcemanager, nodemanagers, historyserver (--ha: standby)
+    checks = 7 if spec.ha else 6
     with tqdm(total=checks, desc="cluster up", unit="check", file=sys.stderr, leave=False,
               disable=not sys.stderr.isatty()) as bar:
         gone: set[str] = set()  # daemons not found at the previous check
@@ -359,9 +426,7 @@ def _wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: flo
                     # once in CI): it counts as exited only if still missing half a second later
                     gone.add(name)
                 else:
-                    log_path, out_path = Path(d["log"]), Path(d["out"])
-                    raise ClusterError(f"{name} exited during start-up; see its log "
-                                       f"{_log_to_read(log_path, out_path)}{_last_error(log_path, out_path)}")
+                    raise ClusterError(_exited(name, d))
             missing = readiness(spec, session)
             bar.n = checks - min(checks, _count_missing(missing))
             bar.set_postfix_str("; ".join(missing.values())[:80])
@@ -399,6 +464,8 @@ def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict,
             if w.host not in registered:
                 name = f"{kind}-{w.name}"
                 return name, str(layout.log(name))
+    for name in _silent_ha_daemons(spec):
+        return name, str(layout.log(name))
     return "namenode", str(layout.log("namenode"))
 
 
@@ -466,7 +533,11 @@ def _down(layout: StateLayout, purge: bool = False) -> bool:
     containers = [pid for pid in dmn.state_processes(layout.root) if pid not in daemon_pids]
     dmn.terminate(containers, timeout=2.0)
     dmn.terminate([d["pid"] for d in live.values() if d["netns"]], timeout=10.0)
-    dmn.terminate([d["pid"] for d in live.values() if not d["netns"]], timeout=10.0)
+    masters = [d for d in live.values() if not d["netns"]]
+    dmn.terminate([d["pid"] for d in masters if d["kind"] != "zookeeper"], timeout=10.0)
+    # ZooKeeper last: its clients (the RMs' elector and state store, the ZKFCs) stop without
+    # waiting for it to come back
+    dmn.terminate([d["pid"] for d in masters if d["kind"] == "zookeeper"], timeout=10.0)
     # anything else still running in the worker namespaces or under data/
     leftovers = set(dmn.state_processes(layout.root))
     for ns in data["network"]["netns"]:
@@ -502,22 +573,24 @@ def stop_daemon(layout: StateLayout, name: str, *, kill: bool = False) -> None:
                 dmn.terminate([pid])
 
 
-def start_daemon(layout: StateLayout, name: str, timeout: float = 120.0) -> None:
-    """Start again one daemon :func:`stop_daemon` stopped, and wait until the cluster is ready."""
+def start_daemon(layout: StateLayout, *names: str, timeout: float = 120.0) -> None:
+    """Start again the daemons :func:`stop_daemon` stopped (those still running are left
+    alone), then wait until the cluster is ready: all at once, since readiness needs every one."""
     with _exclusive(layout):
         data = st.load(layout.state_file)
-        name = resolve_daemon(layout, name)
-        if data is None or name not in data["daemons"]:
+        names = tuple(resolve_daemon(layout, name) for name in names)
+        if data is None or any(name not in data["daemons"] for name in names):
             raise ClusterError(f"the cluster in {layout.root} is not up; start it with: dsbra cluster up")
         spec = ClusterSpec.from_dict(data["spec"])
         java_home = Path(data["java_home"])
-        d = data["daemons"][name]
-        if not dmn.is_ours(d["pid"], name, layout.root):
-            daemon = next(x for x in dmn.cluster_daemons(spec) if x.name == name)
-            cmd = dmn.java_command(spec, layout, HadoopInstall(Path(data["hadoop_home"])),
-                                   java_home, daemon)
-            d["pid"] = dmn.spawn(cmd, layout.out(name), dmn.daemon_env(java_home), layout.root).pid
-            st.save(layout.state_file, data)
+        for name in names:
+            d = data["daemons"][name]
+            if not dmn.is_ours(d["pid"], name, layout.root):
+                daemon = next(x for x in dmn.cluster_daemons(spec) if x.name == name)
+                cmd = dmn.java_command(spec, layout, HadoopInstall(Path(data["hadoop_home"])),
+                                       java_home, daemon)
+                d["pid"] = dmn.spawn(cmd, layout.out(name), dmn.daemon_env(java_home), layout.root).pid
+        st.save(layout.state_file, data)
         wait_ready(spec, layout, data, timeout)
 
 
@@ -556,7 +629,8 @@ def env(layout: StateLayout) -> dict:
         "hadoop_version": spec.hadoop_version,
         "block_placement": spec.block_placement,
         "ha": ({"nameservice": HA_NAMESERVICE, "namenodes": spec.namenode_urls, "rms": spec.rm_urls,
-                "journalnodes": [w.host for w in spec.journal_nodes]} if spec.ha else None),
+                "journalnodes": [w.host for w in spec.journal_nodes], "failover": spec.ha_failover,
+                "zookeeper": spec.zookeeper if spec.automatic_failover else None} if spec.ha else None),
         "heat_file": str(layout.heat_file),
         # --tls: the CA that signed every web endpoint's certificate (a client's ca_bundle)
         "ca_bundle": str(paths.ca_pem) if spec.tls else None,

@@ -27,6 +27,8 @@ CONFIG_FILES = [
 ]
 #: Hadoop's https key and trust stores, with --tls
 TLS_FILES = ["ssl-server.xml", "ssl-client.xml"]
+#: the ZooKeeper server's config, on the master with --ha's automatic failover
+ZOOKEEPER_FILE = "zoo.cfg"
 
 # Java 17 hides JDK internals Hadoop 3.4 reflects into; the launcher scripts add these, and we
 # launch with plain `java -cp`, so we pass them to daemons, job clients and containers alike.
@@ -151,6 +153,8 @@ def render_host(
     if role == "client":
         context["role"] = "client"
     names = CONFIG_FILES + (TLS_FILES if spec.tls else [])
+    if spec.automatic_failover and (host or role) == "master":
+        names.append(ZOOKEEPER_FILE)
     return {name: env.get_template(name + ".j2").render(context).strip() + "\n" for name in names}
 
 

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsbra.cluster.config import jvm_opts, jvm_security_opts
+from dsbra.cluster.config import ZOOKEEPER_FILE, jvm_opts, jvm_security_opts
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout, placement_jar
 from dsbra.cluster.security import security_paths
@@ -31,6 +31,9 @@ MAIN_CLASSES = {
     # the admin tools of --ha (`hdfs haadmin`, `yarn rmadmin`), run as short-lived commands
     "haadmin": "org.apache.hadoop.hdfs.tools.DFSHAAdmin",
     "rmadmin": "org.apache.hadoop.yarn.client.cli.RMAdminCLI",
+    # --ha with automatic failover: ZooKeeper (its jars come with Hadoop's) and the ZKFC
+    "zookeeper": "org.apache.zookeeper.server.ZooKeeperServerMain",
+    "zkfc": "org.apache.hadoop.hdfs.tools.DFSZKFailoverController",
 }
 TOOL_HEAP = "256m"
 HDFS_UI = {"namenode", "datanode", "journalnode"}  # these need webapps/ on the classpath
@@ -54,6 +57,15 @@ def cluster_daemons(spec: ClusterSpec) -> list[Daemon]:
         daemons.append(Daemon("namenode2", "namenode", "master2", None))
         daemons.append(Daemon("resourcemanager2", "resourcemanager", "master2", None))
         daemons += [Daemon(f"journalnode-{w.name}", "journalnode", w.name, w.netns) for w in spec.journal_nodes]
+    if spec.automatic_failover:
+        # ZooKeeper on the master, not on a worker: Hadoop keeps it on the master hosts, away
+        # from the containers' CPU and disk, whose stalls would expire its sessions and depose
+        # a healthy active NameNode or RM; and the master's address is where its clients (the
+        # ZKFCs beside the NameNodes, the RMs) already run. Each ZKFC watches the NameNode of
+        # its host's conf dir (dfs.ha.namenode.id)
+        daemons.append(Daemon("zookeeper", "zookeeper", "master", None))
+        daemons.append(Daemon("zkfc", "zkfc", "master", None))
+        daemons.append(Daemon("zkfc2", "zkfc", "master2", None))
     for w in spec.worker_list:
         daemons.append(Daemon(f"datanode-{w.name}", "datanode", w.name, w.netns))
         daemons.append(Daemon(f"nodemanager-{w.name}", "nodemanager", w.name, w.netns))
@@ -70,6 +82,8 @@ def java_command(
     log_name: str | None = None,
 ) -> list[str]:
     log_name = log_name or daemon.name
+    if daemon.kind == "zookeeper":  # standalone, from the zoo.cfg rendered beside the master's configs
+        args = [str(layout.conf(daemon.host) / ZOOKEEPER_FILE), *args]
     classpath = [str(layout.conf(daemon.host))]
     if daemon.kind in HDFS_UI:
         classpath.append(str(install.webapps_root))

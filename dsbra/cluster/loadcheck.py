@@ -20,6 +20,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import requests
+
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.jobs import grep_lines, submit_spaced
 from dsbra.cluster.paths import StateLayout
@@ -33,12 +35,17 @@ COLD_FILES = 6
 LINES = 2000  #: a file of the Hive grep format, 0.2 MB: one block
 
 
-def write_inputs(namenode_url: str) -> tuple[str, list[str]]:
-    """The hot file (replication 1) and the cold ones (replication 2), one block each."""
-    from hdfs import InsecureClient
+def cluster_clients(spec: ClusterSpec, session: requests.Session) -> tuple:
+    """The ResourceManager and an HdfsCLI client over every RM and NameNode of the cluster
+    (both of an --ha one), through ``session``: each follows the active one."""
+    return ResourceManager(list(spec.rm_urls.values()), session=session), cl.hdfs_client(spec, session)
+
+
+def write_inputs(client) -> tuple[str, list[str]]:
+    """The hot file (replication 1) and the cold ones (replication 2), one block each, written
+    through the HdfsCLI ``client``."""
     from hdfs.util import HdfsError
 
-    client = InsecureClient(namenode_url, user="root")
     try:
         client.delete(LOAD_DIR, recursive=True)
         hot = f"{LOAD_DIR}/in/hot.txt"
@@ -75,8 +82,14 @@ def run(layout: StateLayout, jobs: int = 12, gap_s: float = 3.0, conf: dict | No
     if current.state != "up":
         raise ClusterError(f"the cluster is not up ({current.state}); start it with: dsbra cluster up")
     spec = ClusterSpec.from_dict(current.data["spec"])
-    rm = ResourceManager(spec.urls["rm"])
-    hot, cold = write_inputs(spec.urls["namenode"])
+    with cl.web_session(spec, layout) as session:
+        rm, client = cluster_clients(spec, session)
+        hot, cold = write_inputs(client)
+        return _run_jobs(layout, rm, hot, cold, jobs, gap_s, conf, timeout_s, tick)
+
+
+def _run_jobs(layout: StateLayout, rm: ResourceManager, hot: str, cold: list[str], jobs: int, gap_s: float,
+              conf: dict | None, timeout_s: float, tick) -> dict:
     args = [["grep", ",".join([hot, cold[i % COLD_FILES], cold[(i + 1) % COLD_FILES]]),
              f"{LOAD_DIR}/out-{i}", "XYZ"] for i in range(jobs)]
     before = rm.metrics()

@@ -43,6 +43,15 @@ HA_MASTER_PORTS = {
     "rm2_admin": 8133,
     "rm2_http": 8188,
 }
+#: `--ha` with automatic failover: the ZooKeeper server and each NameNode's failover
+#: controller (ZKFC) RPC, on the master's address too
+ZK_MASTER_PORTS = {
+    "zookeeper": 2181,
+    "zkfc_rpc": 8019,
+    "zkfc2_rpc": 8119,
+}
+#: `--ha-failover`: ZooKeeper elects the active NameNode and RM, or an operator runs haadmin
+HA_FAILOVERS = ("auto", "manual")
 #: `--ha`: the HDFS nameservice, the YARN cluster id, and the ids of the two NameNodes / RMs
 HA_NAMESERVICE = "dsbra"
 HA_NAMENODES = ("nn1", "nn2")
@@ -133,6 +142,10 @@ class ClusterSpec:
             "nodemanager": "256m",
             "historyserver": "256m",
             "journalnode": "128m",
+            # --ha with automatic failover: a standalone ZooKeeper holding two locks, and a
+            # ZKFC (a health check and a ZooKeeper session) beside each NameNode
+            "zookeeper": "128m",
+            "zkfc": "128m",
         }
     )
     hadoop_version: str = HADOOP_VERSION
@@ -146,8 +159,12 @@ class ClusterSpec:
     block_placement: str = "default"
     #: two NameNodes sharing a quorum journal (JournalNodes on the first three workers, or the
     #: first one with fewer than three) and two ResourceManagers sharing a state store; the
-    #: second of each runs on the master's address with HA_MASTER_PORTS; failover is manual
+    #: second of each runs on the master's address with HA_MASTER_PORTS
     ha: bool = False
+    #: with ``ha``: "auto", a ZooKeeper server, a ZKFC beside each NameNode and the RMs'
+    #: embedded elector make a standby active by themselves; "manual", no ZooKeeper, an
+    #: operator fails over with haadmin (`dsbra cluster haadmin`)
+    ha_failover: str = "auto"
     #: Hadoop's security on: an MIT KDC of the cluster's own (dsbra.cluster.security), every
     #: daemon logged in from a keytab, SPNEGO on every web endpoint, SASL on block transfer.
     #: Needs ``tls``: a DataNode on unprivileged ports accepts SASL only with HTTPS_ONLY
@@ -162,6 +179,8 @@ class ClusterSpec:
                              "protection on unprivileged ports only with dfs.http.policy=HTTPS_ONLY")
         if self.ha and (self.kerberos or self.tls):
             raise InputError("--ha with --kerberos/--tls is not supported yet: bring up one or the other")
+        if self.ha_failover not in HA_FAILOVERS:
+            raise InputError(f"--ha-failover must be one of {', '.join(HA_FAILOVERS)}, got {self.ha_failover!r}")
         if self.block_placement not in BLOCK_PLACEMENTS:
             raise InputError(f"--placement must be one of {', '.join(BLOCK_PLACEMENTS)}, "
                              f"got {self.block_placement!r}")
@@ -284,12 +303,25 @@ class ClusterSpec:
             return MASTER_PORTS[name] + self.port_offset
         if name in HA_MASTER_PORTS:
             return HA_MASTER_PORTS[name] + self.port_offset
+        if name in ZK_MASTER_PORTS:
+            return ZK_MASTER_PORTS[name] + self.port_offset
         return WORKER_PORTS[name]
 
     @property
     def master_ports(self) -> list[str]:
         """Names of the ports this cluster binds on the master's address."""
-        return list(MASTER_PORTS) + (list(HA_MASTER_PORTS) if self.ha else [])
+        return (list(MASTER_PORTS) + (list(HA_MASTER_PORTS) if self.ha else [])
+                + (list(ZK_MASTER_PORTS) if self.automatic_failover else []))
+
+    @property
+    def automatic_failover(self) -> bool:
+        """`--ha` with ZooKeeper electing the active NameNode and ResourceManager."""
+        return self.ha and self.ha_failover == "auto"
+
+    @property
+    def zookeeper(self) -> str:
+        """host:port of the ZooKeeper server (automatic failover only)."""
+        return f"{self.master}:{self.port('zookeeper')}"
 
     @property
     def journal_nodes(self) -> list[Worker]:

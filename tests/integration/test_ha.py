@@ -1,14 +1,22 @@
-"""`dsbra run --apply` on an HA cluster (`dsbra cluster up --ha`) while it fails over.
+"""`dsbra run --apply` on an HA cluster (`dsbra cluster up --ha`) while it fails over by itself.
 
 One cluster for the module (test_daemon.py's four workers and data, plus a second NameNode on
-a quorum journal and a second ResourceManager). The daemon is given every NameNode and RM
-(the comma-separated URLs of `dsbra cluster env`). Grep jobs keep the hot files busy; in the
-middle of the run the active NameNode is killed (kill -9) and the standby made active by hand
-(`hdfs haadmin -failover`, which fences the dead one), then the same for the ResourceManager
-(`yarn rmadmin -transitionToActive --forceactive`: it has no -failover). The daemon must go on
-with rounds against the new active ones, keep its cluster lock (a second daemon is refused),
-and its journal must show every change sent once or reconciled, none lost or doubled, no file
-below its base replication.
+a quorum journal, a second ResourceManager, and for automatic failover a ZooKeeper server and
+a ZKFC beside each NameNode). First `dsbra cluster haadmin hdfs -failover` hands the active
+NameNode over through the ZKFCs, and manual transitions are refused. Then the daemon is given
+every NameNode and RM (the comma-separated URLs of `dsbra cluster env`); grep jobs keep the hot
+files busy; in the middle of the run the active NameNode is killed (kill -9) and the standby
+must become active by itself (its ZKFC wins the election) within a bound, then the same for
+the active ResourceManager (the embedded elector of the standby, once the dead one's ZooKeeper
+session expires). The daemon must go on with rounds against the new active ones, keep its
+cluster lock (a second daemon is refused), and its journal must show every change sent once or
+reconciled, none lost or doubled, no file below its base replication.
+
+Manual failover (`--ha-failover manual`, haadmin -transitionToActive) is what this test did
+before automatic failover; its configuration is covered by the render tests
+(tests/unit/test_cluster_config.py).
+Then, with the second NameNode and RM active and the first ones back as standbys (the first
+URLs of every list), `dsbra cluster load` and the network benchmark's reads must still work.
 """
 
 from __future__ import annotations
@@ -24,15 +32,23 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dsbra.bench.network import time_reads
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.jobs import submit_spaced
-from dsbra.cluster.spec import ClusterSpec
+from dsbra.cluster import loadcheck
+from dsbra.cluster.jobs import grep_lines, submit_spaced
+from dsbra.cluster.spec import HA_NAMENODES, HA_RMS, ClusterSpec
+from dsbra.errors import ClusterError
 from test_daemon import BASE, SPEC, _hot_jobs, cluster_with_data
 from test_daemon_faults import _journal, _rounds, _start, _stop, _wait_rounds, check_journal
 
 pytestmark = [pytest.mark.cluster, pytest.mark.ha]
 
-HA_SPEC: ClusterSpec = dataclasses.replace(SPEC, ha=True)
+HA_SPEC: ClusterSpec = dataclasses.replace(SPEC, ha=True)  # automatic failover, the default
+#: seconds from the kill until the standby is active: a ZKFC notices its NameNode gone within
+#: a health check (1 s) and quits the election; an RM's lock goes with its ZooKeeper session
+#: (10 s); both then load state. Bounds for a loaded 2-core machine
+NAMENODE_FAILOVER_BOUND_S = 60
+RM_FAILOVER_BOUND_S = 90
 INTERVAL_S = 15
 ROUND_MAPS = re.compile(r" blocks=\d+ map_tasks=(\d+) ")
 
@@ -74,10 +90,52 @@ def _maps_after(log: Path, offset: int) -> int:
     return sum(int(n) for n in ROUND_MAPS.findall(log.read_text()[offset:]))
 
 
-def test_daemon_follows_namenode_and_resourcemanager_failover(ha_cluster, tmp_path):
+def _other(ids: tuple[str, str], one: str) -> str:
+    return ids[1 - ids.index(one)]
+
+
+def _wait_active(active, want: str, since: float, bound_s: float) -> float:
+    """Seconds from ``since`` until ``active()`` (cl.active_namenode or cl.active_rm) names
+    ``want``; fails after ``bound_s``."""
+    while active() != want:
+        assert time.monotonic() - since < bound_s, f"{want} not active {bound_s} s after the kill"
+        time.sleep(0.5)
+    return time.monotonic() - since
+
+
+def _failover_namenode(layout, active: str, standby: str) -> None:
+    """`haadmin -failover` through the ZKFCs. A NameNode that just answered may need one more
+    health check of its ZKFC before it takes part (refused: "... is not currently healthy.
+    Cannot be failover target"): retried for a minute."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            cl.ha_admin(HA_SPEC, layout, "hdfs", ["-failover", active, standby])
+            return
+        except ClusterError as exc:
+            assert "not currently healthy" in str(exc) and time.monotonic() < deadline, str(exc)
+            time.sleep(1)
+
+
+def test_haadmin_failover_goes_through_the_zkfcs(ha_cluster):
+    layout, _, _ = ha_cluster
+    spec = HA_SPEC
+    active = cl.active_namenode(spec)
+    assert active == "nn1"  # its ZKFC started first and won the election
+    standby = _other(HA_NAMENODES, active)
+    with pytest.raises(ClusterError, match=r"^automatic failover is on, .* -transitionToActive is refused"):
+        cl.ha_admin(spec, layout, "hdfs", ["-transitionToActive", standby])
+    _failover_namenode(layout, active, standby)
+    assert cl.active_namenode(spec) == standby
+    states = cl.ha_admin(spec, layout, "hdfs", ["-getAllServiceState"])
+    assert re.search(rf":{spec.port('namenode_rpc')}\s+standby", states), states  # nn1
+
+
+def test_daemon_follows_automatic_namenode_and_resourcemanager_failover(ha_cluster, tmp_path):
     layout, env, client = ha_cluster
     spec = HA_SPEC
-    assert (cl.active_namenode(spec), cl.active_rm(spec)) == ("nn1", "rm1")
+    nn_active, rm_active = cl.active_namenode(spec), cl.active_rm(spec)
+    nn_standby, rm_standby = _other(HA_NAMENODES, nn_active), _other(HA_RMS, rm_active)
     config, log = _config(tmp_path, env, "ha"), tmp_path / "ha.log"
     state = tmp_path / "ha"
     stop = threading.Event()
@@ -85,12 +143,12 @@ def test_daemon_follows_namenode_and_resourcemanager_failover(ha_cluster, tmp_pa
     proc = _start(config, log)
     try:
         _wait_rounds(proc, log, 2, 300)
-        # the NameNode: killed mid-run; the standby made active, the dead one fenced
+        # the NameNode: killed mid-run; the standby's ZKFC makes it active
+        nn_kill_at = len(log.read_text())
         t0 = time.monotonic()
-        cl.stop_daemon(layout, "namenode", kill=True)
-        cl.ha_admin(spec, layout, "hdfs", ["-failover", "nn1", "nn2"])
-        assert cl.active_namenode(spec) == "nn2"
-        nn_failover_s = time.monotonic() - t0
+        cl.stop_daemon(layout, cl.HA_DAEMONS[nn_active], kill=True)
+        nn_failover_s = _wait_active(lambda: cl.active_namenode(spec), nn_standby, t0,
+                                     NAMENODE_FAILOVER_BOUND_S)
         nn_at = len(log.read_text())
         _wait_rounds(proc, log, 2, 300)
         # the cluster lock, through the new active NameNode: a second daemon is refused
@@ -99,13 +157,15 @@ def test_daemon_follows_namenode_and_resourcemanager_failover(ha_cluster, tmp_pa
                                capture_output=True, text=True, timeout=120)
         assert other.returncode != 0 and "cluster lock" in other.stderr, other.stderr[-2000:]
 
-        # the ResourceManager: killed; the standby forced active (rmadmin has no -failover)
-        cl.stop_daemon(layout, "resourcemanager", kill=True)
-        cl.ha_admin(spec, layout, "yarn", ["-transitionToActive", "--forceactive", "rm2"])
-        assert cl.active_rm(spec) == "rm2"
+        # the ResourceManager: killed; the standby's elector takes the lock once the dead
+        # one's ZooKeeper session expires
+        rm_kill_at = len(log.read_text())
+        t0 = time.monotonic()
+        cl.stop_daemon(layout, cl.HA_DAEMONS[rm_active], kill=True)
+        rm_failover_s = _wait_active(lambda: cl.active_rm(spec), rm_standby, t0, RM_FAILOVER_BOUND_S)
         rm_at = len(log.read_text())
         _wait_rounds(proc, log, 3, 400)
-        # rounds after each failover saw map tasks: the daemon observes through rm2 and nn2
+        # rounds after each failover saw map tasks: the daemon observes through the new ones
         deadline = time.monotonic() + 240
         while _maps_after(log, rm_at) == 0 and time.monotonic() < deadline:
             assert proc.poll() is None, log.read_text()[-3000:]
@@ -118,12 +178,35 @@ def test_daemon_follows_namenode_and_resourcemanager_failover(ha_cluster, tmp_pa
     assert _maps_after(log, nn_at) > 0, text[-3000:]
     assert _maps_after(log, rm_at) > 0, text[-3000:]
     # it asked the dead ones, was refused or unanswered, and went on with the new active ones
-    assert f"failover service=WebHDFS to={spec.namenode_urls['nn2']}" in text
-    assert f"failover service=ResourceManager to={spec.rm_urls['rm2']}" in text
+    assert f"failover service=WebHDFS to={spec.namenode_urls[nn_standby]}" in text[nn_kill_at:]
+    assert f"failover service=ResourceManager to={spec.rm_urls[rm_standby]}" in text[rm_kill_at:]
     ops = _journal(state)
     base = check_journal(ops, client)  # every change sent once or reconciled; none lost
     for path, want in BASE.items():
         assert client.status(path)["replication"] >= base.get(path, want), path
-    print(f"NameNode failover {nn_failover_s:.1f} s; journal {len(ops)} records "
+    print(f"automatic failover: NameNode {nn_active}->{nn_standby} {nn_failover_s:.1f} s, "
+          f"ResourceManager {rm_active}->{rm_standby} {rm_failover_s:.1f} s; journal {len(ops)} records "
           f"({sum(r['op'] == 'sent' for r in ops)} sent); {_rounds(log)} rounds")
     workload.join(timeout=1)
+
+
+def test_load_check_and_network_reads_go_to_the_second_namenode_and_rm(ha_cluster):
+    """`dsbra cluster load` and the network benchmark's reads, with nn1 and rm1 standbys (the
+    first URLs) and nn2 and rm2 active: the killed daemons of the test above started again,
+    then the NameNode failed over through the ZKFCs and rm1 restarted if either is not so."""
+    layout, env, client = ha_cluster
+    spec = HA_SPEC
+    cl.start_daemon(layout, *cl.HA_DAEMONS.values())  # those the test above killed
+    if cl.active_namenode(spec) != "nn2":
+        _failover_namenode(layout, "nn1", "nn2")
+    if cl.active_rm(spec) != "rm2":  # automatic failover refuses transitions: restart rm1
+        cl.stop_daemon(layout, cl.HA_DAEMONS["rm1"])
+        _wait_active(lambda: cl.active_rm(spec), "rm2", time.monotonic(), RM_FAILOVER_BOUND_S)
+        cl.start_daemon(layout, cl.HA_DAEMONS["rm1"])
+    assert (cl.active_namenode(spec), cl.active_rm(spec)) == ("nn2", "rm2")
+    path = "/td/net-ha"
+    client.write(path, grep_lines(3000, seed=99), overwrite=True, replication=1)
+    reads = time_reads(env, path, repeats=1)
+    assert set(reads["levels"]) == {"node_local", "rack_local", "off_rack"}, reads
+    summary = loadcheck.run(layout, jobs=1, gap_s=0.0)
+    assert summary["failed_jobs"] == 0 and summary["peak_containers"] > 0, summary

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
+from dsbra.cluster import cluster as cl
 from dsbra.cluster.config import CONFIG_FILES, HostPaths, render_host
+from dsbra.cluster.daemons import MAIN_CLASSES, cluster_daemons, java_command
+from dsbra.cluster.install import HadoopInstall
+from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
-from dsbra.errors import InputError
+from dsbra.errors import ClusterError, InputError
 
 PATHS = HostPaths(conf="/state/conf/x", data="/state/data/x", tmp="/state/data/x/tmp", lib="/jars/lib")
 
@@ -183,9 +188,7 @@ def test_heat_placement_puts_dsbras_policy_on_the_namenode_reading_the_heat_file
 
 
 def test_heat_placement_adds_the_plugin_jar_to_the_namenode_only(tmp_path):
-    from dsbra.cluster.daemons import cluster_daemons, java_command
-    from dsbra.cluster.install import HadoopInstall
-    from dsbra.cluster.paths import StateLayout, placement_jar
+    from dsbra.cluster.paths import placement_jar
 
     spec = ClusterSpec(block_placement="heat", workers=2, replication=2)
     for d in cluster_daemons(spec):
@@ -212,13 +215,12 @@ def test_ha_two_namenodes_on_a_quorum_journal_each_knowing_its_id():
     assert (first["dfs.ha.namenode.id"], second["dfs.ha.namenode.id"]) == ("nn1", "nn2")
     assert "dfs.ha.namenode.id" not in client and "dfs.namenode.rpc-address" not in client
     assert client["dfs.namenode.rpc-address.dsbra.nn2"] == f"10.77.0.1:{spec.port('namenode2_rpc')}"
-    assert client["dfs.ha.automatic-failover.enabled"] == "false"
     core = props(render_host(spec, "client", paths, "/j")["core-site.xml"])
     assert core["fs.defaultFS"] == "hdfs://dsbra"
 
 
 def test_ha_two_resourcemanagers_sharing_a_state_store():
-    spec = ClusterSpec(ha=True, workers=2, replication=2)
+    spec = ClusterSpec(ha=True, workers=2, replication=2, ha_failover="manual")
     paths = dataclasses.replace(PATHS, rm_store="/state/data/rmstore")
     second = props(render_host(spec, "master", paths, "/j", None, "master2")["yarn-site.xml"])
     worker = props(render_host(spec, "worker", paths, "/j", spec.worker_list[0])["yarn-site.xml"])
@@ -231,8 +233,6 @@ def test_ha_two_resourcemanagers_sharing_a_state_store():
 
 
 def test_ha_daemons_and_ports():
-    from dsbra.cluster.daemons import cluster_daemons
-
     spec = ClusterSpec(ha=True, workers=4)
     names = {d.name: d for d in cluster_daemons(spec)}
     assert names["namenode2"].host == names["resourcemanager2"].host == "master2"
@@ -241,6 +241,83 @@ def test_ha_daemons_and_ports():
     assert "namenode2_http" in spec.master_ports and "namenode2_http" not in ClusterSpec().master_ports
     assert list(spec.namenode_urls) == ["nn1", "nn2"] and list(ClusterSpec().rm_urls) == ["rm1"]
     assert not any(d.host == "master2" or d.kind == "journalnode" for d in cluster_daemons(ClusterSpec()))
+
+
+def _ha_site(spec: ClusterSpec, host: str) -> dict[str, dict[str, str]]:
+    """Every -site.xml of ``host`` (master, master2, client, or a worker name) as properties."""
+    role, worker = ("worker", spec.worker_list[0]) if host.startswith("w") else (
+        "client" if host == "client" else "master", None)
+    paths = dataclasses.replace(PATHS, rm_store="/state/data/rmstore")
+    files = render_host(spec, role, paths, "/j", worker, host)
+    return {name: props(text) for name, text in files.items() if name.endswith("-site.xml")}
+
+
+def test_ha_automatic_failover_zookeeper_for_the_zkfcs_and_the_rms_elector():
+    spec = ClusterSpec(ha=True, workers=4, port_offset=100)
+    zookeeper = "10.77.0.1:2281"
+    for host in ("master", "master2", "client", "w1"):
+        site = _ha_site(spec, host)
+        assert site["core-site.xml"]["ha.zookeeper.quorum"] == zookeeper, host
+        assert site["core-site.xml"]["hadoop.zk.address"] == zookeeper, host
+        assert site["hdfs-site.xml"]["dfs.ha.automatic-failover.enabled"] == "true", host
+        # both ZKFCs on the master's address: a port per NameNode id, as their RPC addresses
+        assert (site["hdfs-site.xml"]["dfs.ha.zkfc.port.dsbra.nn1"],
+                site["hdfs-site.xml"]["dfs.ha.zkfc.port.dsbra.nn2"]) == ("8119", "8219"), host
+        yarn = site["yarn-site.xml"]
+        assert (yarn["yarn.resourcemanager.ha.automatic-failover.enabled"],
+                yarn["yarn.resourcemanager.ha.automatic-failover.embedded"]) == ("true", "true"), host
+        assert yarn["yarn.resourcemanager.store.class"].endswith(".ZKRMStateStore"), host
+        assert "yarn.resourcemanager.fs.state-store.uri" not in yarn, host
+    assert spec.zookeeper == zookeeper
+    ports = [spec.port(name) for name in spec.master_ports]
+    assert {"zookeeper", "zkfc_rpc", "zkfc2_rpc"} <= set(spec.master_ports) and len(set(ports)) == len(ports)
+
+
+def test_ha_automatic_failover_zookeeper_runs_standalone_on_the_master():
+    spec = ClusterSpec(ha=True, workers=4)
+    zoo = render_host(spec, "master", PATHS, "/j", None, "master")["zoo.cfg"]
+    settings = dict(line.split("=", 1) for line in zoo.splitlines() if line and not line.startswith("#"))
+    assert settings == {"tickTime": "2000", "dataDir": "/state/data/x/zookeeper", "clientPort": "2181",
+                        "clientPortAddress": "10.77.0.1", "admin.enableServer": "false"}
+    for role, host in (("master", "master2"), ("client", "client")):
+        assert "zoo.cfg" not in render_host(spec, role, PATHS, "/j", None, host)
+    daemons = {d.name: d for d in cluster_daemons(spec)}
+    assert [(daemons[n].host, daemons[n].kind) for n in ("zookeeper", "zkfc", "zkfc2")] == [
+        ("master", "zookeeper"), ("master", "zkfc"), ("master2", "zkfc")]
+    cmd = java_command(spec, StateLayout(Path("/state")), HadoopInstall(Path("/h")), Path("/java"),
+                       daemons["zookeeper"])
+    assert cmd[-2:] == [MAIN_CLASSES["zookeeper"], "/state/conf/master/zoo.cfg"]
+
+
+def test_ha_manual_failover_runs_no_zookeeper():
+    spec = ClusterSpec(ha=True, workers=4, ha_failover="manual")
+    for host in ("master", "master2", "client", "w1"):
+        site = _ha_site(spec, host)
+        assert not {"ha.zookeeper.quorum", "hadoop.zk.address"} & set(site["core-site.xml"]), host
+        assert site["hdfs-site.xml"]["dfs.ha.automatic-failover.enabled"] == "false", host
+        assert "dfs.ha.zkfc.port.dsbra.nn1" not in site["hdfs-site.xml"], host
+        yarn = site["yarn-site.xml"]
+        assert yarn["yarn.resourcemanager.ha.automatic-failover.enabled"] == "false", host
+        assert yarn["yarn.resourcemanager.store.class"].endswith(".FileSystemRMStateStore"), host
+        assert yarn["yarn.resourcemanager.fs.state-store.uri"] == "file:///state/data/rmstore", host
+    assert "zoo.cfg" not in render_host(spec, "master", PATHS, "/j", None, "master")
+    assert not {"zookeeper", "zkfc", "zkfc2"} & {d.name for d in cluster_daemons(spec)}
+    assert "zookeeper" not in spec.master_ports and "namenode2_rpc" in spec.master_ports
+    assert not ClusterSpec().automatic_failover  # no --ha: nothing to fail over
+
+
+def test_an_unknown_ha_failover_is_refused_naming_the_flag():
+    with pytest.raises(InputError, match=r"--ha-failover must be one of auto, manual, got 'zk'"):
+        ClusterSpec(ha=True, ha_failover="zk")
+
+
+@pytest.mark.parametrize("service, args", [("hdfs", ["-transitionToActive", "nn2"]),
+                                           ("yarn", ["-transitionToStandby", "--forcemanual", "rm1"])])
+def test_automatic_failover_refuses_manual_transitions_in_one_line(tmp_path, service, args):
+    # refused before any tool runs: no cluster, no state
+    with pytest.raises(ClusterError, match=rf"automatic failover is on, .* {args[0]} is refused; .*"
+                                           r"--ha-failover manual$"):
+        cl.ha_admin(ClusterSpec(ha=True), StateLayout(tmp_path), service, args)
 
 
 SECURE_PATHS = dataclasses.replace(PATHS, security="/state/security", keytab="/state/security/keytabs/x.keytab")

@@ -112,7 +112,7 @@ def test_parse_size_rejects_garbage():
 
 
 @pytest.mark.parametrize("args", [["up", "--workers", "0"], ["up", "--replication", "9"],
-                                  ["up", "--block-size", "x"]])
+                                  ["up", "--block-size", "x"], ["up", "--ha-failover", "manual"]])
 def test_cli_rejects_bad_arguments_before_touching_anything(tmp_path, args):
     result = CliRunner().invoke(cluster, [*args, "--state-dir", str(tmp_path)])
     assert isinstance(result.exception, InputError)

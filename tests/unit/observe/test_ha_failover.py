@@ -155,3 +155,20 @@ def test_a_setreplication_lost_in_a_failover_is_reconciled_not_failed(replay, tm
     active = HdfsActor(hdfs.InsecureClient(URLS["nn2"], user="root", session=session))
     assert journal.reconcile(active) == [action]  # nn2 reports replication 2: never arrived
     assert action.state == "cancelled" and not journal.pending()
+
+
+def test_the_load_checks_clients_follow_the_active_namenode_and_resourcemanager(replay):
+    """`dsbra cluster load` asks every NameNode and RM of the cluster's spec, not the first."""
+    from dsbra.cluster import loadcheck
+    from dsbra.cluster.spec import ClusterSpec
+
+    session, _ = replay
+    spec = ClusterSpec(ha=True, subnet="10.88.0.0/24", port_offset=4000)  # the captured cluster's
+    assert {**spec.namenode_urls, **spec.rm_urls} == URLS
+    rm, client = loadcheck.cluster_clients(spec, session)
+    assert rm.urls == [URLS["rm1"], URLS["rm2"]]
+    active_metrics = json.loads((FIXTURES / "rm2" / "0002.body").read_bytes())["clusterMetrics"]
+    assert rm.metrics() == active_metrics  # rm1 redirected to rm2
+    assert rm.base_url == URLS["rm2"]
+    assert client.status(FILE)["replication"] == 2  # nn1 answered StandbyException
+    assert client._urls[0] == URLS["nn2"]
