@@ -29,7 +29,7 @@ import numpy as np
 
 from dsbra.bench.grepjar import MAIN_CLASS, grep_jar
 from dsbra.bench.hive import job_name
-from dsbra.bench.submitter import ScheduleClient, follow
+from dsbra.bench.submitter import run_schedule
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
 from dsbra.cluster.install import HadoopInstall
@@ -155,14 +155,10 @@ def _submit_from_one_jvm(jobs, watch: _Watch, layout: StateLayout, jar: Path, ou
     submitter began submitting it."""
     plan = [(float(j["submit_s"]), job_name(j["job_id"]), ",".join(j["inputs"]), f"{out_base}/{j['job_id']}")
             for j in jobs]
-    client = ScheduleClient(layout, jar, plan, watch.t0_wall_ms, queue=queue, log_path=out_dir / "submitter.log")
-    try:
-        follow(client, watch.tick, timeout_s=max(p[0] for p in plan) + job_timeout_s)
-    finally:
-        client.close()
-    submitted = [j.submitting_ms if j.submitting_ms is not None else watch.t0_wall_ms for j in client.jobs]
-    return ([j.job_id for j in client.jobs], [(ms - watch.t0_wall_ms) / 1000 for ms in submitted],
-            [j.ok for j in client.jobs])
+    jobs = run_schedule(layout, jar, plan, watch.t0_wall_ms, watch.tick, queue=queue,
+                        timeout_s=max(p[0] for p in plan) + job_timeout_s, log_path=out_dir / "submitter.log")
+    submitted = [j.submitting_ms if j.submitting_ms is not None else watch.t0_wall_ms for j in jobs]
+    return ([j.job_id for j in jobs], [(ms - watch.t0_wall_ms) / 1000 for ms in submitted], [j.ok for j in jobs])
 
 
 def _submit_per_job(jobs, watch: _Watch, layout: StateLayout, jar: Path, out_base: str, queue,

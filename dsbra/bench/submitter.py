@@ -101,3 +101,15 @@ def follow(client: ScheduleClient, tick, *, timeout_s: float, interval_s: float 
         tick()
         time.sleep(interval_s)
     tick()
+
+
+def run_schedule(layout: StateLayout, jar: Path, plan: list[tuple[float, str, str, str]], t0_ms: int, tick, *,
+                 timeout_s: float, log_path: Path, queue: str | None = None) -> list[SubmittedJob]:
+    """Submit ``plan`` from one submitter JVM (see :class:`ScheduleClient`), call ``tick()``
+    until every job ended (at most ``timeout_s``), and return the jobs' records."""
+    client = ScheduleClient(layout, jar, plan, t0_ms, queue=queue, log_path=log_path)
+    try:
+        follow(client, tick, timeout_s=timeout_s)
+    finally:
+        client.close()
+    return client.jobs

@@ -23,7 +23,7 @@ import yaml
 from hdfs import InsecureClient
 
 from dsbra.bench.grepjar import grep_jar
-from dsbra.bench.submitter import ScheduleClient, follow
+from dsbra.bench.submitter import run_schedule
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
 from dsbra.cluster.install import HadoopInstall
@@ -113,14 +113,10 @@ def _replay(layout) -> None:
     jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
     tag = time.time_ns()
     plan = [(3.0 * i, f"td-{tag}-{i}", inputs, f"/td/out-{tag}-{i}") for i, inputs in enumerate(_hot_inputs())]
-    client = ScheduleClient(layout, jar, plan, int(time.time() * 1000),
-                            log_path=layout.root / f"submitter-{tag}.log")
-    try:
-        follow(client, lambda: None, timeout_s=600)
-    finally:
-        client.close()
-    failed = [(j.index, j.state, j.error) for j in client.jobs if not j.ok]
-    assert not failed, (failed, client.log_path.read_text()[-3000:])
+    log_path = layout.root / f"submitter-{tag}.log"
+    jobs = run_schedule(layout, jar, plan, int(time.time() * 1000), lambda: None, timeout_s=600, log_path=log_path)
+    failed = [(j.index, j.state, j.error) for j in jobs if not j.ok]
+    assert not failed, (failed, log_path.read_text()[-3000:])
 
 
 def _until(pred, timeout_s: float, proc) -> bool:
