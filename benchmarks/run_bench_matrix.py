@@ -32,11 +32,17 @@ whose ``summary.json`` exists is kept, so an interrupted matrix resumes. At the 
         --slots 20 --inter-arrival-s 3 --arms static dsbra oracle static-nodelay
     python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-20-capacity --jobs 20 \
         --slots 8 --scheduler capacity --arms static static-nodelay
+
+``--max-am-share 0.5 0.75`` runs every arm once per share within each repetition, as arms of
+their own (``static-amshare0.5``, ``static-amshare0.75``): the queues' maxAMShare is changed the
+way an operator changes it, by rewriting fair-scheduler.xml, which the Fair Scheduler reloads
+without a restart (issue 26: does a larger AM share shorten the first-map wait?).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -48,7 +54,9 @@ import yaml
 
 from dsbra.act.hdfs_client import HdfsActor
 from dsbra.cluster import cluster as cl
+from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file
 from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.cluster.spec import ClusterSpec
 from hdfs import InsecureClient
 
 WORKERS = 4
@@ -112,6 +120,33 @@ def set_data_replication(actor: HdfsActor, paths: list[str], n: int, timeout_s: 
         time.sleep(5)
 
 
+def set_max_am_share(share: float | None, timeout_s: float = 90) -> None:
+    """The Fair Scheduler queues' maxAMShare (None: the cluster's own), by rewriting its
+    fair-scheduler.xml; waits until the ResourceManager logs that it loaded the new file (it
+    looks every 10 s, once the file is 5 s old)."""
+    data = cl.status(LAYOUT).data
+    spec = ClusterSpec.from_dict(data["spec"])
+    if spec.scheduler != "fair":
+        raise SystemExit(f"--max-am-share is the Fair Scheduler's; the cluster runs {spec.scheduler}")
+    if share is not None:
+        spec = dataclasses.replace(spec, queues=[dict(q, max_am_share=share)
+                                                 for q in (spec.queues or DEFAULT_QUEUES)])
+    path = LAYOUT.conf("master") / "fair-scheduler.xml"
+    text = allocation_file(spec)
+    if path.read_text() == text:
+        return
+    log = Path(data["daemons"]["resourcemanager"]["log"])
+    loads = log.read_text(errors="replace").count("Loading allocation file")
+    path.write_text(text)
+    deadline = time.monotonic() + timeout_s
+    while log.read_text(errors="replace").count("Loading allocation file") == loads:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the ResourceManager did not reload {path} within {timeout_s:.0f} s")
+        time.sleep(2)
+    print(f"maxAMShare {share if share is not None else 'as the cluster was started'}: "
+          f"{path} reloaded", flush=True)
+
+
 def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -> Path:
     cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
            "state_dir": str(run_dir / "daemon-state"),
@@ -137,13 +172,17 @@ def wait_for_quiet(max_load: float, timeout_s: float = 600) -> list[float]:
 
 
 def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
-            scheduler: str = "fair", node_delay: int = 40, max_load: float = 1.0) -> None:
-    run_dir = out / arm / f"rep{rep}"
+            scheduler: str = "fair", node_delay: int = 40, max_load: float = 1.0,
+            max_am_share: float | None = None) -> None:
+    name = arm if max_am_share is None else f"{arm}-amshare{max_am_share:g}"
+    run_dir = out / name / f"rep{rep}"
     if (run_dir / "summary.json").exists():
-        print(f"{arm} rep{rep}: done before, kept", flush=True)
+        print(f"{name} rep{rep}: done before, kept", flush=True)
         return
     cluster_up(delay=arm != "static-nodelay", seed=json.loads(schedule.read_text())["seed"],
                scheduler=scheduler, node_delay=node_delay)
+    if scheduler == "fair":
+        set_max_am_share(max_am_share)
     env = cl.env(LAYOUT)
     actor = HdfsActor(InsecureClient(env["namenode"], user="root"))
     data = json.loads(schedule.read_text())["dataset"]
@@ -151,9 +190,9 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
              if name.startswith("part-")]
     n = WORKERS if arm == "oracle" else data["replication"]
     took = set_data_replication(actor, paths, n)
-    print(f"{arm} rep{rep}: {len(paths)} files at {n} live replicas ({took:.0f} s)", flush=True)
+    print(f"{name} rep{rep}: {len(paths)} files at {n} live replicas ({took:.0f} s)", flush=True)
     run_dir.mkdir(parents=True, exist_ok=True)
-    args = ["bench", "replay", str(schedule), "--out", str(run_dir), "--label", f"{arm}-rep{rep}-{int(time.time())}"]
+    args = ["bench", "replay", str(schedule), "--out", str(run_dir), "--label", f"{name}-rep{rep}-{int(time.time())}"]
     if arm == "static-per-job":
         args += ["--clients", "per-job"]
     if arm in DAEMON_ARMS:
@@ -165,8 +204,10 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     summary["wall_s"] = round(time.monotonic() - t0, 1)
     summary["load_avg_start"] = load_before
     summary["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
+    if max_am_share is not None:
+        summary["max_am_share"] = max_am_share
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    print(f"{arm} rep{rep}: mean response {summary.get('mean_response_s')} s, "
+    print(f"{name} rep{rep}: mean response {summary.get('mean_response_s')} s, "
           f"node locality {summary.get('node_locality')}, {summary['wall_s']} s wall", flush=True)
 
 
@@ -189,7 +230,14 @@ def main() -> None:
                     help="the cluster's scheduler (capacity: delay on is --node-locality-delay)")
     ap.add_argument("--node-locality-delay", type=int, default=40,
                     help="with --scheduler capacity: missed opportunities, capped by the nodes")
+    ap.add_argument("--max-am-share", type=float, nargs="+", default=None,
+                    help="run every arm at each of these Fair Scheduler maxAMShare values (arms "
+                         "<arm>-amshare<x>), set by rewriting fair-scheduler.xml")
     a = ap.parse_args()
+    if a.max_am_share and a.scheduler != "fair":
+        ap.error("--max-am-share is the Fair Scheduler's")
+    if a.max_am_share and not all(s == -1 or 0 < s <= 1 for s in a.max_am_share):
+        ap.error("--max-am-share: each must be -1 (no limit) or within (0, 1]")
     a.out.mkdir(parents=True, exist_ok=True)
     schedule = a.out / "schedule.json"
     sched = {"scheduler": a.scheduler, "node_delay": a.node_locality_delay}
@@ -200,14 +248,21 @@ def main() -> None:
               "--slots", str(a.slots), "--inter-arrival-s", str(a.inter_arrival_s),
               "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(a.seed))
     delay_on = [arm for arm in a.arms if arm != "static-nodelay"]
+    shares = a.max_am_share or [None]
     for rep in range(1, a.reps + 1):
         for arm in delay_on:
-            run_arm(arm, rep, a.out, schedule, a.interval_s, **sched)
+            for share in shares:
+                run_arm(arm, rep, a.out, schedule, a.interval_s, **sched, max_am_share=share)
     if "static-nodelay" in a.arms:
         for rep in range(1, a.reps + 1):
-            run_arm("static-nodelay", rep, a.out, schedule, a.interval_s, **sched)
-    runs = [str(a.out / arm) for arm in ARMS if (a.out / arm).is_dir()]
-    dsbra("report", *runs, "--out", str(a.out / "report"))
+            for share in shares:
+                run_arm("static-nodelay", rep, a.out, schedule, a.interval_s, **sched,
+                        max_am_share=share)
+    suffix = f"-amshare{shares[0]:g}" if a.max_am_share else ""
+    runs = [str(d) for arm in ARMS for d in sorted(a.out.iterdir())
+            if d.is_dir() and d.name.split("-amshare")[0] == arm]
+    dsbra("report", *runs, "--out", str(a.out / "report"), "--baseline", "static" + suffix,
+          "--arm", "dsbra" + suffix, "--oracle", "oracle" + suffix)
 
 
 if __name__ == "__main__":

@@ -158,6 +158,13 @@ def render_host(
     return {name: env.get_template(name + ".j2").render(context).strip() + "\n" for name in names}
 
 
+def allocation_file(spec: ClusterSpec) -> str:
+    """fair-scheduler.xml alone, as render_host writes it: the one file the Fair Scheduler
+    reloads while it runs, so an operator (or a benchmark) can change queues without a restart."""
+    return _environment().get_template("fair-scheduler.xml.j2").render(
+        queues=spec.queues or DEFAULT_QUEUES, placement=spec.placement or DEFAULT_PLACEMENT).strip() + "\n"
+
+
 def host_paths(layout: StateLayout, host: str, lib: Path) -> HostPaths:
     from dsbra.cluster.security import security_paths
 

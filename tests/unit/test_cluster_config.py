@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.config import CONFIG_FILES, HostPaths, render_host
+from dsbra.cluster.config import CONFIG_FILES, HostPaths, allocation_file, render_host
 from dsbra.cluster.daemons import MAIN_CLASSES, cluster_daemons, java_command
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout
@@ -111,6 +111,13 @@ def test_allocation_file_declares_the_queues():
     root = ET.fromstring(render()["fair-scheduler.xml"])
     assert [q.get("name") for q in root.findall("queue")] == ["default", "benchmark"]
     assert [r.get("name") for r in root.find("queuePlacementPolicy")] == ["specified", "default"]
+
+
+def test_the_allocation_file_alone_is_the_hosts_and_carries_a_changed_am_share():
+    spec = ClusterSpec(queues=[{"name": "benchmark", "weight": 1.0, "policy": "fair", "max_am_share": 0.75}])
+    assert allocation_file(ClusterSpec()) == render()["fair-scheduler.xml"]
+    assert allocation_file(spec) == render(spec)["fair-scheduler.xml"]
+    assert ET.fromstring(allocation_file(spec)).find("queue").findtext("maxAMShare") == "0.75"
 
 
 def test_hdfs_sizes_and_fast_redundancy():
