@@ -32,6 +32,9 @@ whose ``summary.json`` exists is kept, so an interrupted matrix resumes. At the 
         --slots 20 --inter-arrival-s 3 --arms static dsbra oracle static-nodelay
     python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-fb2009-20-capacity --jobs 20 \
         --slots 8 --scheduler capacity --arms static static-nodelay
+    python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-hotspot-amshare0.75 \
+        --schedule benchmarks/results/hotspot-choice-amshare0.75/1g-20jobs-gap6s-share0.5/schedule.json \
+        --max-am-share 0.75 --arms static dsbra scarlett oracle --reps 3
 
 ``--max-am-share 0.5 0.75`` runs every arm once per share within each repetition, as arms of
 their own (``static-amshare0.5``, ``static-amshare0.75``): the queues' maxAMShare is changed the
@@ -230,6 +233,10 @@ def main() -> None:
                     help="the cluster's scheduler (capacity: delay on is --node-locality-delay)")
     ap.add_argument("--node-locality-delay", type=int, default=40,
                     help="with --scheduler capacity: missed opportunities, capped by the nodes")
+    ap.add_argument("--schedule", type=Path, default=None,
+                    help="replay this schedule.json (for instance the one choose_hotspot_schedule.py "
+                         "chose; its data set must be SIZE/BLOCK's) instead of making one from "
+                         "--jobs/--slots/--inter-arrival-s")
     ap.add_argument("--max-am-share", type=float, nargs="+", default=None,
                     help="run every arm at each of these Fair Scheduler maxAMShare values (arms "
                          "<arm>-amshare<x>), set by rewriting fair-scheduler.xml")
@@ -243,6 +250,8 @@ def main() -> None:
     sched = {"scheduler": a.scheduler, "node_delay": a.node_locality_delay}
     cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed, **sched)
     sched["max_load"] = a.max_load
+    if a.schedule and not schedule.exists():
+        schedule.write_text(a.schedule.read_text())
     if not schedule.exists():
         dsbra("bench", "schedule", "--out", str(schedule), "--jobs", str(a.jobs), "--seed", str(a.seed),
               "--slots", str(a.slots), "--inter-arrival-s", str(a.inter_arrival_s),
