@@ -191,19 +191,23 @@ def main() -> None:
     ap.add_argument("--fit-am-startup", action="store_true",
                     help="with --model am: fit the AM start-up on the static arm too (with slots and "
                          "heartbeat), instead of the first job's measured gap")
+    ap.add_argument("--max-am-share", type=float, default=None,
+                    help="the runs were run_bench_matrix.py --max-am-share X (arms <arm>-amshareX): "
+                         f"the queues' maxAMShare in the simulator too (default {MAX_AM_SHARE})")
     ap.add_argument("--capacity-node-delay", type=int, default=None,
                     help="the runs were on the Capacity Scheduler with this node-locality-delay "
                          "(run_bench_matrix.py --scheduler capacity); default: the Fair Scheduler")
     a = ap.parse_args()
     schedule = json.loads((a.results / "schedule.json").read_text())
-    arms_dirs = [a.results / arm for arm in ARM_POLICY if (a.results / arm).is_dir()]
-    real = find_runs(arms_dirs)
+    suffix = f"-amshare{a.max_am_share:g}" if a.max_am_share is not None else ""
+    arms_dirs = [a.results / (arm + suffix) for arm in ARM_POLICY if (a.results / (arm + suffix)).is_dir()]
+    real = {arm.removesuffix(suffix): runs for arm, runs in find_runs(arms_dirs).items()}
     all_runs = [r for runs in real.values() for r in runs]
     model = task_model(all_runs)
     sim_dirs, real_resp, schedules = {}, {}, {}
     if a.model == "am":
         first_gap = round(am_startup_s([r for arm, runs in real.items() if ARM_POLICY[arm][1] for r in runs]), 2)
-        am = {"am_slots": 1.0, "max_am_share": MAX_AM_SHARE, "am_startup_s": first_gap}
+        am = {"am_slots": 1.0, "max_am_share": a.max_am_share or MAX_AM_SHARE, "am_startup_s": first_gap}
         startup_grid = (first_gap, *AM_STARTUP_S) if a.fit_am_startup else (first_gap,)
         slot_grid = AM_SLOTS
         for arm, runs in real.items():
@@ -273,6 +277,7 @@ def main() -> None:
             rows[arm]["captured_sim"] = captured(t_sim, arm, "static", "oracle", "compared_response_s")
     doc = {"command": f".venv/bin/python benchmarks/compare_sim_real.py {a.results} --seeds {a.seeds} "
                       f"--model {a.model}" + (" --fit-am-startup" if a.fit_am_startup else "")
+                      + (f" --max-am-share {a.max_am_share:g}" if a.max_am_share is not None else "")
                       + (f" --capacity-node-delay {a.capacity_node_delay}"
                          if a.capacity_node_delay is not None else ""),
            "model": a.model, "response": "full" if a.model == "am" else "map phase",
