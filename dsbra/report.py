@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -258,7 +259,8 @@ def reps_to_separate(diffs) -> int | None:
 def captured_interval(arms, arm: str, baseline: str, oracle: str, key: str = "mean_response_s"):
     """The captured share of the oracle's gain, mean(baseline - arm) / mean(baseline - oracle)
     over the repetitions all three ran, in percent, with a 95% percentile bootstrap interval
-    (repetitions resampled as triples); None under three triples or without an oracle gain."""
+    (repetitions resampled as triples; its bounds None where some resample's oracle gains
+    nothing, as 3 repetitions easily give); None under three triples or without an oracle gain."""
     from scipy import stats
 
     rows = paired(arms, arm, [baseline, oracle], key)
@@ -272,9 +274,14 @@ def captured_interval(arms, arm: str, baseline: str, oracle: str, key: str = "me
         gain = (b - o).mean(axis=axis)
         return 100 * (b - a).mean(axis=axis) / np.where(gain > 0, gain, np.nan)
 
-    boot = stats.bootstrap((a, b, o), share, paired=True, n_resamples=BOOTSTRAP_RESAMPLES,
-                           method="percentile", random_state=BOOTSTRAP_SEED)
-    return float(share(a, b, o)), float(boot.confidence_interval.low), float(boot.confidence_interval.high), len(rows)
+    with warnings.catch_warnings():  # a degenerate resample set is answered below, not warned
+        warnings.simplefilter("ignore")
+        boot = stats.bootstrap((a, b, o), share, paired=True, n_resamples=BOOTSTRAP_RESAMPLES,
+                               method="percentile", random_state=BOOTSTRAP_SEED)
+    low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+    if not (np.isfinite(low) and np.isfinite(high)):  # a resample whose oracle gained nothing
+        low = high = None
+    return float(share(a, b, o)), low, high, len(rows)
 
 
 def paired_rows(arms, baseline: str, oracle: str) -> list[str]:
@@ -295,7 +302,8 @@ def paired_rows(arms, baseline: str, oracle: str) -> list[str]:
         row.append("-" if need is None else str(need))
         if oracle in arms:
             cap = captured_interval(arms, arm, baseline, oracle) if arm != oracle else None
-            row.append("-" if cap is None else f"{cap[0]:.0f} [{cap[1]:.0f}, {cap[2]:.0f}]")
+            row.append("-" if cap is None else f"{cap[0]:.0f} [{cap[1]:.0f}, {cap[2]:.0f}]"
+                       if cap[1] is not None else f"{cap[0]:.0f} (no interval: a resample's oracle gains nothing)")
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
