@@ -129,8 +129,6 @@ def set_max_am_share(share: float | None, timeout_s: float = 90) -> None:
     looks every 10 s, once the file is 5 s old)."""
     data = cl.status(LAYOUT).data
     spec = ClusterSpec.from_dict(data["spec"])
-    if spec.scheduler != "fair":
-        raise SystemExit(f"--max-am-share is the Fair Scheduler's; the cluster runs {spec.scheduler}")
     if share is not None:
         spec = dataclasses.replace(spec, queues=[dict(q, max_am_share=share)
                                                  for q in (spec.queues or DEFAULT_QUEUES)])
@@ -174,10 +172,15 @@ def wait_for_quiet(max_load: float, timeout_s: float = 600) -> list[float]:
     return [round(x, 2) for x in load]
 
 
+def arm_name(arm: str, max_am_share: float | None) -> str:
+    """The arm's directory: ``<arm>``, or ``<arm>-amshare<x>`` at a maxAMShare of its own."""
+    return arm if max_am_share is None else f"{arm}-amshare{max_am_share:g}"
+
+
 def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
             scheduler: str = "fair", node_delay: int = 40, max_load: float = 1.0,
             max_am_share: float | None = None) -> None:
-    name = arm if max_am_share is None else f"{arm}-amshare{max_am_share:g}"
+    name = arm_name(arm, max_am_share)
     run_dir = out / name / f"rep{rep}"
     if (run_dir / "summary.json").exists():
         print(f"{name} rep{rep}: done before, kept", flush=True)
@@ -267,11 +270,10 @@ def main() -> None:
             for share in shares:
                 run_arm("static-nodelay", rep, a.out, schedule, a.interval_s, **sched,
                         max_am_share=share)
-    suffix = f"-amshare{shares[0]:g}" if a.max_am_share else ""
-    runs = [str(d) for arm in ARMS for d in sorted(a.out.iterdir())
-            if d.is_dir() and d.name.split("-amshare")[0] == arm]
-    dsbra("report", *runs, "--out", str(a.out / "report"), "--baseline", "static" + suffix,
-          "--arm", "dsbra" + suffix, "--oracle", "oracle" + suffix)
+    runs = [str(a.out / arm_name(arm, share)) for arm in ARMS for share in shares
+            if (a.out / arm_name(arm, share)).is_dir()]
+    dsbra("report", *runs, "--out", str(a.out / "report"), "--baseline", arm_name("static", shares[0]),
+          "--arm", arm_name("dsbra", shares[0]), "--oracle", arm_name("oracle", shares[0]))
 
 
 if __name__ == "__main__":

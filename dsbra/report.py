@@ -284,6 +284,14 @@ def captured_interval(arms, arm: str, baseline: str, oracle: str, key: str = "me
     return float(share(a, b, o)), low, high, len(rows)
 
 
+def _captured_cell(cap) -> str:
+    if cap is None:
+        return "-"
+    if cap[1] is None:
+        return f"{cap[0]:.0f} (no interval: a resample's oracle gains nothing)"
+    return f"{cap[0]:.0f} [{cap[1]:.0f}, {cap[2]:.0f}]"
+
+
 def paired_rows(arms, baseline: str, oracle: str) -> list[str]:
     """The table of each arm against the baseline, paired by repetition."""
     def fmt(ci, unit: str) -> str:
@@ -302,8 +310,7 @@ def paired_rows(arms, baseline: str, oracle: str) -> list[str]:
         row.append("-" if need is None else str(need))
         if oracle in arms:
             cap = captured_interval(arms, arm, baseline, oracle) if arm != oracle else None
-            row.append("-" if cap is None else f"{cap[0]:.0f} [{cap[1]:.0f}, {cap[2]:.0f}]"
-                       if cap[1] is not None else f"{cap[0]:.0f} (no interval: a resample's oracle gains nothing)")
+            row.append(_captured_cell(cap))
         lines.append("| " + " | ".join(row) + " |")
     return lines
 

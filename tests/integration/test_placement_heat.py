@@ -135,7 +135,7 @@ class Watch:
         while not self.stop.wait(0.5):
             try:
                 doc = json.loads(self.heat_file.read_text())
-                doc["nodes"]
+                heat = doc["nodes"]
             except (OSError, ValueError, KeyError):
                 continue
             for p in HOT:
@@ -144,7 +144,7 @@ class Watch:
                 if added:
                     self.adds.append((p, self.now[p], sorted(added), doc))
                 if gone:
-                    self.drops.append((p, self.now[p], sorted(gone), doc["nodes"]))
+                    self.drops.append((p, self.now[p], sorted(gone), heat))
                 self.now[p] = h
 
     def close(self):

@@ -94,9 +94,10 @@ def test_a_captured_share_without_an_interval_says_why(tmp_path):
     # the real 3-repetition arms of 2026-11-26: in a resample of rep1 alone the oracle was slower
     # than static, so the bootstrap has no interval (it used to print "nan [nan, nan]")
     real = RESULTS / "bench-hotspot-amshare0.75"
-    arms = find_runs([real / f"{a}-amshare0.75" for a in ("static", "dsbra", "oracle")])
-    share, low, high, n = captured_interval(arms, "dsbra-amshare0.75", "static-amshare0.75", "oracle-amshare0.75")
+    dirs = [real / f"{a}-amshare0.75" for a in ("static", "dsbra", "oracle")]
+    share, low, high, n = captured_interval(find_runs(dirs), "dsbra-amshare0.75", "static-amshare0.75",
+                                            "oracle-amshare0.75")
     assert n == 3 and low is None and high is None and share < 0
-    md = report([real / f"{a}-amshare0.75" for a in ("static", "dsbra", "oracle")], tmp_path,
+    md = report(dirs, tmp_path,
                 arm="dsbra-amshare0.75", baseline="static-amshare0.75", oracle="oracle-amshare0.75").read_text()
     assert "(no interval: a resample's oracle gains nothing)" in md and "nan" not in md
