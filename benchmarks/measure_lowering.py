@@ -46,7 +46,6 @@ from pathlib import Path
 
 import requests
 import yaml
-from hdfs import InsecureClient
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -244,7 +243,7 @@ def placement_summary(results: list[dict]) -> dict:
 
 def measure(args, layout, rep: int = 0) -> dict:
     env = cl.env(layout)
-    client = InsecureClient(env["namenode"], user="root")
+    client = cl.hdfs_client(env["namenode"])
     ep = Endpoints.from_urls(env["rm"], env["namenode"], env["jhs"], user="root")
     base_dir = f"{DIR}/r{rep}"
     client.delete(DIR, recursive=True)

@@ -60,7 +60,6 @@ from dsbra.cluster import cluster as cl
 from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
-from hdfs import InsecureClient
 
 WORKERS = 4
 DELAY_MS = 10_000
@@ -190,7 +189,7 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     if scheduler == "fair":
         set_max_am_share(max_am_share)
     env = cl.env(LAYOUT)
-    actor = HdfsActor(InsecureClient(env["namenode"], user="root"))
+    actor = HdfsActor(cl.hdfs_client(env["namenode"]))
     data = json.loads(schedule.read_text())["dataset"]
     paths = [f"{data['path']}/{name}" for name in actor.client.list(data["path"])
              if name.startswith("part-")]

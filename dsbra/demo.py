@@ -24,7 +24,6 @@ from pathlib import Path
 
 import click
 import yaml
-from hdfs import InsecureClient
 
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.jobs import submit_spaced
@@ -111,7 +110,7 @@ def demo() -> None:
                              else "already up; used as it is"))
     env = cl.env(layout)
     ep = Endpoints.from_urls(env["rm"], env["webhdfs"], env["jhs"], user="root")
-    client = InsecureClient(env["namenode"], user="root")
+    client = cl.hdfs_client(env["namenode"])
     client.delete(DEMO_DIR, recursive=True)
     hot = f"{DEMO_DIR}/in/hot.txt"
     client.write(hot, data=_text(0), replication=1)

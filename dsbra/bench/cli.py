@@ -15,15 +15,11 @@ DEFAULT_PATH = "/bench/grep"
 
 
 def _hdfs_client(state_dir: Path | None):
-    import hdfs
-    import requests
-
     from dsbra.cluster import cluster as cl
     from dsbra.cluster.cli import _layout
 
     env = cl.env(_layout(state_dir))
-    session = requests.Session()
-    return env, hdfs.InsecureClient(env["namenode"], user="root", session=session, timeout=300)
+    return env, cl.hdfs_client(env["namenode"], timeout=300)
 
 
 @click.group("bench")

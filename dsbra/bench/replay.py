@@ -211,12 +211,10 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
                  daemon_config: Path | None, queue: str | None, job_timeout_s: float, log) -> dict:
     """The hive engine: every job's query in its own HiveServer2 session at its schedule time,
     measured by the same collector; rows returned checked against the data generator."""
-    import hdfs
-
     from dsbra.bench import hive
 
     jobs = schedule["jobs"]
-    client = hdfs.InsecureClient(env["namenode"], user="root", timeout=120)
+    client = cl.hdfs_client(env["namenode"], timeout=120)
     server, started_server = hive.start_server(layout, log=log)
     daemon = None
     tables: list[str] = []

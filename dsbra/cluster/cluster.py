@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -325,13 +326,17 @@ def web_session(spec: ClusterSpec, layout: StateLayout):
         yield sec.client_session(spec, layout)
 
 
-def hdfs_client(spec: ClusterSpec, session: requests.Session):
-    """An HdfsCLI client as root through ``session`` (:func:`web_session`'s) to every NameNode:
-    HdfsCLI takes an --ha cluster's NameNodes joined by ';', passes a standby or an unreachable
-    one, and stays on the one that answered."""
+def hdfs_client(namenodes: str | Iterable[str], session: requests.Session | None = None,
+                timeout: float | None = None):
+    """An HdfsCLI client as root to every NameNode: ``namenodes`` is :func:`env`'s
+    ``namenode`` (comma-separated) or a list of URLs; ``session``: :func:`web_session`'s for a
+    --kerberos/--tls cluster. HdfsCLI takes an --ha cluster's NameNodes joined by ';', passes a
+    standby or an unreachable one, and stays on the one that answered."""
     import hdfs
 
-    return hdfs.InsecureClient(";".join(spec.namenode_urls.values()), user="root", session=session)
+    urls = namenodes.split(",") if isinstance(namenodes, str) else list(namenodes)
+    return hdfs.InsecureClient(";".join(urls), user="root", session=session or requests.Session(),
+                               timeout=timeout)
 
 
 def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dict[str, str]:

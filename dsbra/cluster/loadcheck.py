@@ -38,7 +38,7 @@ LINES = 2000  #: a file of the Hive grep format, 0.2 MB: one block
 def cluster_clients(spec: ClusterSpec, session: requests.Session) -> tuple:
     """The ResourceManager and an HdfsCLI client over every RM and NameNode of the cluster
     (both of an --ha one), through ``session``: each follows the active one."""
-    return ResourceManager(list(spec.rm_urls.values()), session=session), cl.hdfs_client(spec, session)
+    return ResourceManager(list(spec.rm_urls.values()), session=session), cl.hdfs_client(spec.namenode_urls.values(), session)
 
 
 def write_inputs(client) -> tuple[str, list[str]]:

@@ -21,7 +21,7 @@ import pytest
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.paths import StateLayout, default_state_dir, project_root
 from dsbra.cluster.spec import ClusterSpec
-from netslots import MAIN, SECOND, SECOND_LAST, SECOND_LOCK, SLOT
+from netslots import MAIN, SECOND_LAST, SECOND_LOCK, SLOT
 
 WORKERS = int(os.environ.get("DSBRA_TEST_WORKERS", "4"))
 if SLOT and "DSBRA_STATE_DIR" not in os.environ:

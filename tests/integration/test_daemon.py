@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hdfs import InsecureClient
 
 from dsbra.bench.grepjar import grep_jar
 from dsbra.bench.submitter import run_schedule
@@ -60,8 +59,7 @@ def cluster_with_data(state_dir, spec: ClusterSpec = SPEC):
     try:
         cl.up(spec, layout, timeout=300, log=lambda *_: None)
         env = cl.env(layout)
-        # HdfsCLI takes several NameNodes (an --ha cluster's, comma-separated in env) by ";"
-        client = InsecureClient(env["namenode"].replace(",", ";"), user="root")
+        client = cl.hdfs_client(env["namenode"])  # every NameNode of an --ha cluster
         for i, path in enumerate(HOT + COLD):
             client.write(path, grep_lines(3000, seed=i), overwrite=True,
                          replication=BASE[path])

@@ -172,3 +172,14 @@ def test_the_load_checks_clients_follow_the_active_namenode_and_resourcemanager(
     assert rm.base_url == URLS["rm2"]
     assert client.status(FILE)["replication"] == 2  # nn1 answered StandbyException
     assert client._urls[0] == URLS["nn2"]
+
+
+def test_the_bench_and_demo_client_takes_the_envs_comma_separated_namenodes(replay):
+    """`dsbra cluster env`'s ``namenode`` (an --ha cluster's NameNodes, comma-separated), as
+    `dsbra bench`, the demo and the benchmark scripts hand it over: every NameNode is tried."""
+    from dsbra.cluster import cluster as cl
+
+    session, _ = replay
+    client = cl.hdfs_client(",".join(NN), session, timeout=10)
+    assert client.status(FILE)["replication"] == 2  # nn1 answered StandbyException
+    assert client._urls[0] == URLS["nn2"]
