@@ -1,9 +1,9 @@
 """`dsbra run` on a real cluster with delay scheduling: hot files raised, then lowered back.
 
-A four-worker cluster in the second slot (continuous scheduling, D = 10 s), two hot one-block
-files at replication 1 and twelve cold ones on every worker. Grep jobs read both hot files and
-two cold files each, a few seconds apart, so they queue for the two nodes holding the hot
-blocks. The daemon runs as a real process (`dsbra run`), round after round.
+One four-worker cluster for the module, in the second slot (continuous scheduling, D = 10 s;
+each test starts with every file back at its base), two hot one-block files at replication 1
+and twelve cold ones on every worker. Grep jobs read both hot files and two cold files each, a
+few seconds apart, so they queue for the two nodes holding the hot blocks. The daemon runs as a real process (`dsbra run`), round after round.
 """
 
 from __future__ import annotations
@@ -68,10 +68,21 @@ def cluster_with_data(state_dir, spec: ClusterSpec = SPEC):
         cl.down(layout)
 
 
-@pytest.fixture
-def daemon_cluster(second_cluster_slot):
-    with cluster_with_data(second_cluster_slot) as up:
+@pytest.fixture(scope="module")
+def daemon_data_cluster(second_cluster_slot_module):
+    """One bring-up for the module's tests."""
+    with cluster_with_data(second_cluster_slot_module) as up:
         yield up
+
+
+@pytest.fixture
+def daemon_cluster(daemon_data_cluster):
+    """The module's cluster with every data file back at its BASE (an earlier test's daemon
+    may have left a file raised)."""
+    _, _, client = daemon_data_cluster
+    for path, replication in BASE.items():
+        client.set_replication(path, replication)
+    yield daemon_data_cluster
 
 
 def _config(tmp_path, env, name: str, mode: str) -> tuple[str, dict]:
