@@ -212,15 +212,20 @@ def hive_install() -> None:
 @hive_group.command("start")
 @click.option("--timeout", type=float, default=300.0, show_default=True,
               help="Seconds to wait until it accepts sessions.")
+@click.option("--shared-cache/--no-shared-cache", default=None,
+              help="Whether the queries' jobs take hive-exec and the aux jars from YARN's shared "
+                   "cache (uploaded and localized once) or ship them with every job. Default: "
+                   "when the cluster runs one (dsbra cluster up --shared-cache).")
 @state_dir_option
-def hive_start(timeout, state_dir) -> None:
+def hive_start(timeout, shared_cache, state_dir) -> None:
     """Start the cluster's HiveServer2 (its state in <state dir>/hive) and wait until it accepts
     sessions. Already running: says so."""
     from dsbra.bench.hive import start_server
     from dsbra.cluster.cli import _layout
 
     started = time.monotonic()
-    server, fresh = start_server(_layout(state_dir), timeout_s=timeout, log=lambda m: click.echo(m, err=True))
+    server, fresh = start_server(_layout(state_dir), timeout_s=timeout, log=lambda m: click.echo(m, err=True),
+                                 shared_cache=shared_cache)
     if fresh:
         click.echo(f"HiveServer2 up on {server.host}:{server.port} in {time.monotonic() - started:.0f} s "
                    f"(pid {server.pid}, log {server.paths.log})")

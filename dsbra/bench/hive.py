@@ -154,9 +154,12 @@ def task_jars(install: HiveInstall) -> list[Path]:
     return [f[-1] for f in found]
 
 
-def render_hive_site(host: str, port: int, paths: ServerPaths, aux_jars: list[Path] = ()) -> str:
-    """hive-site.xml from conf-templates/hive-site.xml.j2. Pure."""
+def render_hive_site(host: str, port: int, paths: ServerPaths, aux_jars: list[Path] = (),
+                     shared_cache: bool = False) -> str:
+    """hive-site.xml from conf-templates/hive-site.xml.j2; ``shared_cache``: the cluster runs
+    YARN's shared cache (ClusterSpec.shared_cache), so the queries' jobs use it. Pure."""
     context = {"host": host, "port": port, "aux_jars": ",".join(f"file://{p}" for p in aux_jars),
+               "shared_cache": shared_cache,
                "paths": {name: str(getattr(paths, name))
                          for name in ("metastore_db", "local_scratch", "operation_logs", "logs")}}
     return _environment().get_template("hive-site.xml.j2").render(context).strip() + "\n"
@@ -233,22 +236,33 @@ def running(layout: StateLayout) -> Server | None:
     return Server(host, port, pid, paths)
 
 
-def start_server(layout: StateLayout, *, timeout_s: float = 300.0, log=lambda msg: None) -> tuple[Server, bool]:
+def start_server(layout: StateLayout, *, timeout_s: float = 300.0, log=lambda msg: None,
+                 shared_cache: bool | None = None) -> tuple[Server, bool]:
     """Start the cluster's HiveServer2 and wait until it opens sessions; (server, started).
-    Already running and ready: returned as it is (started False)."""
+    Already running and ready: returned as it is (started False). ``shared_cache``: whether
+    its queries' jobs use YARN's shared cache (None: if the cluster runs one); a running
+    server started otherwise is an error, not silently kept."""
     data, spec = _cluster(layout)
+    if shared_cache and not spec.shared_cache:
+        raise InputError("--shared-cache: the cluster runs no SharedCacheManager; bring it up with "
+                         "dsbra cluster up --shared-cache")
+    use_cache = spec.shared_cache if shared_cache is None else shared_cache
     install = installed()
     paths = server_paths(layout)
     host, port = server_address(spec)
     current = running(layout)
     if current is not None:
+        if shared_cache is not None and uses_shared_cache(paths) != use_cache:
+            raise InputError(f"HiveServer2 already runs with the shared cache {'off' if use_cache else 'on'};"
+                             f" stop it first: dsbra bench hive stop")
         _wait_ready(current, timeout_s)
         return current, False
     if _listening(host, port):
         raise ClusterError(f"{host}:{port} is taken by another process; HiveServer2 cannot bind it")
     for d in (paths.conf, paths.logs, paths.local_scratch, paths.operation_logs):
         d.mkdir(parents=True, exist_ok=True)
-    (paths.conf / "hive-site.xml").write_text(render_hive_site(host, port, paths, task_jars(install)))
+    (paths.conf / "hive-site.xml").write_text(render_hive_site(host, port, paths, task_jars(install),
+                                                                     shared_cache=use_cache))
     cmd = server_command(Path(data["java_home"]), install, paths, layout.conf("client"))
     env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "HADOOP_CONF_DIR", "HIVE_CONF_DIR")}
     log(f"starting HiveServer2 on {host}:{port} (log: {paths.log})")
@@ -272,6 +286,12 @@ def start_server(layout: StateLayout, *, timeout_s: float = 300.0, log=lambda ms
         paths.pid_file.unlink(missing_ok=True)
         raise
     return server, True
+
+
+def uses_shared_cache(paths: ServerPaths) -> bool:
+    """Whether the hive-site.xml HiveServer2 was started with has its jobs use the shared cache."""
+    site = paths.conf / "hive-site.xml"
+    return site.exists() and "<name>mapreduce.job.sharedcache.mode</name>" in site.read_text()
 
 
 def _wait_ready(server: Server, timeout_s: float, proc: subprocess.Popen | None = None) -> None:

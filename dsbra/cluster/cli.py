@@ -104,6 +104,11 @@ def cluster() -> None:
               help="Every web endpoint (WebHDFS, the RM's and JobHistoryServer's REST APIs) speaks https "
                    "only, on the same ports, with certificates from a CA of the cluster's own "
                    "(`dsbra cluster env` names it: a client's ca_bundle).")
+@click.option("--shared-cache", is_flag=True,
+              help="YARN's shared cache: a SharedCacheManager on the master, so a job jar or "
+                   "library a client marks shareable (mapreduce.job.sharedcache.mode) is uploaded "
+                   "and localized once for every later job; `dsbra bench replay --engine hive` "
+                   "then ships hive-exec once, not per query.")
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
 @click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A `dsbra conf` values file (queues, placement, scheduler and HDFS settings); "
@@ -113,7 +118,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
        node_locality_delay, rack_locality_additional_delay, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
        nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, ha, ha_failover, kerberos, tls,
-       timeout, values_file, state_dir) -> None:
+       shared_cache, timeout, values_file, state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
     fields = dict(
@@ -126,6 +131,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
         hadoop_version=hadoop_version, net_mbit=net_mbit, net_rack_mbit=net_rack_mbit,
         block_placement=block_placement, ha=ha, ha_failover=ha_failover, kerberos=kerberos, tls=tls,
+        shared_cache=shared_cache,
     )
     ctx = click.get_current_context()
     if not ha and ctx.get_parameter_source("ha_failover") == click.core.ParameterSource.COMMANDLINE:
@@ -162,6 +168,8 @@ def _print_urls(env: dict) -> None:
     click.echo(f"  JobHistory       {env['jhs']}")
     if env["ha"] and env["ha"]["zookeeper"]:
         click.echo(f"  ZooKeeper        {env['ha']['zookeeper']}   (automatic failover: ZKFCs, the RMs' elector)")
+    if env["sharedcache"]:
+        click.echo(f"  SharedCache      {env['sharedcache']}   (cached resources in HDFS /sharedcache)")
     for w in env["workers"]:
         click.echo(f"  {w['name']:<4} {w['host']:<12} {w['rack']:<7} DataNode {w['datanode']}  "
                    f"NodeManager {w['nodemanager']}")

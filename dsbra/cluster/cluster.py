@@ -31,7 +31,7 @@ from dsbra.cluster import state as st
 from dsbra.cluster.config import DEFAULT_CAPACITY_QUEUES, DEFAULT_QUEUES, write_configs
 from dsbra.cluster.install import HadoopInstall, ensure_hadoop, ensure_placement, find_java
 from dsbra.cluster.paths import StateLayout
-from dsbra.cluster.spec import HA_NAMENODES, HA_NAMESERVICE, HA_RMS, ClusterSpec
+from dsbra.cluster.spec import HA_NAMENODES, HA_NAMESERVICE, HA_RMS, SHARED_CACHE_ROOT, ClusterSpec
 from dsbra.errors import ClusterError, HadoopError, InputError
 from dsbra.observe import shapes
 from dsbra.observe.http import ResourceManager
@@ -106,6 +106,9 @@ def _up(spec: ClusterSpec, layout: StateLayout, timeout: float, log, java_home: 
             sec.prepare(spec, layout, data, lambda: st.save(layout.state_file, data))
         write_configs(spec, layout, install.lib, str(java_home))
         _start_daemons(spec, layout, install, java_home, data)
+        if spec.shared_cache:
+            wait_ready(spec, layout, data, timeout, without={"sharedcachemanager"})
+            _start_shared_cache(spec, layout, install, java_home, data)
         wait_ready(spec, layout, data, timeout)
     except BaseException:
         _down(layout)
@@ -149,19 +152,24 @@ def _build_network(spec: ClusterSpec, layout: StateLayout, data: dict) -> None:
         netns.shape_worker(spec, w)
 
 
+def _spawn(spec, layout, install: HadoopInstall, java_home: Path, data: dict, d: dmn.Daemon) -> None:
+    """Start ``d`` and record it in the state file."""
+    cmd = dmn.java_command(spec, layout, install, java_home, d)
+    proc = dmn.spawn(cmd, layout.out(d.name), dmn.daemon_env(java_home), layout.root)
+    data["daemons"][d.name] = {
+        "pid": proc.pid, "kind": d.kind, "host": d.host, "netns": d.netns,
+        "log": str(layout.log(d.name)), "out": str(layout.out(d.name)),
+    }
+    st.save(layout.state_file, data)
+
+
 def _start_daemons(spec, layout, install: HadoopInstall, java_home: Path, data: dict) -> None:
-    env = dmn.daemon_env(java_home)
+    """Every daemon but the SharedCacheManager (:func:`_start_shared_cache`)."""
     all_daemons = dmn.cluster_daemons(spec)
     by_name = {d.name: d for d in all_daemons}
 
     def start(d: dmn.Daemon) -> None:
-        cmd = dmn.java_command(spec, layout, install, java_home, d)
-        proc = dmn.spawn(cmd, layout.out(d.name), env, layout.root)
-        data["daemons"][d.name] = {
-            "pid": proc.pid, "kind": d.kind, "host": d.host, "netns": d.netns,
-            "log": str(layout.log(d.name)), "out": str(layout.out(d.name)),
-        }
-        st.save(layout.state_file, data)
+        _spawn(spec, layout, install, java_home, data, d)
 
     # workers, JournalNodes, the RMs and ZooKeeper first: they retry until the NameNode/RM (or
     # ZooKeeper) answer, so their JVM start-up overlaps the NameNode's format (which, with
@@ -199,6 +207,15 @@ def _start_daemons(spec, layout, install: HadoopInstall, java_home: Path, data: 
         ha_admin(spec, layout, "hdfs", ["-transitionToActive", HA_NAMENODES[0]])
         ha_admin(spec, layout, "yarn", ["-transitionToActive", HA_RMS[0]])
     start(by_name["historyserver"])
+
+
+def _start_shared_cache(spec, layout, install: HadoopInstall, java_home: Path, data: dict) -> None:
+    """The SharedCacheManager, once HDFS is ready: it lists its root directory at start and
+    refuses to start without it, and the directory can be made only out of safe mode."""
+    with web_session(spec, layout) as session:
+        hdfs_client(spec.namenode_urls.values(), session).makedirs(SHARED_CACHE_ROOT)
+    scm = next(d for d in dmn.cluster_daemons(spec) if d.kind == "sharedcachemanager")
+    _spawn(spec, layout, install, java_home, data, scm)
 
 
 def _run_tool(spec, layout, install: HadoopInstall, java_home: Path, daemon: dmn.Daemon, args: list[str],
@@ -372,6 +389,8 @@ def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dic
             missing["nodemanagers"] = f"{active}/{spec.workers} NodeManagers registered"
     if _get_json(f"{urls['jhs']}/ws/v1/history/info", session) is None:
         missing["historyserver"] = "JobHistoryServer REST API not answering"
+    if spec.shared_cache and _get_json(f"{urls['sharedcache']}/jmx?qry=java.lang:type=Runtime") is None:
+        missing["sharedcachemanager"] = "SharedCacheManager web server not answering"
     silent = _silent_ha_daemons(spec)
     if silent:  # --ha: the standbys too, or there is nothing to fail over to
         missing["standby"] = f"{', '.join(silent)} not answering"
@@ -409,16 +428,19 @@ def containers(spec: ClusterSpec, session: requests.Session | None = None) -> di
             "unused_mb_per_node": [m % map_mb for m in memory]}
 
 
-def wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float) -> None:
+def wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float,
+               without: set[str] = frozenset()) -> None:
+    """Wait until :func:`readiness` misses nothing but the parts named in ``without``."""
     with web_session(spec, layout) as session:
-        _wait_ready(spec, layout, data, timeout, session)
+        _wait_ready(spec, layout, data, timeout, session, without)
 
 
 def _wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float,
-                session: requests.Session) -> None:
+                session: requests.Session, without: set[str]) -> None:
     deadline = time.monotonic() + timeout
-    # namenode, datanodes, safemode, resourcemanager, nodemanagers, historyserver (--ha: standby)
-    checks = 7 if spec.ha else 6
+    # namenode, datanodes, safemode, resourcemanager, nodemanagers, historyserver (--ha: standby,
+    # --shared-cache: sharedcachemanager)
+    checks = 6 + spec.ha + (spec.shared_cache and "sharedcachemanager" not in without)
     with tqdm(total=checks, desc="cluster up", unit="check", file=sys.stderr, leave=False,
               disable=not sys.stderr.isatty()) as bar:
         gone: set[str] = set()  # daemons not found at the previous check
@@ -432,7 +454,7 @@ def _wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: flo
                     gone.add(name)
                 else:
                     raise ClusterError(_exited(name, d))
-            missing = readiness(spec, session)
+            missing = {k: v for k, v in readiness(spec, session).items() if k not in without}
             bar.n = checks - min(checks, _count_missing(missing))
             bar.set_postfix_str("; ".join(missing.values())[:80])
             bar.refresh()
@@ -459,7 +481,7 @@ def _count_missing(missing: dict) -> int:
 def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict,
              session: requests.Session) -> tuple[str, str]:
     """The daemon to blame for the first missing piece, and its log."""
-    for key in ("namenode", "resourcemanager", "historyserver"):
+    for key in ("namenode", "resourcemanager", "historyserver", "sharedcachemanager"):
         if key in missing:
             return key, str(layout.log(key))
     if "datanodes" in missing or "nodemanagers" in missing:
@@ -637,6 +659,8 @@ def env(layout: StateLayout) -> dict:
                 "journalnodes": [w.host for w in spec.journal_nodes], "failover": spec.ha_failover,
                 "zookeeper": spec.zookeeper if spec.automatic_failover else None} if spec.ha else None),
         "heat_file": str(layout.heat_file),
+        # --shared-cache: the SharedCacheManager's web UI (None without it)
+        "sharedcache": urls.get("sharedcache"),
         # --tls: the CA that signed every web endpoint's certificate (a client's ca_bundle)
         "ca_bundle": str(paths.ca_pem) if spec.tls else None,
         # --kerberos: the realm's krb5.conf (KRB5_CONFIG), and dsbra's principal and keytab

@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 
 from dsbra.cluster.paths import StateLayout, templates_dir
-from dsbra.cluster.spec import HA_NAMESERVICE, ClusterSpec, Worker
+from dsbra.cluster.spec import HA_NAMESERVICE, SHARED_CACHE_ROOT, ClusterSpec, Worker
 
 CONFIG_FILES = [
     "core-site.xml",
@@ -149,6 +149,7 @@ def render_host(
             "rm_id": rm_id,
             "rm_store": paths.rm_store,
         },
+        "shared_cache_root": SHARED_CACHE_ROOT,
     }
     if role == "client":
         context["role"] = "client"

@@ -34,6 +34,8 @@ MAIN_CLASSES = {
     # --ha with automatic failover: ZooKeeper (its jars come with Hadoop's) and the ZKFC
     "zookeeper": "org.apache.zookeeper.server.ZooKeeperServerMain",
     "zkfc": "org.apache.hadoop.hdfs.tools.DFSZKFailoverController",
+    # --shared-cache
+    "sharedcachemanager": "org.apache.hadoop.yarn.server.sharedcachemanager.SharedCacheManager",
 }
 TOOL_HEAP = "256m"
 HDFS_UI = {"namenode", "datanode", "journalnode"}  # these need webapps/ on the classpath
@@ -66,6 +68,8 @@ def cluster_daemons(spec: ClusterSpec) -> list[Daemon]:
         daemons.append(Daemon("zookeeper", "zookeeper", "master", None))
         daemons.append(Daemon("zkfc", "zkfc", "master", None))
         daemons.append(Daemon("zkfc2", "zkfc", "master2", None))
+    if spec.shared_cache:
+        daemons.append(Daemon("sharedcachemanager", "sharedcachemanager", "master", None))
     for w in spec.worker_list:
         daemons.append(Daemon(f"datanode-{w.name}", "datanode", w.name, w.netns))
         daemons.append(Daemon(f"nodemanager-{w.name}", "nodemanager", w.name, w.netns))

@@ -1,10 +1,12 @@
 """Fetch the Hadoop jars from Maven Central (through hadoop/pom.xml) and find Java.
 
-The jars land in .dsbra/hadoop/<version>/lib; a marker file makes the step idempotent.
+The jars land in .dsbra/hadoop/<version>/lib; a marker file makes the step idempotent (it names
+the version and the pom's digest, so jars a changed pom adds are fetched into an older install).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dsbra.cluster.paths import hadoop_home, placement_jar, project_root
+from dsbra.cluster.spec import NO_SHARED_CACHE
 from dsbra.errors import ClusterError
 
 MARKER = ".complete"
@@ -59,14 +62,18 @@ def find_java() -> Path:
 def ensure_hadoop(version: str, quiet: bool = False) -> HadoopInstall:
     """Idempotent: download the jars once per version, then reuse them."""
     install = HadoopInstall(hadoop_home(version))
-    if (install.home / MARKER).exists():
+    pom = project_root() / "hadoop" / "pom.xml"
+    marker = f"{version} {hashlib.sha256(pom.read_bytes()).hexdigest()}\n"
+    done = install.home / MARKER
+    if done.exists() and done.read_text() == marker:
         return install
-    maven_fetch(f"Hadoop {version}", project_root() / "hadoop" / "pom.xml", install.home, install.lib,
+    maven_fetch(f"Hadoop {version}", pom, install.home, install.lib,
                 {"hadoop.version": version, "examples.version": EXAMPLES_VERSION.get(version, version),
-                 "dsbra.lib.dir": str(install.lib), "dsbra.extra.dir": str(install.home / "extra")},
+                 "dsbra.lib.dir": str(install.lib), "dsbra.extra.dir": str(install.home / "extra"),
+                 **({"dsbra.no.sharedcache": "true"} if version in NO_SHARED_CACHE else {})},
                 [f"{DEPENDENCY_PLUGIN}:copy-dependencies", f"{DEPENDENCY_PLUGIN}:copy"], quiet=quiet)
     _extract_webapps(install)
-    (install.home / MARKER).write_text(version + "\n")
+    done.write_text(marker)
     return install
 
 

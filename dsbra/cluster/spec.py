@@ -14,6 +14,8 @@ from dsbra.errors import InputError
 HADOOP_VERSION = "3.4.2"
 #: versions the bundled cluster runs: 3.4.x answers REST in Jersey 1's JSON shapes, 3.5.x in Jersey 2's
 HADOOP_VERSIONS = ("3.4.2", "3.5.0")
+#: releases with no hadoop-yarn-server-sharedcachemanager on Maven Central (no --shared-cache)
+NO_SHARED_CACHE = frozenset({"3.5.0"})
 MAX_WORKERS = 32
 SCHEDULERS = ("fair", "capacity", "fifo")
 #: the NameNode's block placement: HDFS's default, or dsbra's heat-aware plugin (placement/)
@@ -50,6 +52,16 @@ ZK_MASTER_PORTS = {
     "zkfc_rpc": 8019,
     "zkfc2_rpc": 8119,
 }
+#: `--shared-cache`: YARN's SharedCacheManager on the master's address (its client, uploader,
+#: admin and web ports; Hadoop's defaults)
+SCM_MASTER_PORTS = {
+    "scm_client": 8045,
+    "scm_uploader": 8046,
+    "scm_admin": 8047,
+    "scm_http": 8788,
+}
+#: the shared cache's directory in HDFS (yarn.sharedcache.root-dir)
+SHARED_CACHE_ROOT = "/sharedcache"
 #: `--ha-failover`: ZooKeeper elects the active NameNode and RM, or an operator runs haadmin
 HA_FAILOVERS = ("auto", "manual")
 #: `--ha`: the HDFS nameservice, the YARN cluster id, and the ids of the two NameNodes / RMs
@@ -146,6 +158,8 @@ class ClusterSpec:
             # ZKFC (a health check and a ZooKeeper session) beside each NameNode
             "zookeeper": "128m",
             "zkfc": "128m",
+            # --shared-cache: the SharedCacheManager's in-memory index of cached resources
+            "sharedcachemanager": "256m",
         }
     )
     hadoop_version: str = HADOOP_VERSION
@@ -172,6 +186,11 @@ class ClusterSpec:
     #: the web endpoints (WebHDFS, the RM's and JHS's REST APIs, the UIs) speak https only, on
     #: the same ports, with certificates signed by a CA of the cluster's own
     tls: bool = False
+    #: YARN's shared cache: a SharedCacheManager on the master, NodeManagers uploading what
+    #: a job marks shareable to HDFS's /sharedcache, so a job's jar (Hive's 83 MB hive-exec)
+    #: is uploaded and localized once, not per job (a client opts in with
+    #: mapreduce.job.sharedcache.mode)
+    shared_cache: bool = False
 
     def __post_init__(self):
         if self.kerberos and not self.tls:
@@ -179,6 +198,12 @@ class ClusterSpec:
                              "protection on unprivileged ports only with dfs.http.policy=HTTPS_ONLY")
         if self.ha and (self.kerberos or self.tls):
             raise InputError("--ha with --kerberos/--tls is not supported yet: bring up one or the other")
+        if self.shared_cache and (self.kerberos or self.tls):
+            raise InputError("--shared-cache with --kerberos/--tls is not supported yet: the "
+                             "SharedCacheManager would need a principal and https of its own")
+        if self.shared_cache and self.hadoop_version in NO_SHARED_CACHE:
+            raise InputError(f"--shared-cache needs Hadoop 3.4.2: Maven Central has no "
+                             f"SharedCacheManager {self.hadoop_version}")
         if self.ha_failover not in HA_FAILOVERS:
             raise InputError(f"--ha-failover must be one of {', '.join(HA_FAILOVERS)}, got {self.ha_failover!r}")
         if self.block_placement not in BLOCK_PLACEMENTS:
@@ -305,13 +330,16 @@ class ClusterSpec:
             return HA_MASTER_PORTS[name] + self.port_offset
         if name in ZK_MASTER_PORTS:
             return ZK_MASTER_PORTS[name] + self.port_offset
+        if name in SCM_MASTER_PORTS:
+            return SCM_MASTER_PORTS[name] + self.port_offset
         return WORKER_PORTS[name]
 
     @property
     def master_ports(self) -> list[str]:
         """Names of the ports this cluster binds on the master's address."""
         return (list(MASTER_PORTS) + (list(HA_MASTER_PORTS) if self.ha else [])
-                + (list(ZK_MASTER_PORTS) if self.automatic_failover else []))
+                + (list(ZK_MASTER_PORTS) if self.automatic_failover else [])
+                + (list(SCM_MASTER_PORTS) if self.shared_cache else []))
 
     @property
     def automatic_failover(self) -> bool:
@@ -362,6 +390,7 @@ class ClusterSpec:
             "rm": f"{web}://{m}:{self.port('rm_http')}",
             "jhs": f"{web}://{m}:{self.port('jhs_http')}",
             "fs": f"hdfs://{HA_NAMESERVICE}" if self.ha else f"hdfs://{m}:{self.port('namenode_rpc')}",
+            **({"sharedcache": f"http://{m}:{self.port('scm_http')}"} if self.shared_cache else {}),
         }
 
     def to_dict(self) -> dict:

@@ -387,3 +387,30 @@ def test_the_realm_maps_every_host_address_without_dns_and_each_host_has_its_key
     assert keytabs["master"] == [f"{s}/10.77.0.1@DSBRA.CLUSTER" for s in ("nn", "rm", "jhs", "HTTP")]
     assert keytabs["w2"] == [f"{s}/10.77.0.12@DSBRA.CLUSTER" for s in ("dn", "nm", "HTTP")]
     assert keytabs["dsbra"] == ["dsbra@DSBRA.CLUSTER"]
+
+
+def test_shared_cache_runs_a_sharedcachemanager_every_host_and_the_client_know():
+    spec = ClusterSpec(shared_cache=True, workers=4, port_offset=100)
+    daemons = {d.name: d for d in cluster_daemons(spec)}
+    assert daemons["sharedcachemanager"].host == "master" and daemons["sharedcachemanager"].netns is None
+    assert MAIN_CLASSES["sharedcachemanager"].endswith(".sharedcachemanager.SharedCacheManager")
+    assert "sharedcachemanager" not in {d.name for d in cluster_daemons(ClusterSpec())}
+    assert {"scm_client", "scm_uploader", "scm_admin", "scm_http"} <= set(spec.master_ports)
+    assert spec.urls["sharedcache"] == "http://10.77.0.1:8888"
+    for host in ("master", "client", "w1"):
+        yarn = _ha_site(spec, host)["yarn-site.xml"]
+        assert yarn["yarn.sharedcache.enabled"] == "true"
+        assert yarn["yarn.sharedcache.root-dir"] == "/sharedcache"
+        assert yarn["yarn.sharedcache.client-server.address"] == "10.77.0.1:8145"
+        assert yarn["yarn.sharedcache.uploader.server.address"] == "10.77.0.1:8146"
+        # the NodeManagers upload at the cluster's widest replication, not past its workers
+        assert yarn["yarn.sharedcache.nm.uploader.replication.factor"] == "4"
+    assert not [k for k in props(render()["yarn-site.xml"]) if k.startswith("yarn.sharedcache.")]
+
+
+@pytest.mark.parametrize("fields, named", [({"hadoop_version": "3.5.0"}, "Hadoop 3.4.2"),
+                                           ({"tls": True}, "--kerberos/--tls")])
+def test_shared_cache_where_it_cannot_run_is_refused_in_one_line(fields, named):
+    with pytest.raises(InputError, match="--shared-cache") as err:
+        ClusterSpec(shared_cache=True, **fields)
+    assert named in str(err.value) and "\n" not in str(err.value)

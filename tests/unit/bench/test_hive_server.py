@@ -174,3 +174,10 @@ def test_replay_without_a_hive_install_is_a_one_line_input_error(tmp_path, monke
     assert isinstance(result.exception, InputError)
     assert "Hive 4.0.1 is not installed" in str(result.exception)
     assert "dsbra bench hive install" in str(result.exception)
+
+
+def test_hive_site_uses_the_clusters_shared_cache_only_when_it_runs_one(tmp_path):
+    paths = hive.ServerPaths(tmp_path / "hive")
+    cached = _props(hive.render_hive_site("10.80.0.1", 19000, paths, shared_cache=True))
+    assert cached["mapreduce.job.sharedcache.mode"] == "jobjar,libjars"
+    assert "mapreduce.job.sharedcache.mode" not in _props(hive.render_hive_site("10.80.0.1", 19000, paths))
