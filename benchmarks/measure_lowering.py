@@ -183,7 +183,7 @@ def main() -> None:
                          "pressure) hardly flags several equally hot files read with few cold "
                          "ones")
     ap.add_argument("--min-pressure", type=float, default=0.4,
-                    help="policy.params.min_pressure (default profile: 1 delayed map; a loaded "
+                    help="policy.params.min_pressure (default profile: 0.3 delayed-map equivalents; a loaded "
                          "machine runs few maps per window)")
     ap.add_argument("--placement", choices=("default", "heat"), default=None,
                     help="the NameNode's block placement (dsbra cluster up --placement); "

@@ -95,7 +95,8 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
       average, so a once-read block whose one map waited scores as high as a block whose fifty
       maps all waited; N restores the volume);
     - hot: pressure_i > hot_factor x the mean pressure of the blocks read in the window, and
-      >= min_pressure (so a window without delay replicates nothing);
+      > min_pressure (so a window without delay replicates nothing), and N_i >= min_reads (a
+      block read once is no evidence of popularity);
     - replicas sized by the demand on the holders: with m = the window's maps per live node,
       a block read N_i times needs ceil(N_i / (holder_share m)) holders for its maps to take at
       most holder_share of their slots; a hot block grows to that (at least one more);
@@ -111,6 +112,8 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     n_read = int(np.count_nonzero(tasks))
     mean_pressure = float(pressure.sum() / n_read) if n_read else 0.0
     hot_mask = pressure > max(p.min_pressure, p.hot_factor * mean_pressure)
+    if p.min_reads > 1:
+        hot_mask &= tasks >= p.min_reads
     hot = np.flatnonzero(hot_mask)
     hot = hot[np.argsort(-pressure[hot], kind="stable")]  # hottest first, for the budget
     del pressure

@@ -49,7 +49,9 @@ class DsbraParams:
     use these instead of gate / cold / hot_margin / step:
     ``hot_factor``: a block is hot when its delay pressure N_i RF_i exceeds this many times the
     mean pressure of the blocks read in the window, ``min_pressure``: and at least this much
-    (delayed-map equivalents). ``holder_share``: a hot block gets enough replicas that its maps
+    (delayed-map equivalents), ``min_reads``: and read by at least this many maps in the window
+    (a block read once is no evidence of popularity, yet its one delayed map can reach the
+    floor of a small window). ``holder_share``: a hot block gets enough replicas that its maps
     would take at most this share of its holders' slots (sized from the window's maps per
     node); an extra replica goes when the block's demand no longer needs it.
     ``budget_fraction``: extra replicas' bytes at most this fraction of the base bytes
@@ -70,6 +72,7 @@ class DsbraParams:
     thresholds: str = "fixed"
     hot_factor: float = 3.0
     min_pressure: float = 1.0
+    min_reads: int = 1
     holder_share: float = 0.5
     budget_fraction: float | None = None
 
@@ -96,6 +99,9 @@ class DsbraParams:
                 or self.max_replication < 1):
             raise InputError(f"max_replication must be an integer >= 1, got "
                              f"{self.max_replication!r}")
+        if (isinstance(self.min_reads, bool) or not isinstance(self.min_reads, int)
+                or self.min_reads < 1):
+            raise InputError(f"min_reads must be an integer >= 1, got {self.min_reads!r}")
         if self.gavg_scope not in GAVG_SCOPES:
             raise InputError(f"gavg_scope must be one of {', '.join(GAVG_SCOPES)}, got "
                              f"{self.gavg_scope!r}")
@@ -118,8 +124,11 @@ class DsbraParams:
 
 
 PROFILES: dict[str, dict] = {
+    # min_pressure 0.3 with min_reads 2: a window of a few maps per node (the bundled
+    # cluster's 30 s rounds) never reached a floor of 1 delayed map, while a lower floor alone
+    # raised blocks read once; see docs/algorithm.md, "Short windows"
     "adaptive": {"rf_divisor": 1.0, "gavg_scope": "active", "thresholds": "adaptive",
-                 "hot_factor": 2.0, "min_pressure": 1.0, "holder_share": 0.05,
+                 "hot_factor": 2.0, "min_pressure": 0.3, "min_reads": 2, "holder_share": 0.05,
                  "budget_fraction": 0.2},
     # the adaptive round for 20 s windows on the signals the daemon derives (tuned on the
     # simulator's tuning seeds, benchmarks/tune_sweep.py --signals observed): a window a third
@@ -144,8 +153,9 @@ def params_for(profile: str = DEFAULT_PROFILE, **overrides) -> DsbraParams:
     if unknown:
         raise InputError(f"unknown parameter {unknown[0]!r}; known: {', '.join(PARAM_NAMES)}")
     values = {**PROFILES[profile], **overrides}
-    if isinstance(values.get("max_replication"), float) and values["max_replication"].is_integer():
-        values["max_replication"] = int(values["max_replication"])
+    for key in ("max_replication", "min_reads"):
+        if isinstance(values.get(key), float) and values[key].is_integer():
+            values[key] = int(values[key])
     return DsbraParams(**values).validated()
 
 

@@ -52,6 +52,36 @@ def test_a_window_without_delay_changes_nothing():
     assert len(d.replicate_block) == 0 and len(d.dereplicate_block) == 0
 
 
+def short_window():
+    """The bundled cluster's 30 s round: 10 maps on 4 nodes (D = 10 s). The popular block
+    read 3 times, one map delayed 6 s: X = (1/3 + 6/30)/2 = 0.267, RF 0.133, pressure 0.4;
+    a block read once whose map waited the full D: X = 1, RF 0.5, pressure 0.5; six blocks
+    read once without delay. Mean pressure 0.9 / 8 read blocks = 0.11."""
+    nodes = NODES[:4]
+    blocks = [dict(id="popular", nodes=["dn1", "dn2"], tasks=3, delayed=1, delay=6.0),
+              dict(id="once", nodes=["dn3", "dn4"], tasks=1, delayed=1, delay=10.0)]
+    blocks += [dict(id=f"c{k}", nodes=[nodes[k % 4], nodes[(k + 1) % 4]], tasks=1)
+               for k in range(6)]
+    return make_round(nodes, blocks)
+
+
+def test_a_short_window_raises_the_block_read_again_not_the_one_read_once():
+    """The default floor (0.3 delayed-map equivalents) is within reach of a window of a few
+    maps per node, and min_reads 2 keeps a lone delayed read from being taken for a hot spot.
+    The popular block's 3 maps on 2.5 maps per node need every node: 2 more holders."""
+    ri = short_window()
+    d, _ = policy().decide(ri, state_for(ri))
+    assert d.rf[0] == pytest.approx(0.4 / 3) and d.rf[1] == pytest.approx(0.5)
+    assert replicate_map(ri, d) == {"popular": ["dn3", "dn4"]}
+    assert d.rule[0] == RULE_HOT and d.rule[1] == RULE_NONE
+    # a floor of one delayed map (the profile before) raises nothing in such a window
+    d1, _ = policy(min_pressure=1.0, min_reads=1).decide(ri, state_for(ri))
+    assert len(d1.replicate_block) == 0
+    # the same floor without min_reads also raises the block read once
+    d2, _ = policy(min_reads=1).decide(ri, state_for(ri))
+    assert set(replicate_map(ri, d2)) == {"popular", "once"}
+
+
 def test_sized_by_demand_on_the_holders():
     """holder_share 0.5: the hot block's 40 maps need ceil(40 / (0.5 x 6)) = 14 -> capped 10;
     with 12 maps: ceil(12 / (0.5 x 3.2)) = 8 holders, 6 more."""
@@ -121,7 +151,9 @@ def test_budget_of_the_stored_bytes_when_the_round_sees_part_of_the_data():
 
 @pytest.mark.parametrize("key,value", [("holder_share", 0), ("holder_share", 1.5),
                                        ("hot_factor", -1), ("budget_fraction", -0.1),
-                                       ("thresholds", "magic")])
+                                       ("thresholds", "magic"), ("min_reads", 0),
+                                       ("min_reads", 1.5), ("min_reads", True),
+                                       ("min_reads", "2")])
 def test_bad_parameters_are_named(key, value):
     with pytest.raises(InputError, match=key):
         params_for("adaptive", delay_threshold_s=5, **{key: value})
