@@ -79,7 +79,9 @@ def cluster(cluster_layout) -> dict:
     fcntl.flock(users, fcntl.LOCK_SH)
     started = False
     if cl.status(cluster_layout).state != "up":
-        _, started = cl.up(ClusterSpec(workers=WORKERS, **MAIN), cluster_layout, log=lambda *_: None)
+        # with YARN's shared cache, as a cluster serving Hive runs (test_bench_hive.py)
+        _, started = cl.up(ClusterSpec(workers=WORKERS, **MAIN, shared_cache=True), cluster_layout,
+                           log=lambda *_: None)
     yield cl.env(cluster_layout)
     fcntl.flock(users, fcntl.LOCK_UN)
     if started and mode != "reuse":

@@ -4,11 +4,14 @@ the cluster's YARN over HDFS, measured by the same collector as the MapReduce gr
 
 from __future__ import annotations
 
+import hashlib
 import json
+import time
 import uuid
 
 import pyarrow.parquet as pq
 import pytest
+import requests
 from click.testing import CliRunner
 
 from dsbra.bench.cli import bench
@@ -18,6 +21,16 @@ from dsbra.results_schema import JOB_SCHEMA, TASK_SCHEMA
 pytestmark = pytest.mark.cluster
 
 SIZE = ["--size", "3m", "--block-size", "1m"]
+
+
+def _scm_metrics(cluster: dict) -> dict[str, int]:
+    """The SharedCacheManager's counters: uploads it accepted, cache hits and misses."""
+    beans = requests.get(f"{cluster['sharedcache']}/jmx", timeout=10).json()["beans"]
+    out = {}
+    for bean in beans:
+        if bean["name"].endswith(("name=clientRequests", "name=SharedCacheUploaderRequests")):
+            out |= {k: v for k, v in bean.items() if isinstance(v, int)}
+    return out
 
 
 def _invoke(args):
@@ -93,3 +106,49 @@ def test_replay_with_hive_runs_each_job_as_one_mapreduce_job_over_its_files(clus
     assert sum(summary["rows_by_job"].values()) > 0
     # the per-job tables and their symlink files are gone
     assert webhdfs.status(f"/bench/hive/{label}", strict=False) is None
+
+
+def _one_query(dataset: str, tmp_path, name: str) -> str:
+    """A one-file Hive query through `dsbra bench replay --engine hive`; its Hadoop job id."""
+    schedule = tmp_path / f"{name}.json"
+    _invoke(["schedule", "--out", str(schedule), "--jobs", "1", "--slots", "4", "--seed", "3", *SIZE,
+             "--path", dataset, "--data-seed", "5"])
+    doc = json.loads(schedule.read_text())
+    doc["jobs"][0]["inputs"], doc["jobs"][0]["maps"] = [f"{dataset}/part-00000"], 1
+    schedule.write_text(json.dumps(doc))
+    _invoke(["replay", str(schedule), "--out", str(tmp_path / name), "--label", name.replace("-", ""),
+             "--engine", "hive", "--job-timeout-s", "900"])
+    summary = json.loads((tmp_path / name / "summary.json").read_text())
+    assert summary["failed_jobs"] == [] and summary["rows_mismatched"] == []
+    return summary["hadoop_jobs"]["job0"]
+
+
+def test_a_later_querys_job_takes_hive_exec_from_the_shared_cache(cluster, webhdfs, hiveserver, dataset,
+                                                                   tmp_path):
+    """The first query ships hive-exec (83 MB) as its job jar and a NodeManager uploads it to the
+    shared cache after localizing it; a later query's job then names the cached copy and
+    uploads nothing (the SharedCacheManager counts a hit)."""
+    from dsbra.bench.hive import installed
+
+    if not cluster["sharedcache"]:
+        pytest.skip("the cluster in use runs no SharedCacheManager (not started by this session)")
+    # where the cache keeps it: its SHA-256, three levels of directories by its first digits
+    jar = next(installed().lib.glob("hive-exec-*.jar"))
+    digest = hashlib.sha256(jar.read_bytes()).hexdigest()
+    cached = f"/sharedcache/{'/'.join(digest[:3])}/{digest}/job.jar"
+    if webhdfs.status(cached, strict=False) is None:  # no earlier query on this cluster
+        _one_query(dataset, tmp_path, "warm-up")
+    # a NodeManager uploads it after localizing it, then tells the SharedCacheManager
+    deadline = time.monotonic() + 120
+    while webhdfs.status(cached, strict=False) is None or _scm_metrics(cluster)["AcceptedUploads"] == 0:
+        assert time.monotonic() < deadline, f"{cached} not in the cache: {_scm_metrics(cluster)}"
+        time.sleep(1)
+    hits = _scm_metrics(cluster)["CacheHits"]
+    job = _one_query(dataset, tmp_path, "cached")
+    props = requests.get(f"{cluster['jhs']}/ws/v1/history/mapreduce/jobs/{job}/conf",
+                         headers={"Accept": "application/json"}, timeout=30).json()["conf"]["property"]
+    conf = {p["name"]: p["value"] for p in props}
+    assert conf["mapreduce.job.sharedcache.mode"] == "jobjar,libjars"
+    assert conf["mapreduce.job.jar"] == cached
+    assert conf["mapreduce.job.jobjar.sharedcache.uploadpolicy"] == "false"  # found, not shipped
+    assert _scm_metrics(cluster)["CacheHits"] > hits
