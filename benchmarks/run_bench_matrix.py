@@ -80,10 +80,11 @@ def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dsbra", *args], check=check, text=True)
 
 
-def cluster_up(delay: bool, seed: int, scheduler: str = "fair", node_delay: int = 40) -> None:
-    """The cluster with delay scheduling on or off, restarted when it runs with the other, and
-    the data set in it (a restarted cluster's HDFS starts empty; `bench data` keeps what is
-    there)."""
+def cluster_up(delay: bool, seed: int, scheduler: str = "fair", node_delay: int = 40,
+               shared_cache: bool = False) -> None:
+    """The cluster with delay scheduling on or off (and YARN's shared cache or not), restarted
+    when it runs otherwise, and the data set in it (a restarted cluster's HDFS starts empty;
+    `bench data` keeps what is there)."""
     if scheduler == "capacity":
         want = {"scheduler": "capacity", "node_locality_delay": node_delay if delay else -1,
                 "rack_locality_additional_delay": -1 if delay else 0}
@@ -95,10 +96,11 @@ def cluster_up(delay: bool, seed: int, scheduler: str = "fair", node_delay: int 
         want = {"scheduler": "fair", "locality_delay_node_ms": ms}
         flags = ["--continuous-scheduling", "--locality-delay-node-ms", str(ms),
                  "--locality-delay-rack-ms", str(ms)]
-    want |= {"net_mbit": NET_MBIT, "workers": WORKERS}
+    want |= {"net_mbit": NET_MBIT, "workers": WORKERS, "shared_cache": shared_cache}
+    flags += ["--shared-cache"] if shared_cache else []
     current = cl.status(LAYOUT)
-    spec = current.data.get("spec", {}) if current.state == "up" else {}
-    if any(spec.get(k, "fair" if k == "scheduler" else None) != v for k, v in want.items()):
+    running = ClusterSpec.from_dict(current.data["spec"]) if current.state == "up" else None
+    if running is None or any(getattr(running, k) != v for k, v in want.items()):
         if current.state != "down":
             dsbra("cluster", "down")
         dsbra("cluster", "up", "--workers", str(WORKERS), "--replication", "2", "--block-size", BLOCK,
