@@ -45,8 +45,9 @@ COLD = [f"/td/in/cold-{i}" for i in range(12)]
 BASE = {p: 1 for p in HOT} | {p: SPEC.workers for p in COLD}
 WINDOW_S = 45
 # a hot file's splits per job: the default profile calls a block hot from a pressure (reads x
-# RF) of one delayed-map equivalent, and the real-cluster rule finds only 8-21% of the truly
-# delayed maps (docs/metrics.md): a CI run with four per job found 0.02 of RF on a hot block
+# RF) of 0.3 delayed-map equivalents (1 until 2026-11-26), and the real-cluster rule finds only
+# 8-21% of the truly delayed maps (docs/metrics.md): a CI run with four per job found 0.02 of
+# RF on a hot block
 HOT_READS = 8
 
 
@@ -91,7 +92,7 @@ def _config(tmp_path, env, name: str, mode: str) -> tuple[str, dict]:
                        "user": "root"},
            "http": {"enabled": False},
            # the default profile, but a block is hot from a tenth of a delayed-map equivalent
-           # (not one): this cluster's windows hold a few dozen maps, and the real-cluster rule
+           # (not 0.3): this cluster's windows hold a few dozen maps, and the real-cluster rule
            # finds 8-21% of the truly delayed ones (docs/metrics.md)
            "policy": {"params": {"min_pressure": 0.1}}}
     path = tmp_path / f"{name}.yaml"
