@@ -36,6 +36,10 @@ whose ``summary.json`` exists is kept, so an interrupted matrix resumes. At the 
         --schedule benchmarks/results/hotspot-choice-amshare0.75/1g-20jobs-gap6s-share0.5/schedule.json \
         --max-am-share 0.75 --arms static dsbra scarlett oracle --reps 3
 
+``--engine hive`` runs every job as the Hive grep query through the cluster's HiveServer2
+(`bench replay --engine hive`, the paper's benchmark) on a cluster with YARN's shared cache, so
+hive-exec is not shipped with every query (bench_hive_shared_cache.py measures what that saves).
+
 ``--max-am-share 0.5 0.75`` runs every arm once per share within each repetition, as arms of
 their own (``static-amshare0.5``, ``static-amshare0.75``): the queues' maxAMShare is changed the
 way an operator changes it, by rewriting fair-scheduler.xml, which the Fair Scheduler reloads
@@ -180,14 +184,14 @@ def arm_name(arm: str, max_am_share: float | None) -> str:
 
 def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
             scheduler: str = "fair", node_delay: int = 40, max_load: float = 1.0,
-            max_am_share: float | None = None) -> None:
+            max_am_share: float | None = None, engine: str = "mapreduce") -> None:
     name = arm_name(arm, max_am_share)
     run_dir = out / name / f"rep{rep}"
     if (run_dir / "summary.json").exists():
         print(f"{name} rep{rep}: done before, kept", flush=True)
         return
     cluster_up(delay=arm != "static-nodelay", seed=json.loads(schedule.read_text())["seed"],
-               scheduler=scheduler, node_delay=node_delay)
+               scheduler=scheduler, node_delay=node_delay, shared_cache=engine == "hive")
     if scheduler == "fair":
         set_max_am_share(max_am_share)
     env = cl.env(LAYOUT)
@@ -202,6 +206,8 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     args = ["bench", "replay", str(schedule), "--out", str(run_dir), "--label", f"{name}-rep{rep}-{int(time.time())}"]
     if arm == "static-per-job":
         args += ["--clients", "per-job"]
+    if engine == "hive":
+        args += ["--engine", "hive", "--job-timeout-s", "900"]
     if arm in DAEMON_ARMS:
         args += ["--daemon-config", str(daemon_config(run_dir, env, DAEMON_ARMS[arm], interval_s))]
     load_before = wait_for_quiet(max_load)
@@ -244,7 +250,12 @@ def main() -> None:
     ap.add_argument("--max-am-share", type=float, nargs="+", default=None,
                     help="run every arm at each of these Fair Scheduler maxAMShare values (arms "
                          "<arm>-amshare<x>), set by rewriting fair-scheduler.xml")
+    ap.add_argument("--engine", choices=("mapreduce", "hive"), default="mapreduce",
+                    help="each job a map-only MapReduce grep, or the Hive grep query through the "
+                         "cluster's HiveServer2 (the cluster then runs YARN's shared cache)")
     a = ap.parse_args()
+    if a.engine == "hive" and "static-per-job" in a.arms:
+        ap.error("static-per-job is the MapReduce engine's client per job; Hive has its server")
     if a.max_am_share and a.scheduler != "fair":
         ap.error("--max-am-share is the Fair Scheduler's")
     if a.max_am_share and not all(s == -1 or 0 < s <= 1 for s in a.max_am_share):
@@ -252,8 +263,8 @@ def main() -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     schedule = a.out / "schedule.json"
     sched = {"scheduler": a.scheduler, "node_delay": a.node_locality_delay}
-    cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed, **sched)
-    sched["max_load"] = a.max_load
+    cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed, **sched, shared_cache=a.engine == "hive")
+    sched |= {"max_load": a.max_load, "engine": a.engine}
     if a.schedule and not schedule.exists():
         schedule.write_text(a.schedule.read_text())
     if not schedule.exists():
