@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,9 +106,11 @@ def _up(spec: ClusterSpec, layout: StateLayout, timeout: float, log, java_home: 
             sec.prepare(spec, layout, data, lambda: st.save(layout.state_file, data))
         write_configs(spec, layout, install.lib, str(java_home))
         _start_daemons(spec, layout, install, java_home, data)
-        if spec.shared_cache:
+        if spec.shared_cache:  # within the one --timeout: the rest first, then the manager
+            deadline = time.monotonic() + timeout
             wait_ready(spec, layout, data, timeout, without={"sharedcachemanager"})
             _start_shared_cache(spec, layout, install, java_home, data)
+            timeout = max(deadline - time.monotonic(), SHARED_CACHE_START_S)
         wait_ready(spec, layout, data, timeout)
     except BaseException:
         _down(layout)
@@ -207,6 +209,10 @@ def _start_daemons(spec, layout, install: HadoopInstall, java_home: Path, data: 
         ha_admin(spec, layout, "hdfs", ["-transitionToActive", HA_NAMENODES[0]])
         ha_admin(spec, layout, "yarn", ["-transitionToActive", HA_RMS[0]])
     start(by_name["historyserver"])
+
+
+#: seconds the SharedCacheManager gets to answer even when the rest took nearly all of --timeout
+SHARED_CACHE_START_S = 60.0
 
 
 def _start_shared_cache(spec, layout, install: HadoopInstall, java_home: Path, data: dict) -> None:
@@ -429,14 +435,14 @@ def containers(spec: ClusterSpec, session: requests.Session | None = None) -> di
 
 
 def wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float,
-               without: set[str] = frozenset()) -> None:
+               without: Collection[str] = frozenset()) -> None:
     """Wait until :func:`readiness` misses nothing but the parts named in ``without``."""
     with web_session(spec, layout) as session:
         _wait_ready(spec, layout, data, timeout, session, without)
 
 
 def _wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: float,
-                session: requests.Session, without: set[str]) -> None:
+                session: requests.Session, without: Collection[str]) -> None:
     deadline = time.monotonic() + timeout
     # namenode, datanodes, safemode, resourcemanager, nodemanagers, historyserver (--ha: standby,
     # --shared-cache: sharedcachemanager)
