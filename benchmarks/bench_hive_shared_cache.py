@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_bench_matrix import BLOCK, LAYOUT, cluster_up, dsbra, wait_for_quiet  # noqa: E402
 
 from dsbra.cluster import cluster as cl  # noqa: E402
-from dsbra.cluster.spec import parse_size  # noqa: E402
+from dsbra.cluster.spec import SHARED_CACHE_ROOT, parse_size  # noqa: E402
 from dsbra.report import t_interval  # noqa: E402
 
 ARMS = ("shipped", "cached")
@@ -69,7 +69,7 @@ def jar_sources(env: dict, hadoop_jobs: dict[str, str]) -> dict[str, str]:
         props = requests.get(f"{env['jhs']}/ws/v1/history/mapreduce/jobs/{hadoop_id}/conf",
                              headers={"Accept": "application/json"}, timeout=30).json()["conf"]["property"]
         jar = next(p["value"] for p in props if p["name"] == "mapreduce.job.jar")
-        out[job] = "cache" if jar.startswith("/sharedcache/") else "shipped"
+        out[job] = "cache" if jar.startswith(SHARED_CACHE_ROOT + "/") else "shipped"
     return out
 
 

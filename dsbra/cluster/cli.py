@@ -14,7 +14,7 @@ from dsbra.cluster import cluster as cl
 from dsbra.cluster.install import ensure_hadoop
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HA_FAILOVERS, HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS,
-                                ClusterSpec, parse_size)
+                                SHARED_CACHE_ROOT, ClusterSpec, parse_size)
 from dsbra.errors import ClusterError, InputError
 
 state_dir_option = click.option(
@@ -169,7 +169,7 @@ def _print_urls(env: dict) -> None:
     if env["ha"] and env["ha"]["zookeeper"]:
         click.echo(f"  ZooKeeper        {env['ha']['zookeeper']}   (automatic failover: ZKFCs, the RMs' elector)")
     if env["sharedcache"]:
-        click.echo(f"  SharedCache      {env['sharedcache']}   (cached resources in HDFS /sharedcache)")
+        click.echo(f"  SharedCache      {env['sharedcache']}   (cached resources in HDFS {SHARED_CACHE_ROOT})")
     for w in env["workers"]:
         click.echo(f"  {w['name']:<4} {w['host']:<12} {w['rack']:<7} DataNode {w['datanode']}  "
                    f"NodeManager {w['nodemanager']}")
