@@ -1,7 +1,8 @@
 """What each mode of `dsbra cluster up` costs: seconds to ready and the idle cluster's summed RSS.
 
 Modes (--modes, all by default): default, ha (--ha, automatic failover), ha-manual (--ha
---ha-failover manual), kerberos-tls (--kerberos --tls), tls (--tls). Each is brought up cold (`dsbra cluster up`, then `down --purge`) --repeats times,
+--ha-failover manual), kerberos-tls (--kerberos --tls), tls (--tls), ha-kerberos-tls (--ha
+--kerberos --tls). Each is brought up cold (`dsbra cluster up`, then `down --purge`) --repeats times,
 modes interleaved so a busy spell of the shared machine hits them alike, on a network of its
 own (--prefix, --subnet, --port-offset: pick ones no test slot or other cluster uses). Seconds
 to ready is the `up` command's wall time: it returns when every DataNode and NodeManager
@@ -41,7 +42,8 @@ from dsbra.cluster import state as st  # noqa: E402
 
 STATE = ROOT / ".dsbra" / "bench-cluster-modes"
 MODES = {"default": [], "ha": ["--ha"], "ha-manual": ["--ha", "--ha-failover", "manual"],
-         "kerberos-tls": ["--kerberos", "--tls"], "tls": ["--tls"]}
+         "kerberos-tls": ["--kerberos", "--tls"], "tls": ["--tls"],
+         "ha-kerberos-tls": ["--ha", "--kerberos", "--tls"]}
 OUT = ROOT / "benchmarks" / "results" / "cluster-modes.json"
 
 

@@ -190,25 +190,34 @@ def _start_daemons(spec, layout, install: HadoopInstall, java_home: Path, data: 
                   "zkfc-format", "formatting ZooKeeper for the failover controllers")
         start(by_name["zkfc"])
     if spec.ha:
-        # the second NameNode copies the first one's namespace, then runs as a standby
-        _wait_for(lambda: _namenode_state(spec.namenode_urls["nn1"]) is not None, 120.0, "namenode",
-                  layout, data)
-        _run_tool(spec, layout, install, java_home, by_name["namenode2"],
-                  ["-bootstrapStandby", "-force", "-nonInteractive"], "namenode2-bootstrap",
-                  "bootstrapping the standby NameNode")
-        start(by_name["namenode2"])
-    if spec.automatic_failover:
-        start(by_name["zkfc2"])  # the RMs elect their active one themselves
-    elif spec.ha:
-        # manual failover: both run as standbys until the first is made active;
-        # -transitionToActive first asks the other one it is not active, and fails on no answer
-        for name, state_of, url in (("namenode2", _namenode_state, spec.namenode_urls["nn2"]),
-                                    ("resourcemanager", _rm_state, spec.rm_urls["rm1"]),
-                                    ("resourcemanager2", _rm_state, spec.rm_urls["rm2"])):
-            _wait_for(lambda state_of=state_of, url=url: state_of(url) is not None, 120.0, name, layout, data)
-        ha_admin(spec, layout, "hdfs", ["-transitionToActive", HA_NAMENODES[0]])
-        ha_admin(spec, layout, "yarn", ["-transitionToActive", HA_RMS[0]])
+        _start_standbys(spec, layout, install, java_home, data, by_name)
     start(by_name["historyserver"])
+
+
+def _start_standbys(spec, layout, install: HadoopInstall, java_home: Path, data: dict,
+                    by_name: dict[str, dmn.Daemon]) -> None:
+    """--ha: the second NameNode, which copies the first one's namespace and runs as a
+    standby; then who is active: ZooKeeper's election, or (manual failover) haadmin. The
+    probes run in the client's Kerberos environment (web_session), the daemons outside it."""
+    def wait_answering(name: str, state_of, url: str) -> None:
+        with web_session(spec, layout) as session:  # the JMX and REST APIs need SPNEGO on --kerberos
+            _wait_for(lambda: state_of(url, session) is not None, 120.0, name, layout, data)
+
+    wait_answering("namenode", _namenode_state, spec.namenode_urls["nn1"])
+    _run_tool(spec, layout, install, java_home, by_name["namenode2"],
+              ["-bootstrapStandby", "-force", "-nonInteractive"], "namenode2-bootstrap",
+              "bootstrapping the standby NameNode")
+    _spawn(spec, layout, install, java_home, data, by_name["namenode2"])
+    if spec.automatic_failover:
+        _spawn(spec, layout, install, java_home, data, by_name["zkfc2"])  # the RMs elect their own
+        return
+    # manual failover: both run as standbys until the first is made active;
+    # -transitionToActive first asks the other one it is not active, and fails on no answer
+    wait_answering("namenode2", _namenode_state, spec.namenode_urls["nn2"])
+    wait_answering("resourcemanager", _rm_state, spec.rm_urls["rm1"])
+    wait_answering("resourcemanager2", _rm_state, spec.rm_urls["rm2"])
+    ha_admin(spec, layout, "hdfs", ["-transitionToActive", HA_NAMENODES[0]])
+    ha_admin(spec, layout, "yarn", ["-transitionToActive", HA_RMS[0]])
 
 
 #: seconds the SharedCacheManager gets to answer even when the rest took nearly all of --timeout
@@ -290,35 +299,44 @@ def ha_admin(spec: ClusterSpec, layout: StateLayout, service: str, args: list[st
         else ensure_hadoop(spec.hadoop_version)
     tool = dmn.Daemon(kind, kind, "master", None)
     cmd = dmn.java_command(spec, layout, install, java_home, tool, args, log_name=kind)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=dmn.daemon_env(java_home),
-                          cwd=layout.root, timeout=180)
+    env = dmn.daemon_env(java_home)
+    if spec.kerberos:  # as the cluster's client, from its ticket cache
+        paths = sec.security_paths(layout)
+        sec.client_login(paths)
+        env |= sec.client_env(paths)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=layout.root, timeout=180)
     output = (proc.stdout + proc.stderr).strip()
     if proc.returncode != 0:
-        last = output.splitlines()[-1] if output else f"exit status {proc.returncode}"
+        # the last line that is not a stack frame: Java's exception and its message
+        said = [line for line in output.splitlines()
+                if line.strip() and not line.lstrip().startswith(("at ", "... "))]
+        last = said[-1] if said else f"exit status {proc.returncode}"
         raise ClusterError(f"{service} {kind} {' '.join(args)} failed: {last[:300]}")
     return output
 
 
-def _namenode_state(nn_url: str) -> str | None:
-    """'active', 'standby' (or another HA state) of the NameNode at nn_url; None: not answering."""
-    status = _jmx(nn_url, "NameNodeStatus")
+def _namenode_state(nn_url: str, session: requests.Session | None = None) -> str | None:
+    """'active', 'standby' (or another HA state) of the NameNode at nn_url; None: not
+    answering. ``session``: :func:`web_session`'s, for a --kerberos/--tls cluster."""
+    status = _jmx(nn_url, "NameNodeStatus", session)
     return status.get("State") if status else None
 
 
-def _rm_state(rm_url: str) -> str | None:
+def _rm_state(rm_url: str, session: requests.Session | None = None) -> str | None:
     """'ACTIVE', 'STANDBY'... of the ResourceManager at rm_url; None: not answering."""
-    info = _get_json(f"{rm_url}/ws/v1/cluster/info")
+    info = _get_json(f"{rm_url}/ws/v1/cluster/info", session)
     return ((info or {}).get("clusterInfo") or {}).get("haState")
 
 
-def active_namenode(spec: ClusterSpec) -> str | None:
+def active_namenode(spec: ClusterSpec, session: requests.Session | None = None) -> str | None:
     """HA id (nn1, nn2) of the active NameNode, None when none is."""
-    return next((nn for nn, url in spec.namenode_urls.items() if _namenode_state(url) == "active"), None)
+    return next((nn for nn, url in spec.namenode_urls.items()
+                 if _namenode_state(url, session) == "active"), None)
 
 
-def active_rm(spec: ClusterSpec) -> str | None:
+def active_rm(spec: ClusterSpec, session: requests.Session | None = None) -> str | None:
     """HA id (rm1, rm2) of the active ResourceManager, None when none is."""
-    return next((rm for rm, url in spec.rm_urls.items() if _rm_state(url) == "ACTIVE"), None)
+    return next((rm for rm, url in spec.rm_urls.items() if _rm_state(url, session) == "ACTIVE"), None)
 
 
 def _get_json(url: str, session: requests.Session | None = None) -> dict | None:
@@ -368,8 +386,8 @@ def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dic
     urls = dict(spec.urls)
     missing: dict[str, str] = {}
     if spec.ha:  # the active NameNode and RM hold the state that counts
-        urls["namenode"] = spec.namenode_urls.get(active_namenode(spec) or "", "")
-        urls["rm"] = spec.rm_urls.get(active_rm(spec) or "", "")
+        urls["namenode"] = spec.namenode_urls.get(active_namenode(spec, session) or "", "")
+        urls["rm"] = spec.rm_urls.get(active_rm(spec, session) or "", "")
     info = _jmx(urls["namenode"], "NameNodeInfo", session) if urls["namenode"] else None
     if info is None:
         missing["namenode"] = "no active NameNode" if spec.ha else "NameNode web server not answering"
@@ -397,7 +415,7 @@ def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dic
         missing["historyserver"] = "JobHistoryServer REST API not answering"
     if spec.shared_cache and _get_json(f"{urls['sharedcache']}/jmx?qry=java.lang:type=Runtime") is None:
         missing["sharedcachemanager"] = "SharedCacheManager web server not answering"
-    silent = _silent_ha_daemons(spec)
+    silent = _silent_ha_daemons(spec, session)
     if silent:  # --ha: the standbys too, or there is nothing to fail over to
         missing["standby"] = f"{', '.join(silent)} not answering"
     return missing
@@ -407,12 +425,13 @@ def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dic
 HA_DAEMONS = {"nn1": "namenode", "nn2": "namenode2", "rm1": "resourcemanager", "rm2": "resourcemanager2"}
 
 
-def _silent_ha_daemons(spec: ClusterSpec) -> list[str]:
+def _silent_ha_daemons(spec: ClusterSpec, session: requests.Session | None = None) -> list[str]:
     """The --ha NameNodes and ResourceManagers whose web server does not answer."""
     if not spec.ha:
         return []
-    return ([HA_DAEMONS[nn] for nn, url in spec.namenode_urls.items() if _namenode_state(url) is None]
-            + [HA_DAEMONS[rm] for rm, url in spec.rm_urls.items() if _rm_state(url) is None])
+    return ([HA_DAEMONS[nn] for nn, url in spec.namenode_urls.items()
+             if _namenode_state(url, session) is None]
+            + [HA_DAEMONS[rm] for rm, url in spec.rm_urls.items() if _rm_state(url, session) is None])
 
 
 def containers(spec: ClusterSpec, session: requests.Session | None = None) -> dict | None:
@@ -497,7 +516,7 @@ def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict,
             if w.host not in registered:
                 name = f"{kind}-{w.name}"
                 return name, str(layout.log(name))
-    for name in _silent_ha_daemons(spec):
+    for name in _silent_ha_daemons(spec, session):
         return name, str(layout.log(name))
     return "namenode", str(layout.log("namenode"))
 
@@ -505,8 +524,8 @@ def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict,
 def _registered_hosts(spec: ClusterSpec, kind: str, session: requests.Session) -> set[str]:
     urls = dict(spec.urls)
     if spec.ha:  # what the active NameNode and RM know
-        urls["namenode"] = spec.namenode_urls.get(active_namenode(spec) or "", urls["namenode"])
-        urls["rm"] = spec.rm_urls.get(active_rm(spec) or "", urls["rm"])
+        urls["namenode"] = spec.namenode_urls.get(active_namenode(spec, session) or "", urls["namenode"])
+        urls["rm"] = spec.rm_urls.get(active_rm(spec, session) or "", urls["rm"])
     if kind == "datanode":
         info = _jmx(urls["namenode"], "NameNodeInfo", session) or {}
         try:

@@ -171,8 +171,9 @@ def host_paths(layout: StateLayout, host: str, lib: Path) -> HostPaths:
 
     data = layout.data(host)
     security = security_paths(layout)
-    # the client needs no keytab of its own: it logs in from the ticket cache
-    keytab = security.keytab("master" if host == "client" else host)
+    # the client needs no keytab of its own: it logs in from the ticket cache; --ha's second
+    # NameNode and RM (master2) run on the master's address, as the master's principals
+    keytab = security.keytab("master" if host in ("client", "master2") else host)
     return HostPaths(conf=str(layout.conf(host)), data=str(data), tmp=str(data / "tmp"), lib=str(lib),
                      heat_uri=layout.heat_file.as_uri(), rm_store=str(layout.rm_store),
                      security=str(security.root), keytab=str(keytab))

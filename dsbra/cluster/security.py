@@ -1,8 +1,9 @@
 """The secure cluster's own Kerberos realm and TLS material (`dsbra cluster up --kerberos --tls`).
 
 Kerberos: an MIT KDC (krb5kdc from Debian's krb5-kdc) with a database made by kdb5_util and
-principals and keytabs made by kadmin.local: per host its services (nn, rm, jhs on the master;
-dn, nm on a worker) and HTTP (SPNEGO), each in that host's keytab; ``dsbra`` (the daemon's
+principals and keytabs made by kadmin.local: per host its services (nn, rm, jhs on the master,
+where an --ha cluster's second NameNode, second RM and ZKFCs use them too; dn, nm and with
+--ha nn for a JournalNode on a worker) and HTTP (SPNEGO), each in that host's keytab; ``dsbra`` (the daemon's
 keytab) and the local user (the cluster's own client: job submission, test data). Each host's
 name is its IP address and there is no DNS, so every principal names the address
 (nn/10.77.0.1@DSBRA.CLUSTER), no config says _HOST, and krb5.conf turns off canonicalisation
@@ -114,8 +115,13 @@ def host_principals(spec: ClusterSpec) -> dict[str, list[str]]:
     """Keytab name -> the principals it holds."""
     m = spec.master
     out = {"master": [f"{svc}/{m}@{REALM}" for svc in ("nn", "rm", "jhs", "HTTP")]}
+    journal_hosts = {w.host for w in spec.journal_nodes}
     for w in spec.worker_list:
-        out[w.name] = [f"{svc}/{w.host}@{REALM}" for svc in ("dn", "nm", "HTTP")]
+        # a JournalNode runs as the NameNodes' service name (as production's hdfs/<host> for
+        # both): it serves edits to a requestor whose short name is its own, and the JournalNode
+        # sees a NameNode's SPNEGO login by its short name (nn), not its full principal
+        services = ("dn", "nm", "HTTP") + (("nn",) if w.host in journal_hosts else ())
+        out[w.name] = [f"{svc}/{w.host}@{REALM}" for svc in services]
     out["dsbra"] = [DSBRA_PRINCIPAL]
     out["client"] = [client_principal()]
     return out

@@ -196,8 +196,6 @@ class ClusterSpec:
         if self.kerberos and not self.tls:
             raise InputError("--kerberos needs --tls: Hadoop's DataNode accepts SASL data-transfer "
                              "protection on unprivileged ports only with dfs.http.policy=HTTPS_ONLY")
-        if self.ha and (self.kerberos or self.tls):
-            raise InputError("--ha with --kerberos/--tls is not supported yet: bring up one or the other")
         if self.shared_cache and (self.kerberos or self.tls):
             raise InputError("--shared-cache with --kerberos/--tls is not supported yet: the "
                              "SharedCacheManager would need a principal and https of its own")

@@ -103,14 +103,14 @@ def _wait_active(active, want: str, since: float, bound_s: float) -> float:
     return time.monotonic() - since
 
 
-def _failover_namenode(layout, active: str, standby: str) -> None:
+def _failover_namenode(layout, active: str, standby: str, spec: ClusterSpec = HA_SPEC) -> None:
     """`haadmin -failover` through the ZKFCs. A NameNode that just answered may need one more
     health check of its ZKFC before it takes part (refused: "... is not currently healthy.
     Cannot be failover target"): retried for a minute."""
     deadline = time.monotonic() + 60
     while True:
         try:
-            cl.ha_admin(HA_SPEC, layout, "hdfs", ["-failover", active, standby])
+            cl.ha_admin(spec, layout, "hdfs", ["-failover", active, standby])
             return
         except ClusterError as exc:
             assert "not currently healthy" in str(exc) and time.monotonic() < deadline, str(exc)

@@ -4,6 +4,7 @@ cluster what it claims (distinct worker identities, racks, Fair Scheduler, heaps
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -387,6 +388,53 @@ def test_the_realm_maps_every_host_address_without_dns_and_each_host_has_its_key
     assert keytabs["master"] == [f"{s}/10.77.0.1@DSBRA.CLUSTER" for s in ("nn", "rm", "jhs", "HTTP")]
     assert keytabs["w2"] == [f"{s}/10.77.0.12@DSBRA.CLUSTER" for s in ("dn", "nm", "HTTP")]
     assert keytabs["dsbra"] == ["dsbra@DSBRA.CLUSTER"]
+
+
+def _secure_ha_site(host: str) -> dict[str, dict[str, str]]:
+    """_ha_site of an --ha --kerberos --tls cluster, with the secure paths."""
+    spec = ClusterSpec(ha=True, workers=4, kerberos=True, tls=True)
+    role, worker = ("worker", spec.worker_list[0]) if host.startswith("w") else (
+        "client" if host == "client" else "master", None)
+    paths = dataclasses.replace(SECURE_PATHS, rm_store="/state/data/rmstore")
+    files = render_host(spec, role, paths, "/j", worker, host, store_password="pw")
+    return {name: props(text) for name, text in files.items() if name.endswith("-site.xml")}
+
+
+def test_secure_ha_names_the_journalnodes_principals_and_each_pairs_https_address():
+    spec = ClusterSpec(ha=True, workers=4, kerberos=True, tls=True)
+    master, second, worker = (_secure_ha_site(h) for h in ("master", "master2", "w1"))
+    # a NameNode checks each JournalNode's principal by the address it talks to; a JournalNode
+    # logs in as its own
+    assert master["hdfs-site.xml"]["dfs.journalnode.kerberos.principal"] == "nn/_HOST@DSBRA.CLUSTER"
+    assert worker["hdfs-site.xml"]["dfs.journalnode.kerberos.principal"] == "nn/10.77.0.11@DSBRA.CLUSTER"
+    assert worker["hdfs-site.xml"]["dfs.journalnode.kerberos.internal.spnego.principal"] == (
+        "HTTP/10.77.0.11@DSBRA.CLUSTER")
+    assert worker["hdfs-site.xml"]["dfs.journalnode.https-address"] == (
+        f"10.77.0.11:{spec.port('journalnode_http')}")
+    for site in (master, second):  # both NameNodes on the master's address, as its principals
+        hdfs = site["hdfs-site.xml"]
+        assert hdfs["dfs.namenode.kerberos.principal"] == "nn/10.77.0.1@DSBRA.CLUSTER"
+        assert hdfs["dfs.namenode.https-address.dsbra.nn2"] == f"10.77.0.1:{spec.port('namenode2_http')}"
+        assert "dfs.namenode.https-address" not in hdfs
+        yarn = site["yarn-site.xml"]
+        assert yarn["yarn.resourcemanager.principal"] == "rm/10.77.0.1@DSBRA.CLUSTER"
+        assert yarn["yarn.resourcemanager.webapp.https.address.rm2"] == f"10.77.0.1:{spec.port('rm2_http')}"
+    # the cluster's client may ask a ZKFC to fail over (haadmin -failover)
+    assert master["hdfs-site.xml"]["dfs.cluster.administrators"] == getpass.getuser()
+    assert list(spec.namenode_urls.values()) == [f"https://10.77.0.1:{spec.port('namenode_http')}",
+                                                 f"https://10.77.0.1:{spec.port('namenode2_http')}"]
+
+
+def test_secure_ha_gives_the_journalnodes_workers_an_nn_principal_and_master2_the_masters_keytab(tmp_path):
+    from dsbra.cluster.config import host_paths
+    from dsbra.cluster.security import host_principals
+
+    spec = ClusterSpec(ha=True, workers=4, kerberos=True, tls=True)
+    keytabs = host_principals(spec)
+    assert [p for p in keytabs["w3"] if p.startswith("nn/")] == ["nn/10.77.0.13@DSBRA.CLUSTER"]
+    assert not [p for p in keytabs["w4"] if p.startswith("nn/")]  # three JournalNodes of four
+    layout = StateLayout(tmp_path)
+    assert host_paths(layout, "master2", tmp_path).keytab == host_paths(layout, "master", tmp_path).keytab
 
 
 def test_shared_cache_runs_a_sharedcachemanager_every_host_and_the_client_know():
