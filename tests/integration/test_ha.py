@@ -39,7 +39,7 @@ from dsbra.cluster.jobs import grep_lines, submit_spaced
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS, ClusterSpec
 from dsbra.errors import ClusterError
 from test_daemon import BASE, SPEC, _hot_jobs, cluster_with_data
-from test_daemon_faults import _journal, _rounds, _start, _stop, _wait_rounds, check_journal
+from test_daemon_faults import _journal, _rounds, _stop, _wait_rounds, check_journal
 
 pytestmark = [pytest.mark.cluster, pytest.mark.ha]
 
@@ -131,30 +131,34 @@ def test_haadmin_failover_goes_through_the_zkfcs(ha_cluster):
     assert re.search(rf":{spec.port('namenode_rpc')}\s+standby", states), states  # nn1
 
 
-def test_daemon_follows_automatic_namenode_and_resourcemanager_failover(ha_cluster, tmp_path):
-    layout, env, client = ha_cluster
-    spec = HA_SPEC
-    nn_active, rm_active = cl.active_namenode(spec), cl.active_rm(spec)
+def follow_failovers(spec: ClusterSpec, layout, client, config, name: str, tmp_path: Path,
+                     session=None, env: dict | None = None) -> str:
+    """The daemon (``config(name)``'s, a real process with ``env``) running under test_daemon.py's
+    workload while the active NameNode, then the active RM, is killed; ``session``: the
+    cluster's web session (SPNEGO on --kerberos). Checks that it carries on against each new
+    active one, keeps its cluster lock, and leaves a consistent journal with no file below its
+    base; returns its log."""
+    nn_active, rm_active = cl.active_namenode(spec, session), cl.active_rm(spec, session)
     nn_standby, rm_standby = _other(HA_NAMENODES, nn_active), _other(HA_RMS, rm_active)
-    config, log = _config(tmp_path, env, "ha"), tmp_path / "ha.log"
-    state = tmp_path / "ha"
+    log = tmp_path / f"{name}.log"
     stop = threading.Event()
     workload = _workload(layout, stop)
-    proc = _start(config, log)
+    with open(log, "a") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", config(name)],
+                                stdout=subprocess.DEVNULL, stderr=fh, env=env)
     try:
         _wait_rounds(proc, log, 2, 300)
         # the NameNode: killed mid-run; the standby's ZKFC makes it active
         nn_kill_at = len(log.read_text())
         t0 = time.monotonic()
         cl.stop_daemon(layout, cl.HA_DAEMONS[nn_active], kill=True)
-        nn_failover_s = _wait_active(lambda: cl.active_namenode(spec), nn_standby, t0,
+        nn_failover_s = _wait_active(lambda: cl.active_namenode(spec, session), nn_standby, t0,
                                      NAMENODE_FAILOVER_BOUND_S)
         nn_at = len(log.read_text())
         _wait_rounds(proc, log, 2, 300)
         # the cluster lock, through the new active NameNode: a second daemon is refused
-        other = subprocess.run([sys.executable, "-m", "dsbra", "run", "--config",
-                                _config(tmp_path, env, "other"), "--once"],
-                               capture_output=True, text=True, timeout=120)
+        other = subprocess.run([sys.executable, "-m", "dsbra", "run", "--config", config("other"), "--once"],
+                               capture_output=True, text=True, timeout=120, env=env)
         assert other.returncode != 0 and "cluster lock" in other.stderr, other.stderr[-2000:]
 
         # the ResourceManager: killed; the standby's elector takes the lock once the dead
@@ -162,7 +166,8 @@ def test_daemon_follows_automatic_namenode_and_resourcemanager_failover(ha_clust
         rm_kill_at = len(log.read_text())
         t0 = time.monotonic()
         cl.stop_daemon(layout, cl.HA_DAEMONS[rm_active], kill=True)
-        rm_failover_s = _wait_active(lambda: cl.active_rm(spec), rm_standby, t0, RM_FAILOVER_BOUND_S)
+        rm_failover_s = _wait_active(lambda: cl.active_rm(spec, session), rm_standby, t0,
+                                     RM_FAILOVER_BOUND_S)
         rm_at = len(log.read_text())
         _wait_rounds(proc, log, 3, 400)
         # rounds after each failover saw map tasks: the daemon observes through the new ones
@@ -180,14 +185,20 @@ def test_daemon_follows_automatic_namenode_and_resourcemanager_failover(ha_clust
     # it asked the dead ones, was refused or unanswered, and went on with the new active ones
     assert f"failover service=WebHDFS to={spec.namenode_urls[nn_standby]}" in text[nn_kill_at:]
     assert f"failover service=ResourceManager to={spec.rm_urls[rm_standby]}" in text[rm_kill_at:]
-    ops = _journal(state)
+    ops = _journal(tmp_path / name)
     base = check_journal(ops, client)  # every change sent once or reconciled; none lost
     for path, want in BASE.items():
         assert client.status(path)["replication"] >= base.get(path, want), path
-    print(f"automatic failover: NameNode {nn_active}->{nn_standby} {nn_failover_s:.1f} s, "
+    print(f"{name} failover: NameNode {nn_active}->{nn_standby} {nn_failover_s:.1f} s, "
           f"ResourceManager {rm_active}->{rm_standby} {rm_failover_s:.1f} s; journal {len(ops)} records "
           f"({sum(r['op'] == 'sent' for r in ops)} sent); {_rounds(log)} rounds")
     workload.join(timeout=1)
+    return text
+
+
+def test_daemon_follows_automatic_namenode_and_resourcemanager_failover(ha_cluster, tmp_path):
+    layout, env, client = ha_cluster
+    follow_failovers(HA_SPEC, layout, client, lambda name: _config(tmp_path, env, name), "ha", tmp_path)
 
 
 def test_load_check_and_network_reads_go_to_the_second_namenode_and_rm(ha_cluster):

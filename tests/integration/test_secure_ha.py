@@ -17,10 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -33,9 +29,7 @@ from dsbra.cluster.jobs import grep_lines
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS
 from test_daemon import BASE, COLD, HOT, SPEC
-from test_daemon_faults import _journal, _rounds, _wait_rounds, check_journal
-from test_ha import (INTERVAL_S, NAMENODE_FAILOVER_BOUND_S, RM_FAILOVER_BOUND_S, _failover_namenode,
-                     _maps_after, _other, _wait_active, _workload)
+from test_ha import INTERVAL_S, _failover_namenode, _other, follow_failovers
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure, pytest.mark.ha]
 
@@ -91,63 +85,8 @@ def _daemon_env(env: dict) -> dict[str, str]:
     return {**out, "KRB5_CONFIG": env["kerberos"]["krb5_conf"], "HADOOP_CONF_DIR": env["conf_dir"]}
 
 
-def _start(config: str, log: Path, env: dict) -> subprocess.Popen:
-    with open(log, "a") as fh:
-        return subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", config],
-                                stdout=subprocess.DEVNULL, stderr=fh, env=_daemon_env(env))
-
-
 def test_daemon_follows_namenode_and_resourcemanager_failover_with_spnego(secure_ha_cluster, tmp_path):
     layout, env, client, session = secure_ha_cluster
-    spec = SECURE_HA_SPEC
-    nn_active, rm_active = cl.active_namenode(spec, session), cl.active_rm(spec, session)
-    nn_standby, rm_standby = _other(HA_NAMENODES, nn_active), _other(HA_RMS, rm_active)
-    config, log = _config(tmp_path, env, "secure-ha"), tmp_path / "secure-ha.log"
-    stop = threading.Event()
-    workload = _workload(layout, stop)
-    proc = _start(config, log, env)
-    try:
-        _wait_rounds(proc, log, 2, 300)
-        nn_kill_at = len(log.read_text())
-        t0 = time.monotonic()
-        cl.stop_daemon(layout, cl.HA_DAEMONS[nn_active], kill=True)
-        nn_failover_s = _wait_active(lambda: cl.active_namenode(spec, session), nn_standby, t0,
-                                     NAMENODE_FAILOVER_BOUND_S)
-        nn_at = len(log.read_text())
-        _wait_rounds(proc, log, 2, 300)
-        # the cluster lock, through the new active NameNode: a second daemon is refused
-        other = subprocess.run([sys.executable, "-m", "dsbra", "run", "--config",
-                                _config(tmp_path, env, "other"), "--once"],
-                               capture_output=True, text=True, timeout=120, env=_daemon_env(env))
-        assert other.returncode != 0 and "cluster lock" in other.stderr, other.stderr[-2000:]
-
-        rm_kill_at = len(log.read_text())
-        t0 = time.monotonic()
-        cl.stop_daemon(layout, cl.HA_DAEMONS[rm_active], kill=True)
-        rm_failover_s = _wait_active(lambda: cl.active_rm(spec, session), rm_standby, t0,
-                                     RM_FAILOVER_BOUND_S)
-        rm_at = len(log.read_text())
-        _wait_rounds(proc, log, 3, 400)
-        deadline = time.monotonic() + 240
-        while _maps_after(log, rm_at) == 0 and time.monotonic() < deadline:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            time.sleep(2)
-    finally:
-        stop.set()
-        if proc.poll() is None:
-            proc.terminate()
-            assert proc.wait(timeout=120) == 0, log.read_text()[-3000:]
-    text = log.read_text()
+    text = follow_failovers(SECURE_HA_SPEC, layout, client, lambda name: _config(tmp_path, env, name),
+                            "secure-ha", tmp_path, session=session, env=_daemon_env(env))
     assert "Traceback" not in text, text[-3000:]
-    assert _maps_after(log, nn_at) > 0, text[-3000:]
-    assert _maps_after(log, rm_at) > 0, text[-3000:]
-    assert f"failover service=WebHDFS to={spec.namenode_urls[nn_standby]}" in text[nn_kill_at:]
-    assert f"failover service=ResourceManager to={spec.rm_urls[rm_standby]}" in text[rm_kill_at:]
-    ops = _journal(tmp_path / "secure-ha")
-    base = check_journal(ops, client)
-    for path, want in BASE.items():
-        assert client.status(path)["replication"] >= base.get(path, want), path
-    print(f"secure HA failover: NameNode {nn_active}->{nn_standby} {nn_failover_s:.1f} s, "
-          f"ResourceManager {rm_active}->{rm_standby} {rm_failover_s:.1f} s; journal {len(ops)} "
-          f"records ({sum(r['op'] == 'sent' for r in ops)} sent); {_rounds(log)} rounds")
-    workload.join(timeout=1)
