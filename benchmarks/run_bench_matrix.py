@@ -13,7 +13,10 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
   dsbra/policy/baselines.py), on the same observed signals;
 - ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides
-  to raise held out; `dsbra impact OUT/dsbra-holdout/repN` reads the experiment);
+  to raise held out; `dsbra impact OUT/dsbra-holdout/rep*` reads the experiment, the runs
+  pooled by file);
+- ``dsbra-dry-run``: the daemon deciding every round and changing nothing: its own cost on the
+  machine (polling, rounds) without its copies';
 - ``oracle``: every data file on every worker before the run (the physical limit);
 - ``static-per-job``: ``static`` with a waiting client JVM per job (`bench replay --clients
   per-job`, how result sets before 2026-11-25 ran) instead of the one submitter JVM every
@@ -73,10 +76,13 @@ SIZE, BLOCK = "1g", "64m"
 DAEMON_ARMS = {"dsbra": {}, "calibrated": {"policy": {"profile": "calibrated"}},
                "paper-literal": {"policy": {"profile": "paper-literal"}},
                "scarlett": {"policy": {"name": "scarlett"}}, "dare": {"policy": {"name": "dare"}},
-               "dsbra-holdout": {"experiment": {"holdout": 0.5}}}
+               "dsbra-holdout": {"experiment": {"holdout": 0.5}},
+               "dsbra-dry-run": {"mode": "dry-run"}}
 LAYOUT = StateLayout(default_state_dir())
 ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
-        "dsbra-holdout", "static-per-job", "static-nodelay"]
+        "dsbra-holdout", "dsbra-dry-run", "static-per-job", "static-nodelay"]
+#: the directory of --warm-up's run, which no report reads
+WARM_UP = "warm-up"
 
 
 def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -184,8 +190,9 @@ def arm_name(arm: str, max_am_share: float | None) -> str:
 
 def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
             scheduler: str = "fair", node_delay: int = 40, max_load: float = 1.0,
-            max_am_share: float | None = None, engine: str = "mapreduce") -> None:
-    name = arm_name(arm, max_am_share)
+            max_am_share: float | None = None, engine: str = "mapreduce",
+            name: str | None = None) -> None:
+    name = name or arm_name(arm, max_am_share)
     run_dir = out / name / f"rep{rep}"
     if (run_dir / "summary.json").exists():
         print(f"{name} rep{rep}: done before, kept", flush=True)
@@ -253,6 +260,10 @@ def main() -> None:
     ap.add_argument("--engine", choices=("mapreduce", "hive"), default="mapreduce",
                     help="each job a map-only MapReduce grep, or the Hive grep query through the "
                          "cluster's HiveServer2 (the cluster then runs YARN's shared cache)")
+    ap.add_argument("--warm-up", action="store_true",
+                    help="one run of the first arm before repetition 1, in OUT/warm-up, read by no "
+                         "report (the first run after the data set is written was a sitting's "
+                         "slowest)")
     a = ap.parse_args()
     if a.engine == "hive" and "static-per-job" in a.arms:
         ap.error("static-per-job is the MapReduce engine's client per job; Hive has its server")
@@ -273,6 +284,9 @@ def main() -> None:
               "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(a.seed))
     delay_on = [arm for arm in a.arms if arm != "static-nodelay"]
     shares = a.max_am_share or [None]
+    if a.warm_up:
+        run_arm(delay_on[0], 1, a.out, schedule, a.interval_s, **sched, max_am_share=shares[0],
+                name=WARM_UP)
     for rep in range(1, a.reps + 1):
         for arm in delay_on:
             for share in shares:

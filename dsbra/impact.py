@@ -14,6 +14,11 @@ delay-scheduling wait per map, map duration; the treated-minus-control differenc
 bootstrap over files (the maps of one file share its replicas and its jobs, so they are not
 independent draws; files are). Intention to treat: a treated file counts even when a rail held
 its raise back, as the operator's deployment would.
+
+Several runs of one schedule (`dsbra impact RUN1 RUN2 ...`, the daemon with the same
+experiment.seed in each) pool by file: a file's maps of every run are one unit of the bootstrap,
+since the same schedule makes the same file hot in each run, and each run counts from that
+run's first decision of the file.
 """
 
 from __future__ import annotations
@@ -103,6 +108,22 @@ def per_file_sums(maps: pa.Table, assignments: dict[str, tuple[str, int]], group
         {"node_locality": maps_per_file, "delay_wait_s": maps_per_file, "map_s": done_per_file})
 
 
+def pooled(parts: list[FileSums]) -> FileSums:
+    """One FileSums of several runs' per-file sums: a file's maps of every run added up."""
+    files = sorted({f for s in parts for f in s.files})
+    index = {f: i for i, f in enumerate(files)}
+    maps = np.zeros(len(files), np.int64)
+    sums = {m: np.zeros(len(files)) for m in METRICS}
+    counts = {m: np.zeros(len(files)) for m in METRICS}
+    for s in parts:
+        rows = np.array([index[f] for f in s.files], np.int64)
+        np.add.at(maps, rows, s.maps)
+        for m in METRICS:
+            np.add.at(sums[m], rows, s.sums[m])
+            np.add.at(counts[m], rows, s.counts[m])
+    return FileSums(files, maps, sums, counts)
+
+
 def _with_maps(s: FileSums) -> FileSums:
     keep = np.flatnonzero(s.maps > 0)
     return FileSums([s.files[i] for i in keep], s.maps[keep],
@@ -144,18 +165,31 @@ def files_needed(n_files: int, diff: float | None, ci: tuple[float, float] | Non
     return max(math.ceil(n_files * (half / abs(diff)) ** 2) - n_files, 1)
 
 
-def impact(path: Path) -> dict:
-    """The experiment's read-out of a daemon state dir (or a replay's daemon-state)."""
-    state = state_dir_of(path)
-    assignments = read_assignments(state / ASSIGNMENTS_FILE)
-    maps = read_map_records(state / MAPS_DIR)
+def impact(paths: Path | list[Path]) -> dict:
+    """The experiment's read-out of a daemon state dir (or a replay's daemon-state), or of
+    several runs' pooled by file."""
+    states = [state_dir_of(p) for p in ([paths] if isinstance(paths, Path) else paths)]
     groups = {TREATMENT: "treated", CONTROL: "control"}
-    sums = {name: _with_maps(per_file_sums(maps, assignments, g)) for g, name in groups.items()}
-    before = {name: per_file_sums(maps, assignments, g, after=False) for g, name in groups.items()}
+    group_of: dict[str, tuple[str, Path]] = {}
+    runs_after: dict[str, list[FileSums]] = {name: [] for name in groups.values()}
+    runs_before: dict[str, list[FileSums]] = {name: [] for name in groups.values()}
+    for state in states:
+        assignments = read_assignments(state / ASSIGNMENTS_FILE)
+        for f, (g, _) in assignments.items():
+            seen = group_of.setdefault(f, (g, state))
+            if seen[0] != g:
+                raise InputError(f"{f} is {seen[0]} in {seen[1]} but {g} in {state}: runs with "
+                                 "different experiment.seed or holdout cannot be pooled")
+        maps = read_map_records(state / MAPS_DIR)
+        for g, name in groups.items():
+            runs_after[name].append(per_file_sums(maps, assignments, g))
+            runs_before[name].append(per_file_sums(maps, assignments, g, after=False))
+    sums = {name: _with_maps(pooled(parts)) for name, parts in runs_after.items()}
+    before = {name: pooled(parts) for name, parts in runs_before.items()}
     t, c = sums["treated"], sums["control"]
     out: dict = {
-        "dir": str(state),
-        "files": {name: sum(1 for g, _ in assignments.values() if g == grp)
+        "dirs": [str(s) for s in states],
+        "files": {name: sum(1 for g, _ in group_of.values() if g == grp)
                   for grp, name in groups.items()},
         "files_with_maps": {"treated": len(t.files), "control": len(c.files)},
         "maps": {"treated": int(t.maps.sum()), "control": int(c.maps.sum())},
@@ -241,7 +275,7 @@ def plot(result: dict, png: Path) -> None:
 
 
 def _text(r: dict) -> str:
-    lines = [f"{r['dir']}: files treated {r['files']['treated']}, control "
+    lines = [f"{', '.join(r['dirs'])}: files treated {r['files']['treated']}, control "
              f"{r['files']['control']}; maps since the first decision treated "
              f"{r['maps']['treated']}, control {r['maps']['control']}"]
     for m in METRICS:
@@ -254,15 +288,16 @@ def _text(r: dict) -> str:
 
 
 @click.command("impact", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("directory", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.argument("directories", nargs=-1, required=True,
+                type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--json", "as_json", is_flag=True, help="The full result as JSON.")
 @click.option("--plot", "png", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the differences and the per-file before/after view to this PNG.")
-def impact_command(directory: Path, as_json: bool, png: Path | None) -> None:
+def impact_command(directories: tuple[Path, ...], as_json: bool, png: Path | None) -> None:
     """Treated against held-out files of a daemon run (experiment.holdout): locality, wait and
-    map time, with 95% intervals. DIRECTORY: a daemon state dir, or a `dsbra bench replay`
-    results dir run with --daemon-config."""
-    result = impact(directory)
+    map time, with 95% intervals. DIRECTORIES: a daemon state dir, or a `dsbra bench replay`
+    results dir run with --daemon-config; several runs of one schedule pool by file."""
+    result = impact(list(directories))
     if png is not None:
         plot(result, png)
     click.echo(json.dumps(result, indent=1) if as_json else _text(result))

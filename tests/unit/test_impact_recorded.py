@@ -6,6 +6,7 @@ its state dir's experiment.jsonl, journal.jsonl, maps/ and status.json, committe
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -77,4 +78,30 @@ def test_a_dir_without_an_experiment_is_a_one_line_refusal(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and proc.stdout == ""
     assert "no experiment in" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_runs_pool_by_file_each_counted_from_its_own_first_decision():
+    one, twice = impact(STATE), impact([STATE, STATE])
+    assert twice["files"] == one["files"] and twice["files_with_maps"] == one["files_with_maps"]
+    assert twice["maps"] == {g: 2 * n for g, n in one["maps"].items()}
+    for metric in ("node_locality", "delay_wait_s", "map_s"):
+        assert twice[metric]["treated"] == one[metric]["treated"]
+        assert twice[metric]["control"] == one[metric]["control"]
+    views = {p["file"]: p for p in twice["per_file"]}
+    assert views[TREATED]["after"]["maps"] == 2 * _maps_after(TREATED).num_rows
+
+
+def test_runs_that_group_a_file_differently_are_a_one_line_refusal(tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(STATE, other)
+    # the same run as if its experiment had another seed: each file in the other group
+    swap = {"control": "treatment", "treatment": "control"}
+    records = [json.loads(line) for line in (other / "experiment.jsonl").read_text().splitlines()]
+    (other / "experiment.jsonl").write_text(
+        "".join(json.dumps(r | {"group": swap[r["group"]]}) + "\n" for r in records))
+    proc = subprocess.run([sys.executable, "-m", "dsbra", "impact", str(STATE), str(other)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert "cannot be pooled" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
