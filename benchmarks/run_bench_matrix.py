@@ -13,8 +13,9 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
   dsbra/policy/baselines.py), on the same observed signals;
 - ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides
-  to raise held out; `dsbra impact OUT/dsbra-holdout/rep*` reads the experiment, the runs
-  pooled by file);
+  to raise held out), its ``experiment.seed`` the repetition's number, so each run draws the
+  groups anew: `dsbra impact OUT/dsbra-holdout/rep*` reads the runs together, a file of each
+  run a draw of its own (a schedule's hot files are few, and one draw of them is few units);
 - ``dsbra-dry-run``: the daemon deciding every round and changing nothing: its own cost on the
   machine (polling, rounds) without its copies';
 - ``oracle``: every data file on every worker before the run (the physical limit);
@@ -216,7 +217,10 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     if engine == "hive":
         args += ["--engine", "hive", "--job-timeout-s", "900"]
     if arm in DAEMON_ARMS:
-        args += ["--daemon-config", str(daemon_config(run_dir, env, DAEMON_ARMS[arm], interval_s))]
+        sections = DAEMON_ARMS[arm]
+        if "experiment" in sections:
+            sections = sections | {"experiment": sections["experiment"] | {"seed": rep}}
+        args += ["--daemon-config", str(daemon_config(run_dir, env, sections, interval_s))]
     load_before = wait_for_quiet(max_load)
     t0 = time.monotonic()
     dsbra(*args)

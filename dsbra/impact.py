@@ -15,10 +15,11 @@ bootstrap over files (the maps of one file share its replicas and its jobs, so t
 independent draws; files are). Intention to treat: a treated file counts even when a rail held
 its raise back, as the operator's deployment would.
 
-Several runs of one schedule (`dsbra impact RUN1 RUN2 ...`, the daemon with the same
-experiment.seed in each) pool by file: a file's maps of every run are one unit of the bootstrap,
-since the same schedule makes the same file hot in each run, and each run counts from that
-run's first decision of the file.
+Several runs (`dsbra impact RUN1 RUN2 ...`) pool by draw: the unit of the bootstrap is a file
+under one experiment.seed, its maps of every run with that seed added up (each run counted from
+its own first decision of the file). Runs with the same seed put a file in the same group every
+time, so its runs are one unit, not several: one schedule makes the same file hot in each.
+Runs with a seed each draw the groups anew, and a file's runs are units of their own.
 """
 
 from __future__ import annotations
@@ -48,9 +49,9 @@ MIN_FILES = 2  #: per group, below which no interval is drawn
 @dataclass
 class FileSums:
     """Per file of one group: maps, and per metric the sum over maps and the maps it covers
-    (map duration only counts finished maps)."""
+    (map duration only counts finished maps). A run's files are paths; pooled, (seed, path)."""
 
-    files: list[str]
+    files: list
     maps: np.ndarray
     sums: dict[str, np.ndarray]
     counts: dict[str, np.ndarray]
@@ -70,12 +71,6 @@ def state_dir_of(path: Path) -> Path:
             return candidate
     raise InputError(f"no experiment in {path}: no {ASSIGNMENTS_FILE} there or in its "
                      "daemon-state/ (was the daemon run with experiment.holdout > 0?)")
-
-
-def read_assignments(path: Path) -> dict[str, tuple[str, int]]:
-    """file -> (group, first decision ms), the first record of each file."""
-    book = Assignments.open(path)
-    return {f: (g, book.first_decision_ms[f]) for f, g in book.groups.items()}
 
 
 def per_file_sums(maps: pa.Table, assignments: dict[str, tuple[str, int]], group: str,
@@ -109,7 +104,7 @@ def per_file_sums(maps: pa.Table, assignments: dict[str, tuple[str, int]], group
 
 
 def pooled(parts: list[FileSums]) -> FileSums:
-    """One FileSums of several runs' per-file sums: a file's maps of every run added up."""
+    """One FileSums of several runs' per-unit sums: a unit's maps of every run added up."""
     files = sorted({f for s in parts for f in s.files})
     index = {f: i for i, f in enumerate(files)}
     maps = np.zeros(len(files), np.int64)
@@ -170,27 +165,30 @@ def impact(paths: Path | list[Path]) -> dict:
     several runs' pooled by file."""
     states = [state_dir_of(p) for p in ([paths] if isinstance(paths, Path) else paths)]
     groups = {TREATMENT: "treated", CONTROL: "control"}
-    group_of: dict[str, tuple[str, Path]] = {}
+    group_of: dict[tuple[int, str], tuple[str, Path]] = {}  # (seed, file): group, first run
     runs_after: dict[str, list[FileSums]] = {name: [] for name in groups.values()}
     runs_before: dict[str, list[FileSums]] = {name: [] for name in groups.values()}
     for state in states:
-        assignments = read_assignments(state / ASSIGNMENTS_FILE)
-        for f, (g, _) in assignments.items():
-            seen = group_of.setdefault(f, (g, state))
+        book = Assignments.open(state / ASSIGNMENTS_FILE)
+        for f, g in book.groups.items():
+            seen = group_of.setdefault((book.seeds[f], f), (g, state))
             if seen[0] != g:
-                raise InputError(f"{f} is {seen[0]} in {seen[1]} but {g} in {state}: runs with "
-                                 "different experiment.seed or holdout cannot be pooled")
+                raise InputError(f"{f} is {seen[0]} in {seen[1]} but {g} in {state} under one "
+                                 "experiment.seed: runs with different holdouts cannot be pooled")
+        assignments = {f: (g, book.first_decision_ms[f]) for f, g in book.groups.items()}
         maps = read_map_records(state / MAPS_DIR)
         for g, name in groups.items():
-            runs_after[name].append(per_file_sums(maps, assignments, g))
-            runs_before[name].append(per_file_sums(maps, assignments, g, after=False))
+            for runs, after in ((runs_after, True), (runs_before, False)):
+                part = per_file_sums(maps, assignments, g, after=after)
+                part.files = [(book.seeds[f], f) for f in part.files]
+                runs[name].append(part)
     sums = {name: _with_maps(pooled(parts)) for name, parts in runs_after.items()}
     before = {name: pooled(parts) for name, parts in runs_before.items()}
     t, c = sums["treated"], sums["control"]
     out: dict = {
         "dirs": [str(s) for s in states],
         "files": {name: sum(1 for g, _ in group_of.values() if g == grp)
-                  for grp, name in groups.items()},
+                  for grp, name in groups.items()},  # (seed, file) draws
         "files_with_maps": {"treated": len(t.files), "control": len(c.files)},
         "maps": {"treated": int(t.maps.sum()), "control": int(c.maps.sum())},
     }
@@ -208,9 +206,9 @@ def impact(paths: Path | list[Path]) -> dict:
     out["verdict"] = _verdict(out, undecided)
     row_before = {name: {f: k for k, f in enumerate(s.files)} for name, s in before.items()}
     out["per_file"] = [
-        {"file": f, "group": name, "before": _view(before[name], row_before[name][f]),
-         "after": _view(s, k)}
-        for name, s in sums.items() for k, f in enumerate(s.files)]
+        {"file": f, "seed": seed, "group": name,
+         "before": _view(before[name], row_before[name][(seed, f)]), "after": _view(s, k)}
+        for name, s in sums.items() for k, (seed, f) in enumerate(s.files)]
     return out
 
 

@@ -24,6 +24,7 @@ class Assignments:
     path: Path
     groups: dict[str, str] = field(default_factory=dict)  #: file -> its group
     first_decision_ms: dict[str, int] = field(default_factory=dict)  #: file -> when assigned
+    seeds: dict[str, int] = field(default_factory=dict)  #: file -> the seed that assigned it
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Assignments":
@@ -39,6 +40,7 @@ class Assignments:
         if f not in self.groups:
             self.groups[f] = rec["group"]
             self.first_decision_ms[f] = int(rec["first_decision_ms"])
+            self.seeds[f] = int(rec["seed"])
 
     def counts(self) -> dict[str, int]:
         groups = list(self.groups.values())

@@ -81,7 +81,7 @@ def test_a_dir_without_an_experiment_is_a_one_line_refusal(tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_runs_pool_by_file_each_counted_from_its_own_first_decision():
+def test_runs_under_one_seed_pool_by_file_each_counted_from_its_own_first_decision():
     one, twice = impact(STATE), impact([STATE, STATE])
     assert twice["files"] == one["files"] and twice["files_with_maps"] == one["files_with_maps"]
     assert twice["maps"] == {g: 2 * n for g, n in one["maps"].items()}
@@ -92,14 +92,32 @@ def test_runs_pool_by_file_each_counted_from_its_own_first_decision():
     assert views[TREATED]["after"]["maps"] == 2 * _maps_after(TREATED).num_rows
 
 
-def test_runs_that_group_a_file_differently_are_a_one_line_refusal(tmp_path):
-    other = tmp_path / "other"
+def _with_seed(tmp_path, seed: int, swap: bool = False) -> Path:
+    """The recorded run as if its experiment had drawn under ``seed`` (and put each file in the
+    other group: ``swap``)."""
+    other = tmp_path / f"seed{seed}-{swap}"
     shutil.copytree(STATE, other)
-    # the same run as if its experiment had another seed: each file in the other group
-    swap = {"control": "treatment", "treatment": "control"}
+    flip = {"control": "treatment", "treatment": "control"}
     records = [json.loads(line) for line in (other / "experiment.jsonl").read_text().splitlines()]
-    (other / "experiment.jsonl").write_text(
-        "".join(json.dumps(r | {"group": swap[r["group"]]}) + "\n" for r in records))
+    (other / "experiment.jsonl").write_text("".join(
+        json.dumps(r | {"seed": seed, "group": flip[r["group"]] if swap else r["group"]}) + "\n"
+        for r in records))
+    return other
+
+
+def test_runs_with_a_seed_each_are_draws_of_their_own(tmp_path):
+    r = impact([STATE, _with_seed(tmp_path, 5, swap=True)])
+    # each file once in each group: two draws a group, enough for an interval
+    assert r["files"] == {"treated": 2, "control": 2}
+    assert r["files_with_maps"] == {"treated": 2, "control": 2}
+    assert r["node_locality"]["ci95"] is not None
+    assert {(p["file"], p["seed"], p["group"]) for p in r["per_file"]} == {
+        (TREATED, 4, "treated"), (CONTROL, 4, "control"),
+        (TREATED, 5, "control"), (CONTROL, 5, "treated")}
+
+
+def test_runs_that_group_a_file_differently_under_one_seed_are_a_one_line_refusal(tmp_path):
+    other = _with_seed(tmp_path, 4, swap=True)
     proc = subprocess.run([sys.executable, "-m", "dsbra", "impact", str(STATE), str(other)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and proc.stdout == ""

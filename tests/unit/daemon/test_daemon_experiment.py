@@ -45,7 +45,8 @@ def test_a_file_keeps_its_first_group_across_restarts_and_fraction_changes(tmp_p
 
 def test_a_torn_last_line_is_skipped_and_a_bad_middle_line_refused(tmp_path):
     path = tmp_path / "experiment.jsonl"
-    good = json.dumps({"file": "/a", "group": "control", "round": 1, "first_decision_ms": 5})
+    good = json.dumps({"file": "/a", "group": "control", "round": 1, "first_decision_ms": 5,
+                       "holdout": 0.5, "seed": 0})
     path.write_text(good + "\n" + '{"file": "/b", "gro')
     assert Assignments.open(path).groups == {"/a": CONTROL}
     path.write_text('{"file": "/b", "group": "maybe"}\n' + good + "\n")
