@@ -301,9 +301,7 @@ def ha_admin(spec: ClusterSpec, layout: StateLayout, service: str, args: list[st
     cmd = dmn.java_command(spec, layout, install, java_home, tool, args, log_name=kind)
     env = dmn.daemon_env(java_home)
     if spec.kerberos:  # as the cluster's client, from its ticket cache
-        paths = sec.security_paths(layout)
-        sec.client_login(paths)
-        env |= sec.client_env(paths)
+        env |= sec.client_login_env(sec.security_paths(layout))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=layout.root, timeout=180)
     output = (proc.stdout + proc.stderr).strip()
     if proc.returncode != 0:

@@ -129,9 +129,7 @@ def client_env(layout: StateLayout) -> dict[str, str]:
     env.pop("CLASSPATH", None)
     data = st.load(layout.state_file)
     if data is not None and data["spec"].get("kerberos"):
-        paths = sec.security_paths(layout)
-        sec.client_login(paths)
-        env.update(sec.client_env(paths))
+        env.update(sec.client_login_env(sec.security_paths(layout)))
     return env
 
 

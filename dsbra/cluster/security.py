@@ -249,6 +249,13 @@ def client_env(paths: SecurityPaths) -> dict[str, str]:
             "KRB5_CLIENT_KTNAME": str(paths.keytab("client"))}
 
 
+def client_login_env(paths: SecurityPaths) -> dict[str, str]:
+    """A fresh ticket for the cluster's client, and :func:`client_env` to use it: what a client
+    JVM (a job, haadmin) is started with."""
+    client_login(paths)
+    return client_env(paths)
+
+
 @contextlib.contextmanager
 def client_environment(paths: SecurityPaths):
     """:func:`client_env` set in this process (gssapi reads it from the environment), then
