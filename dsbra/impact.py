@@ -162,7 +162,7 @@ def files_needed(n_files: int, diff: float | None, ci: tuple[float, float] | Non
 
 def impact(paths: Path | list[Path]) -> dict:
     """The experiment's read-out of a daemon state dir (or a replay's daemon-state), or of
-    several runs' pooled by file."""
+    several runs' pooled by draw, (seed, file)."""
     states = [state_dir_of(p) for p in ([paths] if isinstance(paths, Path) else paths)]
     groups = {TREATMENT: "treated", CONTROL: "control"}
     group_of: dict[tuple[int, str], tuple[str, Path]] = {}  # (seed, file): group, first run
