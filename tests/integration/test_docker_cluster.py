@@ -193,10 +193,18 @@ def test_the_namenodes_plugin_places_by_the_sidecars_heat(compose):
 def hand_heat(compose):
     """The sidecar stopped; the NameNode's heat URI (127.0.0.1:9780/heat in its namespace) served
     from a document the test writes, so each of the plugin's choices is known in advance."""
+    missing_before = _namenode_log().count("dsbra heat missing")
     _compose("stop", "dsbra")
     _compose("exec", "-d", "namenode", "sh", "-c",
              f"mkdir -p /tmp/heatdoc && exec python -m http.server {DAEMON_HTTP_PORT} --bind 127.0.0.1 "
              "--directory /tmp/heatdoc")
+    # the plugin logs a state's change only: it must see the sidecar's heat gone before the
+    # first document here, whose "usable" line the test reads (a CI run published while the
+    # plugin still held the sidecar's document, and no line for round 10 came)
+    deadline = time.monotonic() + 60
+    while _namenode_log().count("dsbra heat missing") <= missing_before:
+        assert time.monotonic() < deadline, _namenode_log()[-3000:]
+        time.sleep(1)
 
     def publish(heat: dict[str, float], raised=(), round_: int = 1) -> None:
         doc = json.dumps({"format": "dsbra-heat", "version": 1, "generated_ms": int(time.time() * 1000),
