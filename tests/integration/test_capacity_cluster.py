@@ -4,7 +4,6 @@ and `dsbra conf check` against it."""
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 
@@ -13,14 +12,13 @@ import requests
 import yaml
 from hdfs import InsecureClient
 
-from dsbra.cluster import cluster as cl
 from dsbra.cluster.jobs import run_grep
-from dsbra.cluster.paths import StateLayout
 from dsbra.conf.values import parse_values
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.scheduler import settings_from_conf
 from netslots import SECOND
 from test_conf_check_cluster import dsbra
+from test_daemon import bundled_cluster
 
 pytestmark = pytest.mark.cluster
 
@@ -35,14 +33,8 @@ SPEC = parse_values(VALUES).spec
 
 @pytest.fixture(scope="module")
 def capacity_cluster(second_cluster_slot_module):
-    if os.geteuid() != 0:
-        pytest.skip("the bundled cluster needs root (network namespaces)")
-    layout = StateLayout(second_cluster_slot_module.resolve())
-    try:
-        cl.up(SPEC, layout, timeout=300, log=lambda *_: None)
-        yield layout, cl.env(layout)
-    finally:
-        cl.down(layout)
+    with bundled_cluster(second_cluster_slot_module, SPEC) as up:
+        yield up
 
 
 def test_the_resourcemanager_runs_the_capacity_scheduler_with_the_rendered_queues(capacity_cluster):

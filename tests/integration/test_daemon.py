@@ -52,21 +52,28 @@ HOT_READS = 8
 
 
 @contextlib.contextmanager
-def cluster_with_data(state_dir, spec: ClusterSpec = SPEC):
-    """``spec``'s cluster in ``state_dir``, the hot and cold files written at their BASE."""
+def bundled_cluster(state_dir, spec: ClusterSpec, timeout: float = 300):
+    """``spec``'s cluster brought up in ``state_dir`` (a second slot's) and down at the end:
+    (layout, env), for a module's fixture."""
     if os.geteuid() != 0:
         pytest.skip("the bundled cluster needs root (network namespaces)")
     layout = StateLayout(state_dir.resolve())
     try:
-        cl.up(spec, layout, timeout=300, log=lambda *_: None)
-        env = cl.env(layout)
+        cl.up(spec, layout, timeout=timeout, log=lambda *_: None)
+        yield layout, cl.env(layout)
+    finally:
+        cl.down(layout)
+
+
+@contextlib.contextmanager
+def cluster_with_data(state_dir, spec: ClusterSpec = SPEC):
+    """``spec``'s cluster in ``state_dir``, the hot and cold files written at their BASE."""
+    with bundled_cluster(state_dir, spec) as (layout, env):
         client = cl.hdfs_client(env["namenode"])  # every NameNode of an --ha cluster
         for i, path in enumerate(HOT + COLD):
             client.write(path, grep_lines(3000, seed=i), overwrite=True,
                          replication=BASE[path])
         yield layout, env, client
-    finally:
-        cl.down(layout)
 
 
 @pytest.fixture(scope="module")

@@ -26,9 +26,8 @@ from dsbra.act.hdfs_client import make_client
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
 from dsbra.cluster.jobs import grep_lines
-from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS
-from test_daemon import BASE, COLD, HOT, SPEC
+from test_daemon import BASE, COLD, HOT, SPEC, bundled_cluster
 from test_ha import INTERVAL_S, _failover_namenode, _other, follow_failovers
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure, pytest.mark.ha]
@@ -38,20 +37,13 @@ SECURE_HA_SPEC = dataclasses.replace(SPEC, ha=True, kerberos=True, tls=True)
 
 @pytest.fixture(scope="module")
 def secure_ha_cluster(second_cluster_slot_module):
-    if os.geteuid() != 0:
-        pytest.skip("the bundled cluster needs root (network namespaces)")
-    layout = StateLayout(second_cluster_slot_module.resolve())
-    try:
-        cl.up(SECURE_HA_SPEC, layout, timeout=400, log=lambda *_: None)
-        env = cl.env(layout)
+    with bundled_cluster(second_cluster_slot_module, SECURE_HA_SPEC, timeout=400) as (layout, env):
         with cl.web_session(SECURE_HA_SPEC, layout) as session:  # in the client's environment
             client = make_client(";".join(env["namenode"].split(",")), kerberos=True,
                                  principal=sec.client_principal(), ca_bundle=env["ca_bundle"])
             for i, path in enumerate(HOT + COLD):
                 client.write(path, grep_lines(3000, seed=i), overwrite=True, replication=BASE[path])
             yield layout, env, client, session
-    finally:
-        cl.down(layout)
 
 
 def test_haadmin_failover_through_the_zkfcs_as_the_kerberos_client(secure_ha_cluster):

@@ -20,11 +20,10 @@ import requests
 import yaml
 
 from dsbra.act.hdfs_client import make_client
-from dsbra.cluster import cluster as cl
 from dsbra.cluster.jobs import grep_lines, run_grep
-from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
 from netslots import SECOND
+from test_daemon import bundled_cluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
 
@@ -36,18 +35,11 @@ CA_ENV = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")
 
 @pytest.fixture(scope="module")
 def tls_cluster(second_cluster_slot_module):
-    if os.geteuid() != 0:
-        pytest.skip("the bundled cluster needs root (network namespaces)")
-    layout = StateLayout(second_cluster_slot_module.resolve())
-    try:
-        cl.up(TLS_SPEC, layout, timeout=300, log=lambda *_: None)
-        env = cl.env(layout)
+    with bundled_cluster(second_cluster_slot_module, TLS_SPEC) as (layout, env):
         client = make_client(env["namenode"], user="root", ca_bundle=env["ca_bundle"])
         data = grep_lines(3000, seed=0, match=PATTERN)
         client.write(INPUT, data, overwrite=True)
         yield layout, env, client, data
-    finally:
-        cl.down(layout)
 
 
 @pytest.fixture(scope="module")
