@@ -294,7 +294,7 @@ def _text(r: dict) -> str:
 def impact_command(directories: tuple[Path, ...], as_json: bool, png: Path | None) -> None:
     """Treated against held-out files of a daemon run (experiment.holdout): locality, wait and
     map time, with 95% intervals. DIRECTORIES: a daemon state dir, or a `dsbra bench replay`
-    results dir run with --daemon-config; several runs of one schedule pool by file."""
+    results dir run with --daemon-config; several runs pool by draw, a file under one seed."""
     result = impact(list(directories))
     if png is not None:
         plot(result, png)
