@@ -27,7 +27,7 @@ from dsbra.cluster.docker import DAEMON_HTTP_PORT, build, docker_client, render_
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError
 from netslots import SLOT
-from test_placement_heat import holders, until_replicas
+from test_placement_heat import holders, log_heat_rounds, until_replicas, until_round_read
 from test_cluster_hdfs import (  # noqa: F401  (collected here, against this module's cluster)
     scratch,
     test_block_locations_name_distinct_worker_hosts,
@@ -190,9 +190,10 @@ def test_the_namenodes_plugin_places_by_the_sidecars_heat(compose):
 
 
 @pytest.fixture(scope="module")
-def hand_heat(compose):
+def hand_heat(compose, cluster):
     """The sidecar stopped; the NameNode's heat URI (127.0.0.1:9780/heat in its namespace) served
     from a document the test writes, so each of the plugin's choices is known in advance."""
+    log_heat_rounds(cluster["namenode"])
     missing_before = _namenode_log().count("dsbra heat missing")
     _compose("stop", "dsbra")
     _compose("exec", "-d", "namenode", "sh", "-c",
@@ -212,12 +213,17 @@ def hand_heat(compose):
         _compose("exec", "-T", "namenode", "sh", "-c",
                  "mkdir -p /tmp/heatdoc && cat > /tmp/heatdoc/.heat && mv /tmp/heatdoc/.heat /tmp/heatdoc/heat",
                  stdin=doc)
-        time.sleep(3)  # the plugin reads it every second
+        until_round_read(_namenode_log, round_)
 
     return publish
 
 
 RACK = {w.host: w.rack for w in SPEC.worker_list}
+
+
+def _heat_lines() -> list[str]:
+    """The plugin's last lines in the NameNode's log: what it read before a placement."""
+    return [line for line in _namenode_log().splitlines() if "dsbra heat" in line][-6:]
 
 
 def test_a_raised_files_new_copy_goes_to_the_least_heated_node_the_rack_rule_allows(hand_heat, webhdfs):
@@ -234,7 +240,7 @@ def test_a_raised_files_new_copy_goes_to_the_least_heated_node_the_rack_rule_all
         heat[coolest] = 0.1
         hand_heat(heat, raised=[path], round_=10 + i)
         webhdfs.set_replication(path, 2)
-        assert until_replicas(webhdfs, path, 2) == sorted(first + [coolest]), heat
+        assert until_replicas(webhdfs, path, 2) == sorted(first + [coolest]), (i, heat, _heat_lines())
     assert re.search(r"dsbra heat usable \(round 10, 4 DataNodes\)", _namenode_log())
 
 
@@ -255,4 +261,4 @@ def test_an_excess_replica_goes_from_the_hottest_holder_the_rack_rule_allows(han
         hand_heat(heat, round_=20 + step)
         webhdfs.set_replication(path, len(left) - 1)
         left.remove(hottest)
-        assert until_replicas(webhdfs, path, len(left)) == sorted(left), (step, heat)
+        assert until_replicas(webhdfs, path, len(left)) == sorted(left), (step, heat, _heat_lines())

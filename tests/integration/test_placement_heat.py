@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 import yaml
 
 from dsbra.cluster.spec import ClusterSpec
@@ -37,6 +38,7 @@ REFRESH_S = 1.0
 @pytest.fixture(scope="module")
 def heat_cluster(second_cluster_slot_module):
     with cluster_with_data(second_cluster_slot_module, HEAT_SPEC) as up:
+        log_heat_rounds(up[1]["namenode"])
         yield up
 
 
@@ -50,14 +52,36 @@ def holders(client, path: str) -> list[str]:
     return sorted(loc["hostName"] for loc in blocks[0]["locations"])
 
 
+def log_heat_rounds(namenode_url: str) -> None:
+    """Turns on the plugin's line for each round it reads, through the NameNode's log-level
+    servlet (what `hadoop daemonlog` calls): a test then waits for the round it published."""
+    requests.get(f"{namenode_url}/logLevel", timeout=10,
+                 params={"log": "io.dsbra.placement.HeatSource", "level": "DEBUG"}).raise_for_status()
+
+
+def until_logged(read_log, pattern: str, timeout_s: float = 60) -> None:
+    """Until ``pattern`` (a regex) is in the NameNode's log, as ``read_log()`` returns it."""
+    deadline = time.monotonic() + timeout_s
+    while not re.search(pattern, read_log()):
+        assert time.monotonic() < deadline, f"no {pattern!r} in the NameNode's log: {read_log()[-3000:]}"
+        time.sleep(0.5)
+
+
+def until_round_read(read_log, round_: int) -> None:
+    """Until the plugin has read heat round ``round_`` (its line, on with log_heat_rounds)."""
+    until_logged(read_log, rf"dsbra heat round {round_} read:")
+
+
 def publish(env: dict, heat: dict[str, float], raised=(), round_=1) -> None:
-    """A heat document as the daemon writes it, then long enough for the plugin to read it."""
+    """A heat document as the daemon writes it (whole, by a rename), once the plugin has read it."""
     path = Path(env["heat_file"])
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"format": "dsbra-heat", "version": 1,
-                                "generated_ms": int(time.time() * 1000), "round": round_,
-                                "nodes": heat, "raised": list(raised), "lowered": []}))
-    time.sleep(3 * REFRESH_S)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps({"format": "dsbra-heat", "version": 1,
+                                   "generated_ms": int(time.time() * 1000), "round": round_,
+                                   "nodes": heat, "raised": list(raised), "lowered": []}))
+    partial.replace(path)
+    until_round_read(lambda: namenode_log(env), round_)
 
 
 def until_replicas(client, path: str, n: int, timeout_s: float = 60) -> list[str]:
@@ -109,8 +133,7 @@ def test_an_excess_replica_goes_from_the_hottest_holder(heat_cluster):
 def test_malformed_heat_leaves_the_default_placement_and_says_so(heat_cluster):
     _, env, client = heat_cluster
     Path(env["heat_file"]).write_text('{"format": "dsbra-heat", "version": 1')
-    time.sleep(3 * REFRESH_S)
-    assert re.search(r"dsbra heat malformed \(.*heat\.json: not JSON", namenode_log(env))
+    until_logged(lambda: namenode_log(env), r"dsbra heat malformed \(.*heat\.json: not JSON")
     path = "/tp/malformed"
     client.write(path, b"z" * 1024, overwrite=True, replication=1)
     client.set_replication(path, 3)

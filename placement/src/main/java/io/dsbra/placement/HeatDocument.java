@@ -168,6 +168,10 @@ public final class HeatDocument {
     return max;
   }
 
+  public int raisedCount() {
+    return raised.size();
+  }
+
   public boolean isRaised(String path) {
     return path != null && raised.contains(path);
   }

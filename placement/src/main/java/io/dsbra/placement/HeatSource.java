@@ -104,9 +104,15 @@ public final class HeatSource implements AutoCloseable {
       transition(State.MALFORMED, uri + ": " + e.getMessage());
       return;
     }
+    HeatDocument before = latest;
     latest = doc;
     if (fresh(doc)) {
       transition(State.USABLE, "round " + doc.round() + ", " + doc.nodeCount() + " DataNodes");
+      if (before == null || before.round() != doc.round()) {
+        // every round, where the state lines come only on a change: `hadoop daemonlog` turns it on
+        LOG.debug("dsbra heat round {} read: {} DataNodes, {} files raised", doc.round(),
+            doc.nodeCount(), doc.raisedCount());
+      }
     } else {
       transition(State.STALE, uri + ": generated " + (clock.getAsLong() - doc.generatedMs())
           + " ms ago, more than " + maxAgeMs);
