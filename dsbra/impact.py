@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 
 from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
 from dsbra.daemon.records import MAPS_DIR, read_map_records
+from dsbra.daemon.service import STATUS_FILE
 from dsbra.errors import InputError
 from dsbra.policy.experiment import CONTROL, TREATMENT
 
@@ -67,10 +68,20 @@ def state_dir_of(path: Path) -> Path:
     """The daemon state dir in ``path``: itself, or the ``daemon-state`` of a
     ``dsbra bench replay --daemon-config`` results dir."""
     for candidate in (path, path / "daemon-state"):
-        if (candidate / ASSIGNMENTS_FILE).is_file():
+        if (candidate / ASSIGNMENTS_FILE).is_file() or _ran_holdout(candidate):
             return candidate
     raise InputError(f"no experiment in {path}: no {ASSIGNMENTS_FILE} there or in its "
                      "daemon-state/ (was the daemon run with experiment.holdout > 0?)")
+
+
+def _ran_holdout(state: Path) -> bool:
+    """Whether the daemon's last status says it ran an experiment: a run that held out files
+    but decided none writes no assignments, and has no draws to give."""
+    try:
+        status = json.loads((state / STATUS_FILE).read_text())
+        return float((status.get("experiment") or {}).get("holdout") or 0) > 0
+    except (OSError, ValueError, TypeError, AttributeError):
+        return False
 
 
 def per_file_sums(maps: pa.Table, assignments: dict[str, tuple[str, int]], group: str,
@@ -168,7 +179,13 @@ def impact(paths: Path | list[Path]) -> dict:
     group_of: dict[tuple[int, str], tuple[str, Path]] = {}  # (seed, file): group, first run
     runs_after: dict[str, list[FileSums]] = {name: [] for name in groups.values()}
     runs_before: dict[str, list[FileSums]] = {name: [] for name in groups.values()}
+    no_decision = [s for s in states if not (s / ASSIGNMENTS_FILE).is_file()]
+    if len(no_decision) == len(states):
+        raise InputError(f"the daemon decided no file in {', '.join(map(str, states))}: "
+                         "no treated or held-out file to compare yet")
     for state in states:
+        if state in no_decision:
+            continue
         book = Assignments.open(state / ASSIGNMENTS_FILE)
         for f, g in book.groups.items():
             seen = group_of.setdefault((book.seeds[f], f), (g, state))
@@ -187,6 +204,7 @@ def impact(paths: Path | list[Path]) -> dict:
     t, c = sums["treated"], sums["control"]
     out: dict = {
         "dirs": [str(s) for s in states],
+        "dirs_without_decisions": [str(s) for s in no_decision],
         "files": {name: sum(1 for g, _ in group_of.values() if g == grp)
                   for grp, name in groups.items()},  # (seed, file) draws
         "files_with_maps": {"treated": len(t.files), "control": len(c.files)},
@@ -276,6 +294,8 @@ def _text(r: dict) -> str:
     lines = [f"{', '.join(r['dirs'])}: files treated {r['files']['treated']}, control "
              f"{r['files']['control']}; maps since the first decision treated "
              f"{r['maps']['treated']}, control {r['maps']['control']}"]
+    if r["dirs_without_decisions"]:
+        lines.append(f"  no file decided (no draws) in {', '.join(r['dirs_without_decisions'])}")
     for m in METRICS:
         x = r[m]
         ci = "n/a" if x["ci95"] is None else f"[{x['ci95'][0]}, {x['ci95'][1]}]"

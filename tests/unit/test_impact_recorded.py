@@ -123,3 +123,23 @@ def test_runs_that_group_a_file_differently_under_one_seed_are_a_one_line_refusa
     assert proc.returncode != 0 and proc.stdout == ""
     assert "cannot be pooled" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+#: a run of the hot-spot holdout sitting (docs/benchmark.md 6.5, rep4) whose daemon, holding out
+#: half, decided no file: its status.json and maps/, committed as they were
+UNDECIDED = STATE.parent / "daemon-holdout-undecided"
+
+
+def test_a_run_that_decided_no_file_pools_as_no_draws_and_is_named():
+    alone, pooled = impact(STATE), impact([STATE, UNDECIDED])
+    assert pooled["dirs_without_decisions"] == [str(UNDECIDED)]
+    for key in ("files", "files_with_maps", "maps", "node_locality", "delay_wait_s", "map_s"):
+        assert pooled[key] == alone[key], key
+
+
+def test_runs_that_all_decided_no_file_are_a_one_line_refusal():
+    proc = subprocess.run([sys.executable, "-m", "dsbra", "impact", str(UNDECIDED)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert "decided no file in" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
