@@ -14,8 +14,9 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
   dsbra/policy/baselines.py), on the same observed signals;
 - ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides
   to raise held out), its ``experiment.seed`` the repetition's number, so each run draws the
-  groups anew: `dsbra impact OUT/dsbra-holdout/rep*` reads the runs together, a file of each
-  run a draw of its own (a schedule's hot files are few, and one draw of them is few units);
+  groups anew: `dsbra impact OUT/dsbra-holdout*/rep*` (the dir takes --max-am-share's suffix)
+  reads the runs together, a file of each run a draw of its own (a schedule's hot files are
+  few, and one draw of them is few units);
 - ``dsbra-dry-run``: the daemon deciding every round and changing nothing: its own cost on the
   machine (polling, rounds) without its copies';
 - ``oracle``: every data file on every worker before the run (the physical limit);
