@@ -27,7 +27,7 @@ from dsbra.cluster.docker import DAEMON_HTTP_PORT, build, docker_client, render_
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError
 from netslots import SLOT
-from test_placement_heat import holders, log_heat_rounds, until_replicas, until_round_read
+from test_placement_heat import holders, log_heat_rounds, until_logged, until_replicas, until_round_read
 from test_cluster_hdfs import (  # noqa: F401  (collected here, against this module's cluster)
     scratch,
     test_block_locations_name_distinct_worker_hosts,
@@ -183,10 +183,7 @@ def test_the_namenodes_plugin_places_by_the_sidecars_heat(compose):
         time.sleep(5)
     doc = requests.get(url, timeout=10).json()
     assert doc["format"] == "dsbra-heat" and doc["version"] == 1, doc
-    deadline = time.monotonic() + 30
-    while not re.search(r"dsbra heat usable \(round \d+, \d+ DataNodes\)", _namenode_log()):
-        assert time.monotonic() < deadline, _namenode_log()[-3000:]
-        time.sleep(2)
+    until_logged(_namenode_log, r"dsbra heat usable \(round \d+, \d+ DataNodes\)", timeout_s=30)
 
 
 @pytest.fixture(scope="module")

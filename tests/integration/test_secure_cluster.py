@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import time
