@@ -246,6 +246,10 @@ def main() -> None:
                          "the running ResourceManager reports")
     ap.add_argument("--inter-arrival-s", type=float, default=14.0, help="the schedule's mean gap between jobs")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--first-rep", type=int, default=1,
+                    help="number the repetitions from this one: the holdout arm's experiment.seed "
+                         "is its repetition's number, so a sitting that continues another's "
+                         "(`dsbra impact` over both) draws new groups rather than the same ones")
     ap.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS)
     ap.add_argument("--max-load", type=float, default=1.0,
                     help="a run starts only once the 1-minute load average is below this (waits up "
@@ -270,6 +274,8 @@ def main() -> None:
                          "report (the first run after the data set is written was a sitting's "
                          "slowest)")
     a = ap.parse_args()
+    if a.reps < 1 or a.first_rep < 1:
+        ap.error("--reps and --first-rep must be at least 1")
     if a.engine == "hive" and "static-per-job" in a.arms:
         ap.error("static-per-job is the MapReduce engine's client per job; Hive has its server")
     if a.max_am_share and a.scheduler != "fair":
@@ -292,12 +298,13 @@ def main() -> None:
     if a.warm_up:
         run_arm(delay_on[0], 1, a.out, schedule, a.interval_s, **sched, max_am_share=shares[0],
                 name=WARM_UP)
-    for rep in range(1, a.reps + 1):
+    reps = range(a.first_rep, a.first_rep + a.reps)
+    for rep in reps:
         for arm in delay_on:
             for share in shares:
                 run_arm(arm, rep, a.out, schedule, a.interval_s, **sched, max_am_share=share)
     if "static-nodelay" in a.arms:
-        for rep in range(1, a.reps + 1):
+        for rep in reps:
             for share in shares:
                 run_arm("static-nodelay", rep, a.out, schedule, a.interval_s, **sched,
                         max_am_share=share)
