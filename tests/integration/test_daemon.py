@@ -141,7 +141,7 @@ def _until(pred, timeout_s: float, proc) -> bool:
     while time.monotonic() < deadline:
         if pred():
             return True
-        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert proc.poll() is None, (proc.communicate()[1] or "")[-3000:]
         time.sleep(5)
     return pred()
 
@@ -199,22 +199,43 @@ def replay_until_raised(layout, cfg: dict, client, proc) -> bool:
 # well as where each replica went
 
 
-def test_dry_run_changes_nothing(daemon_cluster, tmp_path):
+#: a dry-run decision to raise: `decision round=.. file=F replication=A->B ... outcome=dry-run`
+WOULD_RAISE = re.compile(r"decision round=\d+ file=(\S+) replication=(\d+)->(\d+) .* outcome=dry-run")
+
+
+def _would_raise(log: Path) -> list[str]:
+    """The files a dry-run daemon's log says it would have raised."""
+    text = log.read_text() if log.exists() else ""
+    return [m[1] for m in WOULD_RAISE.finditer(text) if int(m[3]) > int(m[2])]
+
+
+def test_dry_run_decides_raises_and_changes_nothing(daemon_cluster, tmp_path):
+    """A dry-run daemon decides as an applying one does (its log names the files it would
+    raise), and neither the NameNode's replication nor the journal changes."""
     layout, env, client = daemon_cluster
     config, cfg = _config(tmp_path, env, "dry", "dry-run")
-    proc = _start(config)
+    log = tmp_path / "dry.log"
+    with log.open("w") as fh:  # a file, not a pipe: the test reads it while the daemon runs
+        proc = subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", config],
+                                stdout=subprocess.DEVNULL, stderr=fh)
     try:
-        _replay(layout)
-        time.sleep(WINDOW_S + 10)
+        for _ in range(3):  # as replay_until_raised: a replay can outlast the hot rounds
+            _replay(layout)
+            if _until(lambda: _would_raise(log), 2 * WINDOW_S, proc):
+                break
     finally:
-        err = _stop(proc)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=WINDOW_S + 120)
+    err = log.read_text()
+    assert proc.returncode == 0 and "stop rounds=" in err, err[-3000:]
+    assert set(_would_raise(log)) & set(HOT), err[-3000:]
     assert _replication(client) == BASE
     assert _journal(cfg) == []
+    assert "outcome=sent" not in err
     # the sort jobs' input (grep-temp-*) is gone by the rounds: counted, logged at debug only
     assert "grep-temp" not in err, err[-3000:]
     status = json.loads((tmp_path / "dry" / "status.json").read_text())
     assert status["mode"] == "dry-run" and status["rounds"] >= 2
-    assert "outcome=sent" not in err
 
 
 def _dfsadmin(layout, *args: str) -> str:
