@@ -27,7 +27,9 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
 Before every run the data set is put back at its base replication (or, for the oracle, on every
 worker) and the script waits until the NameNode reports exactly that many live replicas per
 block, so no arm inherits another's copies. The delay-on arms run repetition by repetition
-(rep 1 of every arm, then rep 2...), so a change of machine load falls on every arm alike; the
+(rep 1 of every arm, then rep 2...), so a change of machine load falls on every arm alike, and
+each repetition's order is the last one's rotated by one, so no arm always runs first (result
+sets up to docs/benchmark.md 6.6 ran in a fixed order, static first: ``--fixed-order``); the
 delay-off arm needs the ResourceManager restarted with other settings and runs last. A run
 whose ``summary.json`` exists is kept, so an interrupted matrix resumes. At the end,
 ``dsbra report`` writes OUT/report/.
@@ -90,6 +92,14 @@ WARM_UP = "warm-up"
 def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     print("$ dsbra " + " ".join(args), flush=True)
     return subprocess.run([sys.executable, "-m", "dsbra", *args], check=check, text=True)
+
+
+def arm_order(arms: list[str], rep: int) -> list[str]:
+    """Repetition ``rep``'s arms, ``arms`` rotated by rep - 1: over len(arms) repetitions each arm
+    runs in each place once, so what a place brings (the previous run's load, a cold cache) falls
+    on no one arm."""
+    k = (rep - 1) % len(arms)
+    return arms[k:] + arms[:k]
 
 
 def cluster_up(delay: bool, seed: int, scheduler: str = "fair", node_delay: int = 40,
@@ -251,6 +261,9 @@ def main() -> None:
                          "is its repetition's number, so a sitting that continues another's "
                          "(`dsbra impact` over both) draws new groups rather than the same ones")
     ap.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS)
+    ap.add_argument("--fixed-order", action="store_true",
+                    help="run the arms in the order given in every repetition (as result sets up to "
+                         "docs/benchmark.md 6.6 did) rather than rotated by one each repetition")
     ap.add_argument("--max-load", type=float, default=1.0,
                     help="a run starts only once the 1-minute load average is below this (waits up "
                          "to 10 min, then stops); recorded in summary.json as load_avg_start")
@@ -300,7 +313,7 @@ def main() -> None:
                 name=WARM_UP)
     reps = range(a.first_rep, a.first_rep + a.reps)
     for rep in reps:
-        for arm in delay_on:
+        for arm in delay_on if a.fixed_order else arm_order(delay_on, rep):
             for share in shares:
                 run_arm(arm, rep, a.out, schedule, a.interval_s, **sched, max_am_share=share)
     if "static-nodelay" in a.arms:
