@@ -107,16 +107,21 @@ def _config(tmp_path, env, name: str, mode: str) -> tuple[str, dict]:
     return str(path), cfg
 
 
-def _start(config: str) -> subprocess.Popen:
-    """The daemon, a real `dsbra run` process, round after round."""
-    return subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", config],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _start(config: str, log: Path | None = None) -> subprocess.Popen:
+    """The daemon, a real `dsbra run` process, round after round; its stderr (the key=value
+    log) piped, or written to ``log``, which a test can read while the daemon runs."""
+    cmd = [sys.executable, "-m", "dsbra", "run", "--config", config]
+    if log is None:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with log.open("w") as fh:
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=fh)
 
 
-def _stop(proc: subprocess.Popen) -> str:
-    """SIGTERM: the daemon finishes its round and exits 0."""
+def _stop(proc: subprocess.Popen, log: Path | None = None) -> str:
+    """SIGTERM: the daemon finishes its round and exits 0; its log."""
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=WINDOW_S + 120)
+    err = log.read_text() if log is not None else err
     assert proc.returncode == 0, err[-3000:]
     assert "stop rounds=" in err
     return err
@@ -214,20 +219,15 @@ def test_dry_run_decides_raises_and_changes_nothing(daemon_cluster, tmp_path):
     raise), and neither the NameNode's replication nor the journal changes."""
     layout, env, client = daemon_cluster
     config, cfg = _config(tmp_path, env, "dry", "dry-run")
-    log = tmp_path / "dry.log"
-    with log.open("w") as fh:  # a file, not a pipe: the test reads it while the daemon runs
-        proc = subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", config],
-                                stdout=subprocess.DEVNULL, stderr=fh)
+    log = tmp_path / "dry.log"  # a file, not a pipe: the test reads it while the daemon runs
+    proc = _start(config, log)
     try:
         for _ in range(3):  # as replay_until_raised: a replay can outlast the hot rounds
             _replay(layout)
             if _until(lambda: _would_raise(log), 2 * WINDOW_S, proc):
                 break
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=WINDOW_S + 120)
-    err = log.read_text()
-    assert proc.returncode == 0 and "stop rounds=" in err, err[-3000:]
+        err = _stop(proc, log)
     assert set(_would_raise(log)) & set(HOT), err[-3000:]
     assert _replication(client) == BASE
     assert _journal(cfg) == []
