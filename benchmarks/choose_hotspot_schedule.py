@@ -23,6 +23,9 @@ OUT/choice.json, OUT/choice.md, OUT/<candidate>/schedule.json.
 
     .venv/bin/python benchmarks/choose_hotspot_schedule.py --out benchmarks/results/hotspot-choice \\
         --fit benchmarks/results/bench-fb2009-40-loaded/sim-vs-real.json --slots 20
+
+``--size`` and ``--load JOBS:GAP`` (each repeatable) try other data set sizes and loads than
+SIZES_GIB and LOADS, e.g. a longer schedule: ``--size 1 --load 40:6 --load 60:6``.
 """
 
 from __future__ import annotations
@@ -101,6 +104,18 @@ def best_reactive(result: dict) -> tuple[str, tuple] | None:
     return max(within, key=lambda x: x[1][0]) if within else None
 
 
+def load(text: str) -> tuple[int, float]:
+    """``JOBS:GAP``, e.g. ``40:6``: a schedule of 40 jobs arriving a mean 6 s apart."""
+    try:
+        jobs, gap = text.split(":")
+        parsed = int(jobs), float(gap)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not JOBS:GAP, e.g. 40:6") from None
+    if parsed[0] < 1 or not parsed[1] > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: jobs must be >= 1 and the gap > 0 s")
+    return parsed
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
@@ -108,6 +123,12 @@ def main() -> None:
     ap.add_argument("--slots", type=int, required=True,
                     help="the schedule's --slots: the map slots the real ResourceManager reports")
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--size", dest="sizes", type=int, action="append", metavar="GIB",
+                    help="a data set size to try, GiB of 64 MiB files (repeatable; default "
+                         + " ".join(map(str, SIZES_GIB)) + ")")
+    ap.add_argument("--load", dest="loads", type=load, action="append", metavar="JOBS:GAP",
+                    help="a load to try, jobs and mean gap in seconds (repeatable; default "
+                         + " ".join(f"{j}:{g:g}" for j, g in LOADS) + ")")
     ap.add_argument("--max-am-share", type=float, default=None,
                     help="the queues' maxAMShare (run_bench_matrix.py --max-am-share) instead of "
                          "the fitted cluster's: more AMs at once leave fewer map containers")
@@ -115,8 +136,10 @@ def main() -> None:
     fit = json.loads(a.fit.read_text())
     if a.seeds < 2:
         ap.error("--seeds must be at least 2 (the intervals need a spread)")
+    if any(gib < 1 for gib in a.sizes or ()):
+        ap.error("--size must be at least 1 GiB")
     rows = {}
-    for gib, (jobs, gap), hs in itertools.product(SIZES_GIB, LOADS, HOT_SHARES):
+    for gib, (jobs, gap), hs in itertools.product(a.sizes or SIZES_GIB, a.loads or LOADS, HOT_SHARES):
         name = f"{gib}g-{jobs}jobs-gap{gap:g}s-share{hs:g}"
         plan = DatasetPlan(total_bytes=gib << 30, block_bytes=BLOCK, seed=0)
         doc = fb2009_bins(plan, slots=a.slots, jobs=jobs, inter_arrival_s=gap, hot_fraction=HOT_FRACTION,

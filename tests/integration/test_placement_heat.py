@@ -53,10 +53,30 @@ def holders(client, path: str) -> list[str]:
 
 
 def log_heat_rounds(namenode_url: str) -> None:
-    """Turns on the plugin's line for each round it reads, through the NameNode's log-level
-    servlet (what `hadoop daemonlog` calls): a test then waits for the round it published."""
-    requests.get(f"{namenode_url}/logLevel", timeout=10,
-                 params={"log": "io.dsbra.placement.HeatSource", "level": "DEBUG"}).raise_for_status()
+    """Turns on the plugin's line for each round it reads and for each copy it places, through
+    the NameNode's log-level servlet (what `hadoop daemonlog` calls): a test then waits for the
+    round it published, and judges a copy by the nodes HDFS's own checks refused it."""
+    for logger in ("io.dsbra.placement.HeatSource",
+                   "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDsbraHeat"):
+        requests.get(f"{namenode_url}/logLevel", timeout=10,
+                     params={"log": logger, "level": "DEBUG"}).raise_for_status()
+
+
+#: the plugin's line for a copy placed by heat, e.g. "dsbra heat round 1 placed /td/in/hot-0 on
+#: [10.78.0.14] (coolest first; HDFS's checks refused {10.78.0.13=too busy (2 xceivers)})"
+PLACED = re.compile(r"dsbra heat round (\d+) placed (\S+) on \[[^\]]*\] "
+                    r"\(coolest first; HDFS's checks refused \{([^}]*)\}\)")
+
+
+def heat_placements(log: str) -> dict[tuple[int, str], set[str]]:
+    """Per (round, file) the plugin placed copies for by heat: the nodes HDFS's checks refused
+    (its load rule refuses a node with more than twice the DataNodes' average transfers, the
+    coolest included: a short job's reads are enough on an idle cluster)."""
+    placements: dict[tuple[int, str], set[str]] = {}
+    for round_, path, refused in PLACED.findall(log):
+        hosts = {entry.split("=", 1)[0] for entry in refused.split(", ") if entry}
+        placements.setdefault((int(round_), path), set()).update(hosts)
+    return placements
 
 
 def until_logged(read_log, pattern: str, timeout_s: float = 60) -> None:
@@ -175,30 +195,32 @@ class Watch:
         self.thread.join()
 
 
-def raises_against_heat(adds: list[tuple]) -> list[tuple]:
+def raises_against_heat(adds: list[tuple], placements: dict[tuple[int, str], set[str]]
+                        ) -> list[tuple]:
     """The raises that BlockPlacementPolicyDsbraHeat could not have placed so: [] if each does.
 
     One raise is one chooseTarget call, so the copies of one file seen under one document are
     judged together (a pipeline's replicas reach the NameNode in separate block reports, and
-    may fall in different polls). Its new holders must be among the least heated non-holders,
-    each node's heat counting the copies of the round's other raises placed before it, as the
-    plugin counts them (heatWithPlaced); which raise the NameNode placed first is not seen, so
-    any order of the round's raises may explain them.
+    may fall in different polls). The plugin must have placed it by heat (its line in
+    ``placements``), and its new holders must be among the least heated non-holders that
+    HDFS's checks did not refuse, each node's heat counting the copies of the round's other
+    raises placed before it, as the plugin counts them (heatWithPlaced); which raise the
+    NameNode placed first is not seen, so any order of the round's raises may explain them.
     """
     rounds: dict[int, dict[str, list]] = {}
     for path, before, added, doc in adds:
         raise_ = rounds.setdefault(doc["round"], {}).setdefault(path, [before, [], doc])
         raise_[1] += added
     wrong = []
-    for raises in rounds.values():
+    for round_, raises in rounds.items():
         orders = itertools.permutations(raises.items())
-        if not any(_placeable(order) for order in orders):
-            wrong.append([(path, before, added, doc["nodes"])
+        if not any(_placeable(order, round_, placements) for order in orders):
+            wrong.append([(path, before, added, doc["nodes"], placements.get((round_, path)))
                           for path, (before, added, doc) in raises.items()])
     return wrong
 
 
-def _placeable(order) -> bool:
+def _placeable(order, round_: int, placements: dict[tuple[int, str], set[str]]) -> bool:
     placed: dict[str, list[float]] = {}  # node: [RF sum, copies] of the round's placed copies
 
     def heat(doc, node):
@@ -207,7 +229,10 @@ def _placeable(order) -> bool:
         return h if not copies or blocks is None else (h * blocks + rf_sum) / (blocks + copies)
 
     for path, (before, added, doc) in order:
-        cooler = sorted(heat(doc, n) for n in doc["nodes"] if n not in before)
+        refused = placements.get((round_, path))
+        if refused is None:  # not placed by heat (the plugin did not hold this round)
+            return False
+        cooler = sorted(heat(doc, n) for n in doc["nodes"] if n not in before and n not in refused)
         if not all(heat(doc, n) <= cooler[len(added) - 1] for n in added):
             return False
         rf = doc.get("rf", {}).get(path, max(doc["nodes"].values()))
@@ -255,7 +280,9 @@ def test_the_daemons_raises_and_lowers_follow_its_heat(heat_cluster, tmp_path):
     assert "decision round=" in err and "outcome=sent" in err
     assert re.search(r"dsbra heat usable \(round \d+, 4 DataNodes\)", namenode_log(env))
     assert watch.adds and watch.drops
-    assert not raises_against_heat(watch.adds), raises_against_heat(watch.adds)
+    placements = heat_placements(namenode_log(env))
+    assert not raises_against_heat(watch.adds, placements), \
+        raises_against_heat(watch.adds, placements)
     for path, before, gone, heat in watch.drops:
         assert len(gone) == 1, (path, before, gone)  # one replica a round
         assert heat[gone[0]] == max(heat[n] for n in before), (path, before, gone, heat)

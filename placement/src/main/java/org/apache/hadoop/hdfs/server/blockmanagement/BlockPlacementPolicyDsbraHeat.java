@@ -22,6 +22,7 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -63,6 +64,12 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
 
   /** Set while choosing targets for a raised file's block: chooseDataNode then goes by heat. */
   private static final ThreadLocal<HeatDocument> PLACING = new ThreadLocal<>();
+  /**
+   * While placing by heat: the nodes the default policy's checks refused, host to why (a
+   * node too busy by HDFS's load rule is refused even when it is the coolest).
+   */
+  private static final ThreadLocal<Map<String, String>> REFUSED =
+      ThreadLocal.withInitial(LinkedHashMap::new);
 
   /** Per DataNode uuid: {RF sum, copies} this plugin placed since the document's round. */
   private final Map<String, double[]> placed = new ConcurrentHashMap<>();
@@ -127,6 +134,8 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
           excludedNodes, blocksize, storagePolicy, flags, storageTypes);
     }
     PLACING.set(doc);
+    Map<String, String> refused = REFUSED.get();
+    refused.clear();
     DatanodeStorageInfo[] targets;
     try {
       targets = super.chooseTarget(srcPath, numOfReplicas, writer, chosen, returnChosenNodes,
@@ -134,6 +143,15 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
     } finally {
       PLACING.remove();
     }
+    if (LOG.isDebugEnabled()) {
+      List<String> on = new ArrayList<>();
+      for (DatanodeStorageInfo t : targets) {
+        on.add(t.getDatanodeDescriptor().getHostName());
+      }
+      LOG.debug("dsbra heat round {} placed {} on {} (coolest first; HDFS's checks refused {})",
+          doc.round(), srcPath, on, refused);
+    }
+    refused.clear();
     synchronized (placed) {
       if (doc.round() != placedRound) {
         placed.clear();
@@ -175,6 +193,29 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
     HeatDocument doc = PLACING.get();
     return doc == null ? super.chooseDataNode(scope, excludedNodes, type)
         : leastHeated(doc, scope, excludedNodes, type);
+  }
+
+  /** The default's load rule, noted when it refuses a node this plugin chose by heat. */
+  @Override
+  boolean excludeNodeByLoad(DatanodeDescriptor node) {
+    boolean busy = super.excludeNodeByLoad(node);
+    if (busy && PLACING.get() != null) {
+      REFUSED.get().put(node.getHostName(),
+          "too busy (" + node.getXceiverCount() + " xceivers)");
+    }
+    return busy;
+  }
+
+  /** The default's checks on a node chosen by heat; a refusal is noted with its reason. */
+  @Override
+  boolean isGoodDatanode(DatanodeDescriptor node, int maxTargetPerRack, boolean considerLoad,
+      List<DatanodeStorageInfo> results, boolean avoidStaleNodes) {
+    boolean good = super.isGoodDatanode(node, maxTargetPerRack, considerLoad, results,
+        avoidStaleNodes);
+    if (!good && PLACING.get() != null) {
+      REFUSED.get().putIfAbsent(node.getHostName(), "not in service / stale / slow / rack rule");
+    }
+    return good;
   }
 
   /**

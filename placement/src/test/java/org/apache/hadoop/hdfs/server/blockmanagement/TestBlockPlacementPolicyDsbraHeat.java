@@ -12,11 +12,16 @@ import org.apache.hadoop.hdfs.server.protocol.StorageReport;
 import org.apache.hadoop.hdfs.net.DFSNetworkTopology;
 import org.apache.hadoop.net.NetworkTopology;
 import org.apache.hadoop.net.Node;
+import org.apache.log4j.Level;
+import org.apache.log4j.Logger;
+import org.apache.log4j.PatternLayout;
+import org.apache.log4j.WriterAppender;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,11 +70,7 @@ class TestBlockPlacementPolicyDsbraHeat {
           new DatanodeID("10.0.0." + i, "d" + i, "uuid-" + i, 9866, 9864, 9865, 9867), rack);
       DatanodeStorage st = new DatanodeStorage("DS-" + i);
       DatanodeStorageInfo info = dn.updateStorage(st);
-      // d1 has the least free space: the default policy's choice of a replica to delete
-      long remaining = (i == 1 ? 5 : 10) * GB;
-      dn.updateHeartbeat(new StorageReport[] {
-          new StorageReport(st, false, 20 * GB, 20 * GB - remaining, remaining, 0, 0)},
-          0L, 0L, 0, 0, null);
+      heartbeat(info, 0);
       topology.add(dn);
       storages.put("d" + i, info);
     }
@@ -78,6 +79,16 @@ class TestBlockPlacementPolicyDsbraHeat {
     heatFile = dir.resolve("heat.json");
     source = new HeatSource(heatFile.toUri(), 1000, 60_000, now::get);
     policy.setHeatSource(source);
+  }
+
+  /** A heartbeat with {@code xceivers} open transfers; d1 has the least free space (the
+   *  default policy's choice of a replica to delete). */
+  static void heartbeat(DatanodeStorageInfo info, int xceivers) {
+    DatanodeDescriptor dn = info.getDatanodeDescriptor();
+    long remaining = (dn.getHostName().equals("d1") ? 5 : 10) * GB;
+    dn.updateHeartbeat(new StorageReport[] {new StorageReport(new DatanodeStorage(
+        info.getStorageID()), false, 20 * GB, 20 * GB - remaining, remaining, 0, 0)},
+        0L, 0L, xceivers, 0, null);
   }
 
   /** Publishes heat as the daemon does: d<i> -> heat, the raised files. */
@@ -210,6 +221,34 @@ class TestBlockPlacementPolicyDsbraHeat {
   }
 
   @Test
+  void theCoolestNodeHdfsFindsTooBusyIsPassedOverForTheNextCoolest() throws IOException {
+    Configuration conf = new HdfsConfiguration();  // the load rule on, as HDFS ships it
+    policy = new BlockPlacementPolicyDsbraHeat();
+    policy.initialize(conf, new Load(1.0), topology, new Host2NodesMap());
+    policy.setHeatSource(source);
+    heartbeat(storages.get("d5"), 3);  // above twice the cluster's average of 1
+    // holder d1 (/r1): the copy goes to /r2, where d5 is the coolest, then d6
+    heat(1, heats(0.9, 0.8, 0.0, 0.4, 0.1, 0.3), "/hot");
+    StringWriter log = new StringWriter();
+    Logger logger = Logger.getLogger(BlockPlacementPolicyDsbraHeat.class);
+    WriterAppender appender = new WriterAppender(new PatternLayout("%m%n"), log);
+    logger.addAppender(appender);
+    logger.setLevel(Level.DEBUG);
+    try {
+      for (int i = 0; i < 10; i++) {
+        assertEquals("d6", place("/hot", "d1"));
+      }
+    } finally {
+      logger.removeAppender(appender);
+    }
+    // what an operator reads with the plugin's logger at DEBUG, and the end-to-end test parses
+    assertTrue(log.toString().contains("dsbra heat round 1 placed /hot on [d6] (coolest first; "
+        + "HDFS's checks refused {d5=too busy (3 xceivers)})"), log.toString());
+    heartbeat(storages.get("d5"), 0);
+    assertEquals("d5", place("/hot", "d1"));
+  }
+
+  @Test
   void aRoundsCopiesSpreadAsEachAddsItsRfToItsNodesHeat() throws IOException {
     // holders d1 (/r1) and d4 (/r2): the default puts a third copy on the source's rack, /r1,
     // where d3 is the coolest and d2 next; each node holds 2 of the round's blocks and each
@@ -254,13 +293,26 @@ class TestBlockPlacementPolicyDsbraHeat {
     assertNotEquals(null, targets);
   }
 
-  /** Cluster statistics with no load: the load check is off in these tests anyway. */
-  static class NoLoad implements FSClusterStats {
-    @Override public int getTotalLoad() { return 0; }
+  /** Cluster statistics with no load: the load check is off in most of these tests. */
+  static class NoLoad extends Load {
+    NoLoad() {
+      super(0);
+    }
+  }
+
+  /** Cluster statistics with {@code average} xceivers per DataNode. */
+  static class Load implements FSClusterStats {
+    final double average;
+
+    Load(double average) {
+      this.average = average;
+    }
+
+    @Override public int getTotalLoad() { return (int) (average * 6); }
     @Override public boolean isAvoidingStaleDataNodesForWrite() { return false; }
     @Override public int getNumDatanodesInService() { return 6; }
-    @Override public double getInServiceXceiverAverage() { return 0; }
-    @Override public double getInServiceXceiverAverageForVolume() { return 0; }
+    @Override public double getInServiceXceiverAverage() { return average; }
+    @Override public double getInServiceXceiverAverageForVolume() { return average; }
     @Override public Map<StorageType, StorageTypeStats> getStorageTypeStats() {
       return new HashMap<>();
     }
