@@ -69,15 +69,18 @@ def sim_config(fit: dict, policy: str, seed: int, params: dict | None = None,
                      policy_params=params or {}, seed=seed, **am, **model)
 
 
-ARMS = {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", None),
-        "scarlett": ("scarlett", None),
-        **{f"oracle-reactive{k}": ("oracle-reactive", {"min_jobs": k}) for k in REACTIVE_K}}
+def arms(reactive_k=REACTIVE_K) -> dict[str, tuple[str, dict | None]]:
+    """The simulated arms: policy and parameters, a reactive oracle per min_jobs k."""
+    return {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", None),
+            "scarlett": ("scarlett", None),
+            **{f"oracle-reactive{k}": ("oracle-reactive", {"min_jobs": k}) for k in reactive_k}}
 
 
-def evaluate(schedule: Path, fit: dict, seeds: int, max_am_share: float | None = None) -> dict:
+def evaluate(schedule: Path, fit: dict, seeds: int, max_am_share: float | None = None,
+             reactive_k=REACTIVE_K) -> dict:
     """Per arm: each seed's mean response and extra storage, and the captured shares."""
     per_arm = {}
-    for arm, (policy, params) in ARMS.items():
+    for arm, (policy, params) in arms(reactive_k).items():
         runs = [simulate(sim_config(fit, policy, seed, params, max_am_share),
                          WorkloadSpec(source=f"schedule:{schedule}")).summary
                 for seed in range(seeds)]
@@ -129,6 +132,9 @@ def main() -> None:
     ap.add_argument("--load", dest="loads", type=load, action="append", metavar="JOBS:GAP",
                     help="a load to try, jobs and mean gap in seconds (repeatable; default "
                          + " ".join(f"{j}:{g:g}" for j, g in LOADS) + ")")
+    ap.add_argument("--reactive-k", type=int, nargs="+", default=list(REACTIVE_K), metavar="K",
+                    help="the reactive oracle's min_jobs values to try (default %(default)s); a "
+                         "longer schedule brings more files to k jobs, so more storage at each k")
     ap.add_argument("--max-am-share", type=float, default=None,
                     help="the queues' maxAMShare (run_bench_matrix.py --max-am-share) instead of "
                          "the fitted cluster's: more AMs at once leave fewer map containers")
@@ -136,6 +142,8 @@ def main() -> None:
     fit = json.loads(a.fit.read_text())
     if a.seeds < 2:
         ap.error("--seeds must be at least 2 (the intervals need a spread)")
+    if min(a.reactive_k) < 1:
+        ap.error("--reactive-k values must be at least 1")
     if any(gib < 1 for gib in a.sizes or ()):
         ap.error("--size must be at least 1 GiB")
     rows = {}
@@ -147,7 +155,7 @@ def main() -> None:
         path = a.out / name / "schedule.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc, indent=1) + "\n")
-        rows[name] = {"params": doc["params"], "size_gib": gib, **evaluate(path, fit, a.seeds, a.max_am_share)}
+        rows[name] = {"params": doc["params"], "size_gib": gib, **evaluate(path, fit, a.seeds, a.max_am_share, a.reactive_k)}
         best = best_reactive(rows[name])
         print(f"{name}: oracle gain {rows[name]['oracle_gain_s'][0]:.1f} s "
               f"({100 * rows[name]['oracle_gain_share']:.0f}%); best reactive within "
