@@ -25,7 +25,8 @@ OUT/choice.json, OUT/choice.md, OUT/<candidate>/schedule.json.
         --fit benchmarks/results/bench-fb2009-40-loaded/sim-vs-real.json --slots 20
 
 ``--size`` and ``--load JOBS:GAP`` (each repeatable) try other data set sizes and loads than
-SIZES_GIB and LOADS, e.g. a longer schedule: ``--size 1 --load 40:6 --load 60:6``.
+SIZES_GIB and LOADS, e.g. a longer schedule: ``--size 1 --load 40:6 --load 60:6``; there more
+files reach k jobs, so ``--reactive-k`` should reach past REACTIVE_K (docs/benchmark.md 6.7).
 """
 
 from __future__ import annotations
