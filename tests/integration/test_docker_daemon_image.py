@@ -9,26 +9,19 @@ wheels), a rebuild of unchanged inputs 4 s; the three tests then 20 s.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from dsbra.cluster.docker import docker_client
 from dsbra.errors import ClusterError
+from repo_scripts import load_script
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(1200)]
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def _builder():
-    spec = importlib.util.spec_from_file_location("build_daemon_image",
-                                                  ROOT / "hadoop-docker" / "build_daemon_image.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("hadoop-docker/build_daemon_image.py")
 
 
 @pytest.fixture(scope="module")

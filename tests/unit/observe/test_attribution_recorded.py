@@ -10,21 +10,15 @@ and DT are near zero; with it on they rise and concentrate on the hot blocks.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from repo_scripts import ROOT, load_script
+
 RESULTS = ROOT / "benchmarks" / "results"
 
 
 def _validation():
-    spec = importlib.util.spec_from_file_location("validate_attribution",
-                                                  ROOT / "benchmarks" / "validate_attribution.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/validate_attribution.py")
 
 
 def _runs(workload: str) -> dict[str, list[dict]]:
