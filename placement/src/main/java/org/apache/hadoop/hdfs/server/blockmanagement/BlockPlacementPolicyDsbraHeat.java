@@ -151,7 +151,6 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
       LOG.debug("dsbra heat round {} placed {} on {} (coolest first; HDFS's checks refused {})",
           doc.round(), srcPath, on, refused);
     }
-    refused.clear();
     synchronized (placed) {
       if (doc.round() != placedRound) {
         placed.clear();
