@@ -1,0 +1,61 @@
+"""Node locality of the hot file's maps and of the other maps, an arm against the baseline,
+paired by repetition (docs/benchmark.md 6.8).
+
+A replica added to the hot file lets its maps run on more nodes; those maps then take slots on
+the nodes holding the other files, whose maps may wait past the delay and run off their node.
+This script shows both sides of that trade from the runs' own ``tasks.parquet``: the hot block
+is the one most maps of the baseline read.
+
+    python benchmarks/locality_by_file.py benchmarks/results/bench-hotspot-long \\
+        benchmarks/results/bench-hotspot-long-oracle --arm dsbra-amshare0.75 --baseline static-amshare0.75
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from dsbra.report import t_interval
+
+
+def locality_split(tasks: Path, hot_block: int) -> tuple[float, float]:
+    """Percent of node-local maps among the hot block's and among the others."""
+    t = pq.read_table(tasks, columns=["block_id", "locality"]).to_pydict()
+    hot = [loc == 0 for b, loc in zip(t["block_id"], t["locality"]) if b == hot_block]
+    rest = [loc == 0 for b, loc in zip(t["block_id"], t["locality"]) if b != hot_block]
+    return 100 * sum(hot) / len(hot), 100 * sum(rest) / len(rest)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("results", type=Path, nargs="+", help="result sets of run_bench_matrix.py")
+    ap.add_argument("--arm", required=True)
+    ap.add_argument("--baseline", required=True)
+    args = ap.parse_args()
+    rows = []
+    for results in args.results:
+        for base in sorted((results / args.baseline).glob("rep*/tasks.parquet")):
+            other = results / args.arm / base.parent.name / "tasks.parquet"
+            if not other.exists():
+                continue
+            blocks = collections.Counter(pq.read_table(base, columns=["block_id"])["block_id"].to_pylist())
+            hot = blocks.most_common(1)[0][0]
+            rows.append((f"{results.name}/{base.parent.name}", hot,
+                         locality_split(base, hot), locality_split(other, hot)))
+    print(f"| pair | hot block | hot maps local %: {args.baseline} / {args.arm} | "
+          f"other maps local %: {args.baseline} / {args.arm} |")
+    print("| --- | --- | --- | --- |")
+    for name, hot, (bh, bo), (ah, ao) in rows:
+        print(f"| {name} | {hot} | {bh:.1f} / {ah:.1f} | {bo:.1f} / {ao:.1f} |")
+    for label, i in (("hot maps", 0), ("other maps", 1)):
+        ci = t_interval([a[i] - b[i] for _, _, b, a in rows])
+        if ci:
+            print(f"\n{args.arm} - {args.baseline}, {label}: {ci[0]:+.1f} points "
+                  f"[{ci[1]:+.1f}, {ci[2]:+.1f}] over {len(rows)} pairs")
+
+
+if __name__ == "__main__":
+    main()
