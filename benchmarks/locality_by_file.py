@@ -29,11 +29,20 @@ def locality_split(tasks: Path, hot_block: int) -> tuple[float, float]:
     return 100 * sum(hot) / len(hot), 100 * sum(rest) / len(rest)
 
 
+def off_node_by_wait(tasks: Path, delay_s: float) -> tuple[int, int]:
+    """Maps that ran off their node, split by whether they launched within ``delay_s`` of
+    becoming pending (before delay scheduling would relax their job's locality) or later."""
+    t = pq.read_table(tasks, columns=["locality", "wait_s"]).to_pydict()
+    waits = [w for loc, w in zip(t["locality"], t["wait_s"]) if loc != 0]
+    return sum(w < delay_s for w in waits), sum(w >= delay_s for w in waits)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", type=Path, nargs="+", help="result sets of run_bench_matrix.py")
     ap.add_argument("--arm", required=True)
     ap.add_argument("--baseline", required=True)
+    ap.add_argument("--delay-s", type=float, default=10.0, help="the cluster's node-locality delay D")
     args = ap.parse_args()
     rows = []
     for results in args.results:
@@ -44,16 +53,20 @@ def main() -> None:
             blocks = collections.Counter(pq.read_table(base, columns=["block_id"])["block_id"].to_pylist())
             hot = blocks.most_common(1)[0][0]
             rows.append((f"{results.name}/{base.parent.name}", hot,
-                         locality_split(base, hot), locality_split(other, hot)))
+                         locality_split(base, hot) + off_node_by_wait(base, args.delay_s),
+                         locality_split(other, hot) + off_node_by_wait(other, args.delay_s)))
     print(f"| pair | hot block | hot maps local %: {args.baseline} / {args.arm} | "
-          f"other maps local %: {args.baseline} / {args.arm} |")
-    print("| --- | --- | --- | --- |")
-    for name, hot, (bh, bo), (ah, ao) in rows:
-        print(f"| {name} | {hot} | {bh:.1f} / {ah:.1f} | {bo:.1f} / {ao:.1f} |")
-    for label, i in (("hot maps", 0), ("other maps", 1)):
+          f"other maps local %: {args.baseline} / {args.arm} | off-node maps launched under / over "
+          f"{args.delay_s:g} s after pending: {args.baseline}; {args.arm} |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, hot, (bh, bo, bu, bv), (ah, ao, au, av) in rows:
+        print(f"| {name} | {hot} | {bh:.1f} / {ah:.1f} | {bo:.1f} / {ao:.1f} | {bu} / {bv}; {au} / {av} |")
+    for label, i in (("hot maps, local %", 0), ("other maps, local %", 1),
+                     (f"off-node maps launched under {args.delay_s:g} s", 2),
+                     (f"off-node maps launched after {args.delay_s:g} s", 3)):
         ci = t_interval([a[i] - b[i] for _, _, b, a in rows])
         if ci:
-            print(f"\n{args.arm} - {args.baseline}, {label}: {ci[0]:+.1f} points "
+            print(f"\n{args.arm} - {args.baseline}, {label}: {ci[0]:+.1f} "
                   f"[{ci[1]:+.1f}, {ci[2]:+.1f}] over {len(rows)} pairs")
 
 
