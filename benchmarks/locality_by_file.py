@@ -1,10 +1,11 @@
 """Node locality of the hot file's maps and of the other maps, an arm against the baseline,
 paired by repetition (docs/benchmark.md 6.8).
 
-A replica added to the hot file lets its maps run on more nodes; those maps then take slots on
-the nodes holding the other files, whose maps may wait past the delay and run off their node.
-This script shows both sides of that trade from the runs' own ``tasks.parquet``: the hot block
-is the one most maps of the baseline read.
+A replica added to the hot file lets its maps run node-local on more nodes, and the other files'
+maps may then run off theirs more often. This script shows both sides of that trade from the
+runs' own ``tasks.parquet`` (the hot block is the one most maps of the baseline read), and
+splits the off-node maps by whether they launched within the delay D of becoming pending (so
+not because their own wait ran out) or after it.
 
     python benchmarks/locality_by_file.py benchmarks/results/bench-hotspot-long \\
         benchmarks/results/bench-hotspot-long-oracle --arm dsbra-amshare0.75 --baseline static-amshare0.75
