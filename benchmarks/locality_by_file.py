@@ -22,18 +22,21 @@ import pyarrow.parquet as pq
 from dsbra.report import t_interval
 
 
-def locality_split(tasks: Path, hot_block: int) -> tuple[float, float]:
+def read_tasks(tasks: Path) -> dict[str, list]:
+    """The columns of a run's ``tasks.parquet`` this script reads, read once."""
+    return pq.read_table(tasks, columns=["block_id", "locality", "wait_s"]).to_pydict()
+
+
+def locality_split(t: dict[str, list], hot_block: int) -> tuple[float, float]:
     """Percent of node-local maps among the hot block's and among the others."""
-    t = pq.read_table(tasks, columns=["block_id", "locality"]).to_pydict()
     hot = [loc == 0 for b, loc in zip(t["block_id"], t["locality"]) if b == hot_block]
     rest = [loc == 0 for b, loc in zip(t["block_id"], t["locality"]) if b != hot_block]
     return 100 * sum(hot) / len(hot), 100 * sum(rest) / len(rest)
 
 
-def off_node_by_wait(tasks: Path, delay_s: float) -> tuple[int, int]:
+def off_node_by_wait(t: dict[str, list], delay_s: float) -> tuple[int, int]:
     """Maps that ran off their node, split by whether they launched within ``delay_s`` of
     becoming pending (before delay scheduling would relax their job's locality) or later."""
-    t = pq.read_table(tasks, columns=["locality", "wait_s"]).to_pydict()
     waits = [w for loc, w in zip(t["locality"], t["wait_s"]) if loc != 0]
     return sum(w < delay_s for w in waits), sum(w >= delay_s for w in waits)
 
@@ -51,11 +54,11 @@ def main() -> None:
             other = results / args.arm / base.parent.name / "tasks.parquet"
             if not other.exists():
                 continue
-            blocks = collections.Counter(pq.read_table(base, columns=["block_id"])["block_id"].to_pylist())
-            hot = blocks.most_common(1)[0][0]
+            base_tasks, arm_tasks = read_tasks(base), read_tasks(other)
+            hot = collections.Counter(base_tasks["block_id"]).most_common(1)[0][0]
             rows.append((f"{results.name}/{base.parent.name}", hot,
-                         locality_split(base, hot) + off_node_by_wait(base, args.delay_s),
-                         locality_split(other, hot) + off_node_by_wait(other, args.delay_s)))
+                         locality_split(base_tasks, hot) + off_node_by_wait(base_tasks, args.delay_s),
+                         locality_split(arm_tasks, hot) + off_node_by_wait(arm_tasks, args.delay_s)))
     print(f"| pair | hot block | hot maps local %: {args.baseline} / {args.arm} | "
           f"other maps local %: {args.baseline} / {args.arm} | off-node maps launched under / over "
           f"{args.delay_s:g} s after pending: {args.baseline}; {args.arm} |")
