@@ -17,9 +17,13 @@ map request; the earliest map attempt's ``startTime``: its first map launched):
 A run's jobs are found among the ResourceManager's applications by name (``bench-<job id>``)
 within the run's time (from its ``t0_wall_ms``, or its label's timestamp, for ``wall_s``), so run it while the cluster that
 ran them is up (the ResourceManager keeps the last 1000 applications). Writes RESULTS/
-first-map-wait.json (per run, each stage's median and mean) and prints a table.
+first-map-wait.json (per run, each stage's median and mean, and how many jobs ran uber) and
+prints a table. With ``--baseline ARM``, each other arm's run medians are paired with the
+baseline's by repetition, and each stage's mean difference is given with its 95% t-interval:
+what an arm's setting (run_bench_matrix.py's AM start-up arms) changes, stage by stage.
 
     .venv/bin/python benchmarks/first_map_wait.py benchmarks/results/bench-fb2009-40-quiet
+    .venv/bin/python benchmarks/first_map_wait.py benchmarks/results/bench-am-start-up --baseline static
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pathlib import Path
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.observe.collector import Endpoints
+from dsbra.report import t_interval
 
 STAGES = ("am_queue", "am_jvm", "am_init", "am_request", "map_wait")
 
@@ -50,6 +55,7 @@ def job_stages(ep: Endpoints, app: dict) -> dict[str, float]:
              first_task["startTime"], min(launches)]
     out = {stage: (b - a) / 1000 for stage, a, b in zip(STAGES, marks, marks[1:])}
     out["total"] = (marks[-1] - marks[0]) / 1000
+    out["uberized"] = bool(job.get("uberized"))
     return out
 
 
@@ -62,9 +68,32 @@ def run_jobs(ep: Endpoints, run_dir: Path, apps: list[dict]) -> list[dict]:
     return [a for a in apps if a["name"].startswith("bench-job") and start_ms <= a["startedTime"] <= end_ms]
 
 
+def paired_stages(rows: dict[str, dict], baseline: str) -> dict[str, dict]:
+    """Per arm other than ``baseline``: each stage's (and the total's) median per run minus the
+    baseline's in the same repetition, as the mean with its 95% t-interval over the pairs."""
+    arms: dict[str, dict[str, dict]] = {}
+    for name, row in rows.items():
+        arm, rep = name.split("/")
+        arms.setdefault(arm, {})[rep] = row
+    if baseline not in arms:
+        raise SystemExit(f"--baseline {baseline}: no such arm among {', '.join(sorted(arms))}")
+    out = {}
+    for arm, reps in sorted(arms.items()):
+        common = sorted(set(reps) & set(arms[baseline]))
+        if arm == baseline or len(common) < 2:
+            continue
+        out[arm] = {"pairs": len(common)}
+        for stage in (*STAGES, "total"):
+            diffs = [reps[r][stage]["median_s"] - arms[baseline][r][stage]["median_s"] for r in common]
+            out[arm][stage] = [round(x, 2) for x in t_interval(diffs)]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path, help="a run_bench_matrix.py results directory")
+    ap.add_argument("--baseline", default=None,
+                    help="an arm (a directory of RESULTS) to pair every other arm with, by repetition")
     a = ap.parse_args()
     env = cl.env(StateLayout(default_state_dir()))
     ep = Endpoints.from_urls(env["rm"], env["namenode"], env["jhs"], user="root")
@@ -79,14 +108,20 @@ def main() -> None:
             continue
         per_job = [job_stages(ep, app) for app in found]
         rows[str(run_dir.relative_to(a.results))] = {
-            "jobs": len(per_job),
+            "jobs": len(per_job), "uberized_jobs": sum(j["uberized"] for j in per_job),
             **{k: {"median_s": round(statistics.median(j[k] for j in per_job), 2),
                    "mean_s": round(statistics.fmean(j[k] for j in per_job), 2)} for k in (*STAGES, "total")}}
     doc = {"command": "python benchmarks/first_map_wait.py " + " ".join(sys.argv[1:]), "stages": STAGES, "runs": rows}
+    if a.baseline:
+        doc["paired_with"], doc["paired"] = a.baseline, paired_stages(rows, a.baseline)
     (a.results / "first-map-wait.json").write_text(json.dumps(doc, indent=1) + "\n")
-    print("| run | jobs | " + " | ".join(f"{k} median s" for k in (*STAGES, "total")) + " |")
+    print("| run | jobs | uber | " + " | ".join(f"{k} median s" for k in (*STAGES, "total")) + " |")
     for name, r in rows.items():
-        print(f"| {name} | {r['jobs']} | " + " | ".join(f"{r[k]['median_s']:.1f}" for k in (*STAGES, "total")) + " |")
+        print(f"| {name} | {r['jobs']} | {r['uberized_jobs']} | "
+              + " | ".join(f"{r[k]['median_s']:.1f}" for k in (*STAGES, "total")) + " |")
+    for arm, diff in doc.get("paired", {}).items():
+        print(f"| {arm} - {a.baseline} ({diff['pairs']} pairs) | | | " + " | ".join(
+            f"{m:+.1f} [{lo:+.1f}, {hi:+.1f}]" for m, lo, hi in (diff[k] for k in (*STAGES, "total"))) + " |")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,13 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
 - ``oracle``: every data file on every worker before the run (the physical limit);
 - ``static-per-job``: ``static`` with a waiting client JVM per job (`bench replay --clients
   per-job`, how result sets before 2026-11-25 ran) instead of the one submitter JVM every
-  other arm uses: what the submitter changes, side by side (issue 26).
+  other arm uses: what the submitter changes, side by side (issue 26);
+- ``static-uber``, ``static-am256``, ``static-am-jvm-default``: ``static`` with one
+  ApplicationMaster start-up setting changed in every job's conf (`bench replay --job-conf`,
+  see ``arm_job_conf``), to measure what each does (issue 26): uber mode (a job of one
+  block-sized file runs its map inside its AM, no map container), a 256 MB AM (-Xmx166m, so
+  twice as many AMs fit the queues' maxAMShare), and the AM JVM without the bundled cluster's
+  start-up options (-XX:+UseSerialGC -XX:TieredStopAtLevel=1, so the JVM's own defaults).
 
 Before every run the data set is put back at its base replication (or, for the oracle, on every
 worker) and the script waits until the NameNode reports exactly that many live replicas per
@@ -59,6 +65,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -71,6 +78,7 @@ from dsbra.cluster import cluster as cl
 from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
+from dsbra.observe.hadoop_conf import read_site
 
 WORKERS = 4
 DELAY_MS = 10_000
@@ -83,8 +91,13 @@ DAEMON_ARMS = {"dsbra": {}, "calibrated": {"policy": {"profile": "calibrated"}},
                "dsbra-holdout": {"experiment": {"holdout": 0.5}},
                "dsbra-dry-run": {"mode": "dry-run"}}
 LAYOUT = StateLayout(default_state_dir())
+#: the AM start-up arms: static with one setting changed in every job's conf (arm_job_conf)
+JOB_CONF_ARMS = ["static-uber", "static-am256", "static-am-jvm-default"]
 ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
-        "dsbra-holdout", "dsbra-dry-run", "static-per-job", "static-nodelay"]
+        "dsbra-holdout", "dsbra-dry-run", "static-per-job", *JOB_CONF_ARMS, "static-nodelay"]
+#: the AM JVM options of the bundled cluster that static-am-jvm-default leaves out
+AM_START_UP_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+AM_OPTS = "yarn.app.mapreduce.am.command-opts"
 #: the directory of --warm-up's run, which no report reads
 WARM_UP = "warm-up"
 
@@ -171,6 +184,22 @@ def set_max_am_share(share: float | None, timeout_s: float = 90) -> None:
           f"{path} reloaded", flush=True)
 
 
+def arm_job_conf(arm: str, mapred_site: dict[str, str]) -> dict[str, str]:
+    """The job properties ``arm`` sets over the cluster's ``mapred_site`` (its client's
+    mapred-site.xml), everything else as the cluster has it; {} for arms that set none."""
+    if arm == "static-uber":
+        # the uber limits stay Hadoop's: at most 9 maps, and input at most one block (64 MB), so
+        # only the jobs of one file run uber
+        return {"mapreduce.job.ubertask.enable": "true"}
+    if arm == "static-am256":
+        mb = 256
+        return {"yarn.app.mapreduce.am.resource.mb": str(mb),
+                AM_OPTS: re.sub(r"-Xmx\d+m", f"-Xmx{int(mb * 0.65)}m", mapred_site[AM_OPTS])}
+    if arm == "static-am-jvm-default":
+        return {AM_OPTS: " ".join(o for o in mapred_site[AM_OPTS].split() if o not in AM_START_UP_OPTS)}
+    return {}
+
+
 def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -> Path:
     cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
            "state_dir": str(run_dir / "daemon-state"),
@@ -225,6 +254,8 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     args = ["bench", "replay", str(schedule), "--out", str(run_dir), "--label", f"{name}-rep{rep}-{int(time.time())}"]
     if arm == "static-per-job":
         args += ["--clients", "per-job"]
+    for key, value in arm_job_conf(arm, read_site(LAYOUT.conf("client") / "mapred-site.xml")).items():
+        args += ["--job-conf", f"{key}={value}"]
     if engine == "hive":
         args += ["--engine", "hive", "--job-timeout-s", "900"]
     if arm in DAEMON_ARMS:
@@ -289,8 +320,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.reps < 1 or a.first_rep < 1:
         ap.error("--reps and --first-rep must be at least 1")
-    if a.engine == "hive" and "static-per-job" in a.arms:
-        ap.error("static-per-job is the MapReduce engine's client per job; Hive has its server")
+    if a.engine == "hive" and {"static-per-job", *JOB_CONF_ARMS} & set(a.arms):
+        ap.error("static-per-job and the AM start-up arms are the MapReduce engine's; Hive has its server")
     if a.max_am_share and a.scheduler != "fair":
         ap.error("--max-am-share is the Fair Scheduler's")
     if a.max_am_share and not all(s == -1 or 0 < s <= 1 for s in a.max_am_share):

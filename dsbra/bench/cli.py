@@ -145,6 +145,17 @@ def _slots(value: str, state_dir: Path | None) -> int:
     return found["map_slots"]
 
 
+def _properties(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
+    """KEY=VALUE options as a dict (a later KEY wins, as with Hadoop's -D)."""
+    out = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip() or key != key.strip():
+            raise click.BadParameter(f"{value!r} is not KEY=VALUE (a Hadoop property name, '=', its value)")
+        out[key] = val
+    return out
+
+
 @bench.command()
 @click.argument("schedule_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
@@ -163,8 +174,12 @@ def _slots(value: str, state_dir: Path | None) -> int:
 @click.option("--clients", type=click.Choice(["one", "per-job"]), default="one", show_default=True,
               help="mapreduce: submit every job from one JVM (no waiting client per job), or from a "
                    "client JVM per job that waits for it (how result sets before 2026-11-25 ran).")
+@click.option("--job-conf", "job_conf", multiple=True, metavar="KEY=VALUE", callback=_properties,
+              help="mapreduce: a Hadoop property set on every job over the cluster's mapred-site.xml "
+                   "(repeatable), e.g. mapreduce.job.ubertask.enable=true; recorded in summary.json.")
 @state_dir_option
-def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engine, clients, state_dir) -> None:
+def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engine, clients, job_conf,
+           state_dir) -> None:
     """Submit SCHEDULE_FILE's jobs (map-only greps for XYZ over their input files) on time to the
     running cluster, then write per-job and per-task results in the simulator's Parquet schema."""
     from dsbra.bench.replay import replay as run_replay
@@ -172,10 +187,14 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engin
     from dsbra.cluster.cli import _layout
 
     schedule = load_schedule(schedule_file)
+    if job_conf and engine == "hive":
+        raise click.BadParameter("sets MapReduce job properties; Hive's queries take theirs from its "
+                                 "HiveServer2", param_hint="--job-conf")
     if daemon_config is not None and not daemon_config.is_file():
         raise click.BadParameter(f"{daemon_config} does not exist", param_hint="--daemon-config")
     summary = run_replay(schedule, _layout(state_dir), out, daemon_config=daemon_config, queue=queue,
                          job_timeout_s=job_timeout_s, label=label, engine=engine, clients=clients,
+                         job_conf=job_conf,
                          log=lambda m: click.echo(m, err=True))
     click.echo(f"{summary['jobs']} jobs, {summary['maps']} maps: mean response {summary['mean_response_s']} s, "
                f"node locality {summary['node_locality']}, mean map wait {summary['mean_map_wait_s']} s; "

@@ -109,14 +109,21 @@ def _daemon(config: Path, log_path: Path) -> subprocess.Popen:
 
 def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config: Path | None = None,
            queue: str | None = None, job_timeout_s: float = 1800.0, label: str = "",
-           engine: str = "mapreduce", clients: str = "one", log=lambda msg: None) -> dict:
+           engine: str = "mapreduce", clients: str = "one", job_conf: dict[str, str] | None = None,
+           log=lambda msg: None) -> dict:
     """engine: ``mapreduce`` (the map-only grep job) or ``hive`` (the grep query through the
     cluster's HiveServer2, started here if it does not run, and stopped again). clients: see
-    CLIENTS (mapreduce only)."""
+    CLIENTS (mapreduce only). job_conf: Hadoop properties set on every job (mapreduce only),
+    over the cluster's mapred-site.xml, as a job's submitter sets them (for instance uber mode
+    or the ApplicationMaster's memory, to measure what each does to its start-up)."""
     if engine not in ENGINES:
         raise InputError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if clients not in CLIENTS:
         raise InputError(f"clients must be one of {', '.join(CLIENTS)}, got {clients!r}")
+    job_conf = dict(job_conf or {})
+    if job_conf and engine == "hive":
+        raise InputError("job_conf sets MapReduce job properties; Hive's queries take theirs from "
+                         "its HiveServer2 (hive-site.xml)")
     if engine == "hive":
         from dsbra.bench.hive import installed
 
@@ -138,7 +145,8 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
 
     submit = _submit_from_one_jvm if clients == "one" else _submit_per_job
     try:
-        hadoop_ids, submit_s, ok = submit(jobs, watch, layout, jar, out_base, queue, job_timeout_s, out_dir)
+        hadoop_ids, submit_s, ok = submit(jobs, watch, layout, jar, out_base, queue, job_conf, job_timeout_s,
+                                          out_dir)
         watch.collector.poll_until_read([j for j in hadoop_ids if j], timeout_s=180)
         end_wall_ms = int(time.time() * 1000)
         watch.sample()
@@ -146,28 +154,30 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
         _stop_daemon(daemon)
     failed = [j["job_id"] for j, good in zip(jobs, ok) if not good]
     return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms, daemon,
-                   engine="mapreduce", label=run_tag, extra={"clients": clients})
+                   engine="mapreduce", label=run_tag,
+                   extra={"clients": clients, "job_conf": job_conf, "hadoop_job_ids": hadoop_ids})
 
 
 def _submit_from_one_jvm(jobs, watch: _Watch, layout: StateLayout, jar: Path, out_base: str, queue,
-                         job_timeout_s: float, out_dir: Path):
+                         job_conf: dict[str, str], job_timeout_s: float, out_dir: Path):
     """Every job from one submitter JVM; (hadoop ids, submit_s, ok) per job. submit_s: when the
     submitter began submitting it."""
     plan = [(float(j["submit_s"]), job_name(j["job_id"]), ",".join(j["inputs"]), f"{out_base}/{j['job_id']}")
             for j in jobs]
-    jobs = run_schedule(layout, jar, plan, watch.t0_wall_ms, watch.tick, queue=queue,
+    jobs = run_schedule(layout, jar, plan, watch.t0_wall_ms, watch.tick, queue=queue, conf=job_conf,
                         timeout_s=max(p[0] for p in plan) + job_timeout_s, log_path=out_dir / "submitter.log")
     submitted = [j.submitting_ms if j.submitting_ms is not None else watch.t0_wall_ms for j in jobs]
     return ([j.job_id for j in jobs], [(ms - watch.t0_wall_ms) / 1000 for ms in submitted], [j.ok for j in jobs])
 
 
 def _submit_per_job(jobs, watch: _Watch, layout: StateLayout, jar: Path, out_base: str, queue,
-                    job_timeout_s: float, out_dir: Path):
+                    job_conf: dict[str, str], job_timeout_s: float, out_dir: Path):
     """A client JVM per job, waiting for it; (hadoop ids, submit_s, ok) per job. submit_s: when
     its client started."""
     args = [[MAIN_CLASS, ",".join(job["inputs"]), f"{out_base}/{job['job_id']}"] for job in jobs]
     runs = submit_at(args, [float(j["submit_s"]) for j in jobs], watch.tick, t0=watch.t0, jar=jar,
-                     queue=queue, job_names=[job_name(j["job_id"]) for j in jobs], state_dir=layout.root)
+                     queue=queue, conf=job_conf, job_names=[job_name(j["job_id"]) for j in jobs],
+                     state_dir=layout.root)
     results = [r.wait(timeout=job_timeout_s, check=False) for r in runs]
     return ([r.job_ids[0] if r.job_ids else None for r in results], [r.started - watch.t0 for r in runs],
             [r.ok for r in results])

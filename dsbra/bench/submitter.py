@@ -43,9 +43,10 @@ class ScheduleClient:
     """The submitter JVM of one schedule: ``jobs[i]`` is job i's record, filled as events come."""
 
     def __init__(self, layout: StateLayout, jar: Path, plan: list[tuple[float, str, str, str]], t0_ms: int,
-                 *, queue: str | None = None, log_path: Path):
-        """``plan``: per job (offset_s from ``t0_ms``, name, comma-separated inputs, output)."""
-        conf = {"dsbra.submit.t0.ms": str(t0_ms)}
+                 *, queue: str | None = None, conf: dict[str, str] | None = None, log_path: Path):
+        """``plan``: per job (offset_s from ``t0_ms``, name, comma-separated inputs, output);
+        ``conf``: Hadoop properties set on every job."""
+        conf = {**(conf or {}), "dsbra.submit.t0.ms": str(t0_ms)}
         if queue:
             conf["mapreduce.job.queuename"] = queue
         cmd = client_command(layout, [SUBMITTER_CLASS], jar, conf)
@@ -104,10 +105,11 @@ def follow(client: ScheduleClient, tick, *, timeout_s: float, interval_s: float 
 
 
 def run_schedule(layout: StateLayout, jar: Path, plan: list[tuple[float, str, str, str]], t0_ms: int, tick, *,
-                 timeout_s: float, log_path: Path, queue: str | None = None) -> list[SubmittedJob]:
+                 timeout_s: float, log_path: Path, queue: str | None = None,
+                 conf: dict[str, str] | None = None) -> list[SubmittedJob]:
     """Submit ``plan`` from one submitter JVM (see :class:`ScheduleClient`), call ``tick()``
     until every job ended (at most ``timeout_s``), and return the jobs' records."""
-    client = ScheduleClient(layout, jar, plan, t0_ms, queue=queue, log_path=log_path)
+    client = ScheduleClient(layout, jar, plan, t0_ms, queue=queue, conf=conf, log_path=log_path)
     try:
         follow(client, tick, timeout_s=timeout_s)
     finally:

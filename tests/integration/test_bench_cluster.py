@@ -118,6 +118,32 @@ def test_replay_with_a_client_per_job_gives_the_same_results(cluster, dataset, t
     assert summary["maps"] == sum(j["maps"] for j in doc["jobs"])
 
 
+def test_job_conf_reaches_every_job_uber_mode_runs_its_maps_in_the_am(cluster, dataset, tmp_path):
+    """`--job-conf` (run_bench_matrix.py's AM start-up arms): the submitter sets the properties
+    on every job, so with uber mode on (and its input limit above the jobs') the ResourceManager
+    never places a map: each job's maps run inside its ApplicationMaster, on one node."""
+    from dsbra.observe.collector import Endpoints
+
+    schedule = tmp_path / "s.json"
+    _invoke(["schedule", "--out", str(schedule), "--jobs", "2", "--slots", "4", "--inter-arrival-s", "2",
+             "--seed", "1", *SIZE, "--path", dataset, "--data-seed", "3"])
+    doc = json.loads(schedule.read_text())
+    conf = {"mapreduce.job.ubertask.enable": "true", "mapreduce.job.ubertask.maxbytes": str(1 << 30)}
+    _invoke(["replay", str(schedule), "--out", str(tmp_path / "u"), "--label", dataset.rsplit("-", 1)[1] + "-uber",
+             "--job-timeout-s", "600", *[a for k, v in conf.items() for a in ("--job-conf", f"{k}={v}")]])
+    summary = json.loads((tmp_path / "u" / "summary.json").read_text())
+    assert summary["failed_jobs"] == [] and summary["job_conf"] == conf
+    assert summary["maps"] == sum(j["maps"] for j in doc["jobs"])
+    ep = Endpoints.from_urls(cluster["rm"], cluster["namenode"], cluster["jhs"], user="root")
+    tasks = pq.read_table(tmp_path / "u" / "tasks.parquet").to_pylist()
+    for bench_id, hadoop_id in zip([j["job_id"] for j in doc["jobs"]], summary["hadoop_job_ids"]):
+        assert ep.jhs.job(hadoop_id)["uberized"] is True
+        properties = {p["name"]: p["value"] for p in ep.jhs.get_json(
+            f"/ws/v1/history/mapreduce/jobs/{hadoop_id}/conf")["conf"]["property"]}
+        assert {k: properties[k] for k in conf} == conf
+        assert len({t["node"] for t in tasks if t["job_id"] == bench_id}) == 1
+
+
 def test_the_submitter_reports_a_job_it_could_not_submit(cluster, cluster_layout, dataset, tmp_path):
     """A missing input fails the job's submission; the submitter says which and why, goes on
     with the others and exits non-zero."""

@@ -41,3 +41,29 @@ def test_tables_follow_the_schedule_and_the_schema():
     assert summary["node_locality_by_bin"] == {1: 1.0, 3: 0.0}
     assert summary["median_first_map_wait_s"] == pytest.approx((5.5 + 5.0) / 2)  # submit -> first map launch
     assert summary["extra_storage_mean"] == pytest.approx(1.25) and summary["extra_storage_max"] == 1.5
+
+
+@pytest.mark.parametrize("value", ["mapreduce.job.ubertask.enable", "=true", " a=b"])
+def test_a_job_conf_that_is_not_key_equals_value_is_a_one_line_usage_error(tmp_path, value):
+    from click.testing import CliRunner
+
+    from dsbra.cli import cli
+
+    result = CliRunner().invoke(cli, ["bench", "replay", str(tmp_path / "s.json"), "--out", str(tmp_path / "r"),
+                                      "--job-conf", value])
+    assert result.exit_code == 2 and "is not KEY=VALUE" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_job_conf_is_refused_for_hive_whose_server_sets_the_jobs_properties(tmp_path):
+    from click.testing import CliRunner
+
+    from dsbra.cli import cli
+
+    schedule = tmp_path / "s.json"
+    made = CliRunner().invoke(cli, ["bench", "schedule", "--out", str(schedule), "--jobs", "2", "--size", "3m",
+                                    "--block-size", "1m"])
+    assert made.exit_code == 0, made.output
+    result = CliRunner().invoke(cli, ["bench", "replay", str(schedule), "--out", str(tmp_path / "r"),
+                                      "--engine", "hive", "--job-conf", "mapreduce.job.ubertask.enable=true"])
+    assert result.exit_code == 2 and "--job-conf" in result.output and "HiveServer2" in result.output
