@@ -17,8 +17,8 @@ map request; the earliest map attempt's ``startTime``: its first map launched):
 A run's jobs are found among the ResourceManager's applications by name (``bench-<job id>``)
 within the run's time (from its ``t0_wall_ms``, or its label's timestamp, for ``wall_s``), so run it while the cluster that
 ran them is up (the ResourceManager keeps the last 1000 applications). Writes RESULTS/
-first-map-wait.json (per run, each stage's median and mean, and how many jobs ran uber) and
-prints a table. With ``--baseline ARM``, each other arm's run medians are paired with the
+first-map-wait.json (per run, each stage's median and mean, how many jobs ran uber and the most
+AMs that ran at once) and prints a table. With ``--baseline ARM``, each other arm's run medians are paired with the
 baseline's by repetition, and each stage's mean difference is given with its 95% t-interval:
 what an arm's setting (run_bench_matrix.py's AM start-up arms) changes, stage by stage.
 
@@ -68,6 +68,17 @@ def run_jobs(ep: Endpoints, run_dir: Path, apps: list[dict]) -> list[dict]:
     return [a for a in apps if a["name"].startswith("bench-job") and start_ms <= a["startedTime"] <= end_ms]
 
 
+def most_ams_at_once(apps: list[dict]) -> int:
+    """The most of ``apps`` whose AM container ran at one time (launchTime to finishedTime): how
+    many AMs the queues' maxAMShare let in together."""
+    events = sorted([(a["launchTime"], 1) for a in apps] + [(a["finishedTime"], -1) for a in apps])
+    running = most = 0
+    for _, step in events:  # at one instant, an end (-1) sorts before a start
+        running += step
+        most = max(most, running)
+    return most
+
+
 def paired_stages(rows: dict[str, dict], baseline: str) -> dict[str, dict]:
     """Per arm other than ``baseline``: each stage's (and the total's) median per run minus the
     baseline's in the same repetition, as the mean with its 95% t-interval over the pairs."""
@@ -109,18 +120,19 @@ def main() -> None:
         per_job = [job_stages(ep, app) for app in found]
         rows[str(run_dir.relative_to(a.results))] = {
             "jobs": len(per_job), "uberized_jobs": sum(j["uberized"] for j in per_job),
+            "most_ams_at_once": most_ams_at_once(found),
             **{k: {"median_s": round(statistics.median(j[k] for j in per_job), 2),
                    "mean_s": round(statistics.fmean(j[k] for j in per_job), 2)} for k in (*STAGES, "total")}}
     doc = {"command": "python benchmarks/first_map_wait.py " + " ".join(sys.argv[1:]), "stages": STAGES, "runs": rows}
     if a.baseline:
         doc["paired_with"], doc["paired"] = a.baseline, paired_stages(rows, a.baseline)
     (a.results / "first-map-wait.json").write_text(json.dumps(doc, indent=1) + "\n")
-    print("| run | jobs | uber | " + " | ".join(f"{k} median s" for k in (*STAGES, "total")) + " |")
+    print("| run | jobs | uber | AMs at once | " + " | ".join(f"{k} median s" for k in (*STAGES, "total")) + " |")
     for name, r in rows.items():
-        print(f"| {name} | {r['jobs']} | {r['uberized_jobs']} | "
+        print(f"| {name} | {r['jobs']} | {r['uberized_jobs']} | {r['most_ams_at_once']} | "
               + " | ".join(f"{r[k]['median_s']:.1f}" for k in (*STAGES, "total")) + " |")
     for arm, diff in doc.get("paired", {}).items():
-        print(f"| {arm} - {a.baseline} ({diff['pairs']} pairs) | | | " + " | ".join(
+        print(f"| {arm} - {a.baseline} ({diff['pairs']} pairs) | | | | " + " | ".join(
             f"{m:+.1f} [{lo:+.1f}, {hi:+.1f}]" for m, lo, hi in (diff[k] for k in (*STAGES, "total"))) + " |")
 
 

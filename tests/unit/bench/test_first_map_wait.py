@@ -33,3 +33,11 @@ def test_an_unknown_baseline_names_the_arms_there_are():
     with pytest.raises(SystemExit, match="--baseline static: no such arm among dsbra-amshare0.75, "
                                          "oracle-amshare0.75, static-amshare0.75, warm-up"):
         script.paired_stages(ROWS, "static")
+
+
+def test_most_ams_at_once_counts_overlapping_am_lifetimes_an_end_before_a_start():
+    apps = [{"launchTime": 0, "finishedTime": 10}, {"launchTime": 5, "finishedTime": 20},
+            {"launchTime": 10, "finishedTime": 30}, {"launchTime": 12, "finishedTime": 13}]
+    # at 10 the first ends as the third starts: never 4 at once; 12-13: 3
+    assert script.most_ams_at_once(apps) == 3
+    assert script.most_ams_at_once([]) == 0
