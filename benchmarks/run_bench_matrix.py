@@ -254,8 +254,9 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     args = ["bench", "replay", str(schedule), "--out", str(run_dir), "--label", f"{name}-rep{rep}-{int(time.time())}"]
     if arm == "static-per-job":
         args += ["--clients", "per-job"]
-    for key, value in arm_job_conf(arm, read_site(LAYOUT.conf("client") / "mapred-site.xml")).items():
-        args += ["--job-conf", f"{key}={value}"]
+    if arm in JOB_CONF_ARMS:
+        for key, value in arm_job_conf(arm, read_site(LAYOUT.conf("client") / "mapred-site.xml")).items():
+            args += ["--job-conf", f"{key}={value}"]
     if engine == "hive":
         args += ["--engine", "hive", "--job-timeout-s", "900"]
     if arm in DAEMON_ARMS:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from dsbra.cluster.cli import state_dir_option
+from dsbra.cluster.cli import job_properties, state_dir_option
 from dsbra.cluster.spec import parse_size
 from dsbra.errors import HadoopError
 
@@ -145,17 +145,6 @@ def _slots(value: str, state_dir: Path | None) -> int:
     return found["map_slots"]
 
 
-def _properties(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
-    """KEY=VALUE options as a dict (a later KEY wins, as with Hadoop's -D)."""
-    out = {}
-    for value in values:
-        key, sep, val = value.partition("=")
-        if not sep or not key.strip() or key != key.strip():
-            raise click.BadParameter(f"{value!r} is not KEY=VALUE (a Hadoop property name, '=', its value)")
-        out[key] = val
-    return out
-
-
 @bench.command()
 @click.argument("schedule_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
@@ -174,7 +163,7 @@ def _properties(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--clients", type=click.Choice(["one", "per-job"]), default="one", show_default=True,
               help="mapreduce: submit every job from one JVM (no waiting client per job), or from a "
                    "client JVM per job that waits for it (how result sets before 2026-11-25 ran).")
-@click.option("--job-conf", "job_conf", multiple=True, metavar="KEY=VALUE", callback=_properties,
+@click.option("--job-conf", "job_conf", multiple=True, metavar="KEY=VALUE", callback=job_properties,
               help="mapreduce: a Hadoop property set on every job over the cluster's mapred-site.xml "
                    "(repeatable), e.g. mapreduce.job.ubertask.enable=true; recorded in summary.json.")
 @state_dir_option

@@ -23,6 +23,18 @@ state_dir_option = click.option(
 )
 
 
+def job_properties(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
+    """Click callback: repeated KEY=VALUE Hadoop job properties as a dict (a later KEY wins, as
+    with Hadoop's -D)."""
+    out = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip() or key != key.strip():
+            raise click.BadParameter(f"{value!r} is not KEY=VALUE (a Hadoop property name, '=', its value)")
+        out[key] = val
+    return out
+
+
 def _layout(state_dir: Path | None) -> StateLayout:
     return StateLayout((state_dir or default_state_dir()).resolve())
 
@@ -302,7 +314,7 @@ def logs(daemon, lines, follow, out, state_dir) -> None:
               help="Example grep jobs (each runs a search and a sort job, both with reducers).")
 @click.option("--gap-s", type=click.FloatRange(0, 600), default=3.0, show_default=True,
               help="Seconds between two submissions.")
-@click.option("-D", "job_conf", multiple=True, metavar="KEY=VALUE",
+@click.option("-D", "job_conf", multiple=True, metavar="KEY=VALUE", callback=job_properties,
               help="A job setting for every job (none by default: Hadoop's and the cluster's defaults).")
 @click.option("--json", "as_json", is_flag=True, help="The summary and every sample as JSON.")
 @state_dir_option
@@ -315,20 +327,14 @@ def load(jobs, gap_s, job_conf, as_json, state_dir) -> None:
 
     from dsbra.cluster import loadcheck
 
-    conf = {}
-    for item in job_conf:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"-D takes KEY=VALUE, got {item!r}")
-        conf[key] = value
     with tqdm(total=2 * jobs, desc="applications finished", unit="app", disable=as_json) as bar:
-        summary = loadcheck.run(_layout(state_dir), jobs, gap_s, conf,
+        summary = loadcheck.run(_layout(state_dir), jobs, gap_s, job_conf,
                                 tick=lambda samples: bar.update(samples[-1]["finished_apps"] - bar.n))
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
         click.echo(f"{jobs} grep jobs {gap_s:g} s apart"
-                   + (f" ({', '.join(f'{k}={v}' for k, v in conf.items())})" if conf else "")
+                   + (f" ({', '.join(f'{k}={v}' for k, v in job_conf.items())})" if job_conf else "")
                    + f": finished in {summary['seconds']} s, {summary['failed_jobs']} failed; "
                    f"peak {summary['peak_containers']} containers, granted at "
                    f"{'/'.join(map(str, summary['container_mb'])) or '?'} MB; "

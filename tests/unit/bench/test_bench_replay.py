@@ -67,3 +67,13 @@ def test_job_conf_is_refused_for_hive_whose_server_sets_the_jobs_properties(tmp_
     result = CliRunner().invoke(cli, ["bench", "replay", str(schedule), "--out", str(tmp_path / "r"),
                                       "--engine", "hive", "--job-conf", "mapreduce.job.ubertask.enable=true"])
     assert result.exit_code == 2 and "--job-conf" in result.output and "HiveServer2" in result.output
+
+
+def test_cluster_load_takes_its_job_properties_the_same_way(tmp_path):
+    """`dsbra cluster load -D` and `bench replay --job-conf` share one KEY=VALUE parser."""
+    from click.testing import CliRunner
+
+    from dsbra.cli import cli
+
+    result = CliRunner().invoke(cli, ["cluster", "load", "-D", "=1", "--state-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "is not KEY=VALUE" in result.output
