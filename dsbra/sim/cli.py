@@ -81,7 +81,8 @@ log = logging.getLogger(__name__)
 @click.option("--am-startup-s", type=float, default=0.0, show_default=True,
               help="From an AM's start to its maps' requests.")
 @click.option("--max-am-share", type=float, default=1.0, show_default=True,
-              help="Share of the cluster's slots AMs may hold at once (Fair Scheduler maxAMShare).")
+              help="Share of the cluster's slots AMs may hold at once (Fair Scheduler maxAMShare; "
+                   "-1: no limit).")
 @click.option("--task-overhead-s", type=float, default=2.0, show_default=True)
 @click.option("--cpu-s-per-mb", type=float, default=0.02, show_default=True)
 @click.option("--read-mbps", nargs=3, type=float, default=(40.0, 20.0, 10.0),

@@ -11,6 +11,8 @@ SCHEDULERS = ("fair", "fifo", "capacity")
 DELAY_MODES = ("hfs", "yarn")
 SIGNALS = ("scheduler", "observed")
 PLACEMENTS = ("heat", "default")
+NO_AM_SHARE_LIMIT = -1.0
+"""``max_am_share`` as the Fair Scheduler's maxAMShare -1: AMs limited by free slots only."""
 """Who picks the nodes of a policy's new and removed replicas: ``heat``, the policy (a NameNode
 running the placement plugin); ``default``, the stock NameNode's BlockPlacementPolicyDefault."""
 ORACLE = "oracle"
@@ -49,7 +51,7 @@ class SimConfig:
     node until the job ends, placed as YARN's continuous scheduling does (the node with the
     most free slots) and ahead of maps (an application without its AM has the smallest fair
     share); at most ``max_am_share`` of the cluster's slots hold AMs at once (the Fair
-    Scheduler's maxAMShare), later jobs wait for one to end. Its maps become pending
+    Scheduler's maxAMShare; -1, as there, is no limit), later jobs wait for one to end. Its maps become pending
     ``am_startup_s`` after the AM starts.
 
     Cost model, per map: ``task_overhead_s`` + ``cpu_s_per_mb`` x MB + MB / read bandwidth of
@@ -153,9 +155,11 @@ class SimConfig:
                               f"got {self.am_slots!r}")
         if not _finite(self.am_startup_s) or self.am_startup_s < 0:
             raise ConfigError(f"am-startup-s must be >= 0, got {self.am_startup_s!r}")
-        if not _finite(self.max_am_share) or not 0 < self.max_am_share <= 1:
-            raise ConfigError(f"max-am-share must be in (0, 1], got {self.max_am_share!r}")
-        if self.am_slots > self.max_am_share * self.slots_per_node * self.nodes:
+        if not _finite(self.max_am_share) or not (0 < self.max_am_share <= 1
+                                                  or self.max_am_share == NO_AM_SHARE_LIMIT):
+            raise ConfigError(f"max-am-share must be in (0, 1], or -1 for no limit, got "
+                              f"{self.max_am_share!r}")
+        if self.am_slots > self.am_share * self.slots_per_node * self.nodes:
             raise ConfigError(f"max-am-share {self.max_am_share} of {self.nodes} x "
                               f"{self.slots_per_node} slots holds no AM of {self.am_slots} slots")
         if self.placement not in PLACEMENTS:
@@ -207,6 +211,11 @@ class SimConfig:
             # threshold x nodes opportunities arrive at about nodes per heartbeat interval
             return max(self.yarn_threshold_node * self.heartbeat_s, self.heartbeat_s)
         return self.heartbeat_s
+
+    @property
+    def am_share(self) -> float:
+        """The share of the cluster's slots AMs may hold (1 when maxAMShare is -1)."""
+        return 1.0 if self.max_am_share == NO_AM_SHARE_LIMIT else self.max_am_share
 
     @property
     def oracle_extra_storage(self) -> float:

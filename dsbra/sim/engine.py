@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dsbra.errors import ConfigError
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.hdfs import Replicas, Topology, hdfs_default_placement
 from dsbra.sim.metrics import Window
@@ -121,11 +122,12 @@ class Simulation:
         job_finish = array("d", [-1.0]) * n_jobs
         job_pending = array("d", [-1.0]) * n_jobs
         am_units = round(cfg.am_slots * SLOT)
-        am_cap = int(cfg.max_am_share * cfg.slots_per_node * cfg.nodes * SLOT + 1e-6)
+        am_cap = int(cfg.am_share * cfg.slots_per_node * cfg.nodes * SLOT + 1e-6)
         am_queue: deque[int] = deque()  # jobs waiting for their AM, in submission order
         am_node = array("i", [-1]) * n_jobs
         am_start = array("d", [-1.0]) * n_jobs
         am_held = 0
+        maps_running = 0
         jobs: list[Job | None] = [None] * n_jobs
 
         sched = Scheduler(policy=cfg.scheduler, delay_mode=cfg.delay_mode,
@@ -237,6 +239,11 @@ class Simulation:
                 am_start[j] = now
                 push(heap, (now + cfg.am_startup_s, AM_READY, seq, j, 0))
                 seq += 1
+            if maps_running == 0 and max(free) < SLOT:
+                raise ConfigError(
+                    f"max-am-share {cfg.max_am_share:g}: ApplicationMasters hold every slot "
+                    f"at {now:.0f} s and no map can run (YARN deadlocks the same way); lower "
+                    "max-am-share so that maps keep a slot")
 
         while heap and jobs_done < n_jobs:
             now, kind, token, a, b = pop(heap)
@@ -257,6 +264,7 @@ class Simulation:
                     # --- launch ---
                     launched[task] = 1
                     free[node] -= SLOT
+                    maps_running += 1
                     job.pending -= 1
                     job.running += 1
                     if job.first_launch < 0.0:
@@ -304,6 +312,7 @@ class Simulation:
             elif kind == FINISH:
                 task, node = a, b
                 t_finish[task] = now
+                maps_running -= 1
                 window.done_reading(task_block[task])
                 job = jobs[task_job[task]]
                 job.running -= 1

@@ -316,6 +316,24 @@ def test_application_masters_hold_slots_queue_on_the_am_share_and_delay_the_maps
     assert np.allclose(res.tasks["scheduled_s"], ready[job_of])
 
 
+def test_max_am_share_minus_one_is_the_fair_schedulers_no_limit():
+    def launches(share):
+        return simulate(small_cfg(nodes=4, racks=2, slots_per_node=3, am_slots=1.0,
+                                  am_startup_s=4.0, max_am_share=share),
+                        WorkloadSpec(jobs=60, inter_arrival_s=5.0)).tasks["launch_s"]
+
+    assert np.array_equal(launches(-1.0), launches(1.0))
+    assert not np.array_equal(launches(-1.0), launches(0.25))
+
+
+@pytest.mark.parametrize("share", [1.0, -1.0])
+def test_application_masters_holding_every_slot_is_a_config_error_not_a_hang(share):
+    cfg = small_cfg(nodes=4, racks=2, slots_per_node=3, am_slots=1.0, am_startup_s=4.0,
+                    max_am_share=share)
+    with pytest.raises(ConfigError, match="ApplicationMasters hold every slot"):
+        simulate(cfg, WorkloadSpec(jobs=60, inter_arrival_s=1.0))
+
+
 def test_without_application_masters_maps_are_pending_at_submission():
     res = simulate(small_cfg(), WorkloadSpec(jobs=40))
     submit = dict(zip(res.jobs["job_id"], res.jobs["submit_s"]))
@@ -325,6 +343,7 @@ def test_without_application_masters_maps_are_pending_at_submission():
 @pytest.mark.parametrize("kw, needle", [
     (dict(am_slots=3.0), "am-slots must be in [0, slots-per-node 2]"),
     (dict(am_slots=1.0, max_am_share=0.0), "max-am-share must be in (0, 1]"),
+    (dict(am_slots=1.0, max_am_share=-0.5), "or -1 for no limit"),
     (dict(nodes=2, racks=1, am_slots=2.0, max_am_share=0.25), "holds no AM of 2.0 slots"),
     (dict(am_startup_s=-1.0), "am-startup-s must be >= 0"),
 ])
