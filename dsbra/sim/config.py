@@ -11,10 +11,10 @@ SCHEDULERS = ("fair", "fifo", "capacity")
 DELAY_MODES = ("hfs", "yarn")
 SIGNALS = ("scheduler", "observed")
 PLACEMENTS = ("heat", "default")
-NO_AM_SHARE_LIMIT = -1.0
-"""``max_am_share`` as the Fair Scheduler's maxAMShare -1: AMs limited by free slots only."""
 """Who picks the nodes of a policy's new and removed replicas: ``heat``, the policy (a NameNode
 running the placement plugin); ``default``, the stock NameNode's BlockPlacementPolicyDefault."""
+NO_AM_SHARE_LIMIT = -1.0
+"""``max_am_share`` as the Fair Scheduler's maxAMShare -1: AMs limited by free slots only."""
 ORACLE = "oracle"
 """Not a replication policy but its limit: every block readable node-locally on every node from
 the start, at a storage cost of nodes / replication - 1 (the simulator's ``--policy oracle``)."""
@@ -51,8 +51,8 @@ class SimConfig:
     node until the job ends, placed as YARN's continuous scheduling does (the node with the
     most free slots) and ahead of maps (an application without its AM has the smallest fair
     share); at most ``max_am_share`` of the cluster's slots hold AMs at once (the Fair
-    Scheduler's maxAMShare; -1, as there, is no limit), later jobs wait for one to end. Its maps become pending
-    ``am_startup_s`` after the AM starts.
+    Scheduler's maxAMShare; -1, as there, is no limit), later jobs wait for one to end. Its
+    maps become pending ``am_startup_s`` after the AM starts.
 
     Cost model, per map: ``task_overhead_s`` + ``cpu_s_per_mb`` x MB + MB / read bandwidth of
     the level the data actually came from (local / rack / remote MB/s). Re-replication copies
