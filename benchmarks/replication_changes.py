@@ -4,10 +4,11 @@ The daemon logs one ``decision`` line per replication change it sent (``dsbra.ac
 key=value). This script reads those lines from every ``<arm>/rep*/daemon.log`` of the result
 sets given and the jobs of each set's ``schedule.json``, and answers whether the daemon churns:
 how many files it raised, how many of those it lowered again and after how many rounds, how many
-it raised again after that, how many of the schedule's jobs read each such file, and how many
-of those were submitted after the daemon lowered it (a lowering with none after it only gave back
-a copy nobody would have read). The log's times are read as UTC, as the bundled cluster's hosts
-write them.
+it raised again after that, how many of the schedule's jobs read each such file, how many of
+those were submitted after the daemon lowered it (a lowering with none after it only gave back
+a copy nobody would have read), and how many jobs at all were (none: the schedule was over, and
+the run says nothing of what the daemon would do mid-schedule). The log's times are read as
+UTC, as the bundled cluster's hosts write them.
 
     python benchmarks/replication_changes.py benchmarks/results/bench-hotspot-long \\
         benchmarks/results/bench-hotspot-long-oracle benchmarks/results/bench-hotspot-amshare0.75-6reps
@@ -79,22 +80,24 @@ def summarize(result_sets: list[Path]) -> list[dict]:
             submitted = dict(zip(*pq.read_table(run / "jobs.parquet", columns=["job_id", "submit_s"])
                                  .to_pydict().values()))
             c = churn(sent_changes(log))
-            after = {f: sum(submitted[j] > at - t0_s for j in reads.get(f, []))
-                     for f, at in c.pop("lowered_at").items()}
+            lowered_at = {f: at - t0_s for f, at in c.pop("lowered_at").items()}
+            after = {f: sum(submitted[j] > at for j in reads.get(f, [])) for f, at in lowered_at.items()}
+            any_after = {f: sum(t > at for t in submitted.values()) for f, at in lowered_at.items()}
             rows.append({"result_set": rs.name, "arm": run.parent.name, "rep": run.name,
                          "jobs": jobs, "hottest_jobs": max(map(len, reads.values())), **c,
                          "jobs_reading": {f: len(reads.get(f, [])) for f in c["raised"]},
-                         "jobs_reading_after_lowering": after})
+                         "jobs_reading_after_lowering": after, "jobs_after_lowering": any_after})
     return rows
 
 
 def table(rows: list[dict]) -> str:
     lines = ["| result set | arm | rep | files raised | lowered again (rounds after the raise; "
-             "jobs reading it submitted later) | raised again | jobs reading each raised file "
-             "(of jobs; hottest) |",
+             "jobs reading it submitted later / all jobs submitted later) | raised again "
+             "| jobs reading each raised file (of jobs; hottest) |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        lowered = ", ".join(f"{Path(f).name} ({n}; {r['jobs_reading_after_lowering'][f]})"
+        lowered = ", ".join(f"{Path(f).name} ({n}; {r['jobs_reading_after_lowering'][f]} / "
+                            f"{r['jobs_after_lowering'][f]})"
                             for f, n in r["lowered_after_rounds"].items())
         reading = ", ".join(f"{Path(f).name} {n}" for f, n in r["jobs_reading"].items())
         lines.append(f"| {r['result_set']} | {r['arm']} | {r['rep']} | {len(r['raised'])} | "
@@ -104,9 +107,11 @@ def table(rows: list[dict]) -> str:
     lowered = sum(len(r["lowered_after_rounds"]) for r in rows)
     again = sum(len(r["raised_again"]) for r in rows)
     later = sorted(n for r in rows for n in r["jobs_reading_after_lowering"].values())
+    over = sum(n == 0 for r in rows for n in r["jobs_after_lowering"].values())
     lines.append(f"\n{len(rows)} runs: {raised} files raised, {lowered} of them lowered again "
-                 f"({sum(n == 0 for n in later)} with no job reading them submitted later; the "
-                 f"others {', '.join(map(str, [n for n in later if n]))} jobs), {again} raised "
+                 f"({over} after the schedule's last submission; {sum(n == 0 for n in later)} "
+                 f"with no job reading them submitted later, the others "
+                 f"{', '.join(map(str, [n for n in later if n]))} jobs), {again} raised "
                  "again after that.")
     return "\n".join(lines)
 

@@ -26,6 +26,7 @@ def test_churn_counts_the_first_lowering_after_a_raise_and_a_raise_after_that():
     assert rep1["raised"] == [f"/bench/grep/part-000{n}" for n in ("06", "10", "11")]
     assert rep1["lowered_after_rounds"] == {"/bench/grep/part-00011": 3}
     assert rep1["jobs_reading_after_lowering"] == {"/bench/grep/part-00011": 0}
+    assert rep1["jobs_after_lowering"] == {"/bench/grep/part-00011": 2}  # of other files
     assert rep1["jobs_reading"]["/bench/grep/part-00006"] == 58 == rep1["hottest_jobs"]
     # part-00010: 2->3 in round 9, 3->2 in round 12, 2->4 in round 13
     assert rep2["raised_again"] == ["/bench/grep/part-00010"]
