@@ -178,12 +178,27 @@ def summarize(workload, raw, jobs: dict, tasks: dict, config_dict: dict,
         "policy_rounds": len(policy_rounds),
         "replicas_added": int(sum(r["copies_started"] for r in policy_rounds)),
         "replicas_removed": int(sum(r["removed"] for r in policy_rounds)),
+        "raised_after_lowering": raised_after_lowering(policy_rounds),
         "events": int(raw.events),
         "heartbeats": int(raw.heartbeats),
         "stale_reads": int(raw.stale_reads),
         "wall_s": float(raw.wall_s),
         "events_per_s": float(raw.events / raw.wall_s) if raw.wall_s > 0 else None,
     }
+
+
+def raised_after_lowering(policy_rounds: list) -> int:
+    """Copies started for a block that lost a replica in an earlier round (each lowering counted
+    once): the policy taking back what it gave back, i.e. churn."""
+    lowered: set[int] = set()
+    again = 0
+    for r in policy_rounds:
+        for blk in r["raised_blocks"]:
+            if blk in lowered:
+                again += 1
+                lowered.discard(blk)
+        lowered.update(r["lowered_blocks"])
+    return again
 
 
 def write_run(out_dir: Path, jobs: dict, tasks: dict, summary: dict, policy_rounds: list) -> None:
@@ -195,5 +210,7 @@ def write_run(out_dir: Path, jobs: dict, tasks: dict, summary: dict, policy_roun
     write_results(out_dir, job_table(jobs), task_table(tasks))
     if policy_rounds:
         cols = {k: [r[k] for r in policy_rounds] for k in policy_rounds[0]}
+        for k in ("raised_blocks", "lowered_blocks"):  # typed even when every list is empty
+            cols[k] = pa.array(cols[k], pa.list_(pa.int64()))
         pq.write_table(pa.table(cols), out_dir / "rounds.parquet")
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -177,10 +177,9 @@ class PolicyDriver:
         self.rounds += 1
         held = self._held_out(ri, decision, now)
         reps = self.replicas
-        removed = 0
-        for blk, node in zip(decision.dereplicate_block.tolist(),
-                             self._drop_nodes(decision).tolist()):
-            removed += reps.remove(blk, node)  # refuses to go below base replication
+        lowered = [blk for blk, node in zip(decision.dereplicate_block.tolist(),
+                                            self._drop_nodes(decision).tolist())
+                   if reps.remove(blk, node)]  # refuses to go below base replication
         copies = self._copies(decision, held, in_flight)
         np.add.at(self.copies_received, [node for _, node, _ in copies], 1)
         record = {
@@ -193,12 +192,14 @@ class PolicyDriver:
             "replicate_blocks": int(len(decision.replicate_block)),
             "held_out_blocks": int(held.sum()),
             "copies_started": len(copies),
-            "removed": int(removed),
+            "removed": len(lowered),
+            "raised_blocks": sorted({blk for blk, _, _ in copies}),
+            "lowered_blocks": lowered,
             "extra_storage": self.extra_storage(),
             "copies": copies,
         }
-        if copies or removed:
+        if copies or lowered:
             log.info("round at %.0fs: %s gavg=%.3f, %d copies started, %d replicas removed, "
-                     "extra storage %.1f%%", now, self.name, decision.gavg, len(copies), removed,
+                     "extra storage %.1f%%", now, self.name, decision.gavg, len(copies), len(lowered),
                      100 * record["extra_storage"])
         return record

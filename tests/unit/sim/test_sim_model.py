@@ -251,6 +251,18 @@ def test_launches_fall_on_the_nodes_heartbeats_and_none_is_missed():
     assert checked > 20
 
 
+def test_raised_after_lowering_counts_a_copy_taken_back_once_per_lowering():
+    from dsbra.sim.metrics import raised_after_lowering
+
+    rounds = [{"raised_blocks": [1, 2], "lowered_blocks": []},
+              {"raised_blocks": [], "lowered_blocks": [1]},
+              {"raised_blocks": [], "lowered_blocks": [1, 2]},  # 1 lowered twice: one churn
+              {"raised_blocks": [1, 3], "lowered_blocks": []},
+              {"raised_blocks": [1], "lowered_blocks": []}]   # raised again, not lowered between
+    assert raised_after_lowering(rounds) == 1
+    assert raised_after_lowering(rounds + [{"raised_blocks": [2], "lowered_blocks": []}]) == 2
+
+
 def test_replicas_count_only_once_their_copy_lands():
     spec = WorkloadSpec(jobs=300, inter_arrival_s=1, hot_fraction=0.003, hot_share=0.8,
                         bin_scale=0.02)

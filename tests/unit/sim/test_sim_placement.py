@@ -87,6 +87,7 @@ def test_heat_applies_the_policys_nodes():
     assert [(b, n) for b, n, _ in rec["copies"]] == [(0, 5), (0, 1), (2, 4)]
     assert all(s == 1.0 for _, _, s in rec["copies"])  # 64 MB at 64 MB/s
     assert sorted(drv.replicas.holders(1).tolist()) == [0, 1] and rec["removed"] == 1
+    assert rec["raised_blocks"] == [0, 2] and rec["lowered_blocks"] == [1]
     # a copy in flight counts toward the block's request: only the rest starts
     rec = apply(drv, decision(3, raise_=[(0, [5, 1])]), in_flight={0: [2]})
     assert [(b, n) for b, n, _ in rec["copies"]] == [(0, 5)]
@@ -139,7 +140,7 @@ def test_default_keeps_the_policys_counts_not_its_nodes():
     assert all(not drv.replicas.holds(b, n) for b, n in copies)
     # block 1 on 0, 1, 2 (rack 0) and 4: the drop is on rack 0, not the policy's node 4;
     # block 2 is at its base replication: nothing is dropped
-    assert rec["removed"] == 1
+    assert rec["removed"] == 1 and rec["lowered_blocks"] == [1]  # not block 2, at its base
     assert 4 in drv.replicas.holders(1).tolist() and len(drv.replicas.holders(1)) == 3
     assert sorted(drv.replicas.holders(2).tolist()) == [2, 5]
 
