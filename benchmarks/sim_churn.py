@@ -1,0 +1,141 @@
+"""Does DSBRA take back copies it gave back? The simulator, on schedules whose hot file rotates.
+
+The committed real runs (docs/benchmark.md 6.10, ``replication_changes.py``) lowered most files
+after their schedule had ended, so they cannot show churn mid-schedule, and their hot file never
+changed. Here the same schedule shape as 6.7's (1 GiB of 16 one-block files, 60 jobs a mean 6 s
+apart, 90% of the maps on the hot file) gets a fresh hot file every ``--hot-period-s`` (a file
+may come back), over ``--schedules`` schedule seeds, each run in the simulator as
+compare_sim_real.py fitted it (``--fit``) over ``--seeds`` placements as static, oracle and
+dsbra. Per hot period: dsbra's copies started, replicas removed, copies started for a block
+that lost a replica earlier (``raised_after_lowering``), lowerings with a job reading the block
+still to be submitted, the extra storage, and dsbra's captured share of the oracle's gain
+((static - dsbra) / (static - oracle), paired by run, 95% t-interval). OUT/churn.json, OUT/churn.md.
+
+    python benchmarks/sim_churn.py --out benchmarks/results/sim-churn \\
+        --fit benchmarks/results/bench-fb2009-40-quiet/sim-vs-real.json --max-am-share 0.75
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, also when imported
+
+from choose_hotspot_schedule import BLOCK, HOT_FRACTION, sim_config  # noqa: E402
+
+from dsbra.bench.data import DatasetPlan  # noqa: E402
+from dsbra.bench.schedule import fb2009_bins  # noqa: E402
+from dsbra.report import t_interval  # noqa: E402
+from dsbra.sim.run import WorkloadSpec, simulate  # noqa: E402
+
+HOT_PERIODS_S = (1e6, 120.0, 60.0)  # fixed for the whole run (6.7's), and rotating
+JOBS, GAP_S, HOT_SHARE, SLOTS = 60, 6.0, 0.9, 20
+
+
+def schedule(seed: int, hot_period_s: float) -> dict:
+    plan = DatasetPlan(total_bytes=1 << 30, block_bytes=BLOCK, seed=0)
+    return fb2009_bins(plan, slots=SLOTS, jobs=JOBS, inter_arrival_s=GAP_S,
+                       hot_fraction=HOT_FRACTION, hot_share=HOT_SHARE,
+                       hot_period_s=hot_period_s, seed=seed)
+
+
+def lowered_with_later_readers(doc: dict, rounds: list) -> tuple[int, int]:
+    """(lowerings, those with a job reading the block submitted after the round). Every file of
+    the data set is one block, its number in the file name."""
+    submits: dict[int, list[float]] = {}
+    for job in doc["jobs"]:
+        for path in set(job["inputs"]):
+            submits.setdefault(int(path.rsplit("-", 1)[1]), []).append(job["submit_s"])
+    lowerings = [(r["time_s"], blk) for r in rounds for blk in r["lowered_blocks"]]
+    later = sum(any(t > at for t in submits.get(blk, ())) for at, blk in lowerings)
+    return len(lowerings), later
+
+
+def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_share,
+             out: Path) -> dict:
+    rows = {k: [] for k in ("captured", "added", "removed", "raised_after_lowering",
+                            "lowerings", "lowered_with_later_readers", "extra_storage")}
+    for s in range(schedules):
+        doc = schedule(s, hot_period_s)
+        path = out / f"schedule-period{hot_period_s:g}-seed{s}.json"
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+        for seed in range(seeds):
+            run = {p: simulate(sim_config(fit, p, seed, None, max_am_share),
+                               WorkloadSpec(source=f"schedule:{path}"))
+                   for p in ("static", "oracle", "dsbra")}
+            gain = run["static"].summary["mean_response_s"] - run["oracle"].summary["mean_response_s"]
+            ds = run["dsbra"].summary
+            if gain > 0:
+                rows["captured"].append((run["static"].summary["mean_response_s"]
+                                         - ds["mean_response_s"]) / gain)
+            rows["added"].append(ds["replicas_added"])
+            rows["removed"].append(ds["replicas_removed"])
+            rows["raised_after_lowering"].append(ds["raised_after_lowering"])
+            n, later = lowered_with_later_readers(doc, run["dsbra"].rounds)
+            rows["lowerings"].append(n)
+            rows["lowered_with_later_readers"].append(later)
+            rows["extra_storage"].append(ds["extra_storage_mean"])
+        path.unlink()  # deterministic from its seed: schedule() rebuilds it
+    return {"runs": len(rows["added"]),
+            "captured": t_interval(rows["captured"]) if len(rows["captured"]) > 1 else None,
+            **{k: sum(rows[k]) for k in ("added", "removed", "raised_after_lowering", "lowerings",
+                                          "lowered_with_later_readers")},
+            "extra_storage_mean": statistics.fmean(rows["extra_storage"])}
+
+
+def render(doc: dict) -> str:
+    lines = ["# Does DSBRA take back copies it gave back? (simulator)", "", f"`{doc['command']}`", "",
+             f"{JOBS} jobs a mean {GAP_S:g} s apart over 16 one-block files, {HOT_SHARE:.0%} of the "
+             f"maps on the hot file; {doc['schedules']} schedule seeds x {doc['seeds']} placements per "
+             f"hot period; simulator fitted by compare_sim_real.py ({doc['fit']}), maxAMShare "
+             f"{doc['max_am_share']}.", "",
+             "| hot file changes every | runs | dsbra copies started | replicas removed | "
+             "copies started for a block lowered earlier | lowerings with a reader still to come "
+             "| extra storage | dsbra's captured share [95% CI] |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for period, r in doc["periods"].items():
+        c = r["captured"]
+        share = f"{100 * c[0]:.0f}% [{100 * c[1]:.0f}, {100 * c[2]:.0f}]" if c else "-"
+        label = "never (fixed)" if float(period) >= 1e6 else f"{float(period):g} s"
+        lines.append(f"| {label} | {r['runs']} | {r['added']} | {r['removed']} | "
+                     f"{r['raised_after_lowering']} | {r['lowered_with_later_readers']} of "
+                     f"{r['lowerings']} | {100 * r['extra_storage_mean']:.1f}% | {share} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--fit", type=Path, required=True, help="a compare_sim_real.py sim-vs-real.json")
+    ap.add_argument("--hot-period-s", type=float, nargs="+", default=list(HOT_PERIODS_S))
+    ap.add_argument("--schedules", type=int, default=5, help="schedule seeds per hot period")
+    ap.add_argument("--seeds", type=int, default=3, help="placement seeds per schedule")
+    ap.add_argument("--max-am-share", type=float, default=None,
+                    help="the queues' maxAMShare instead of the fitted cluster's")
+    a = ap.parse_args()
+    if not a.fit.is_file():
+        ap.error(f"--fit {a.fit}: no such file")
+    if a.schedules * a.seeds < 2:
+        ap.error("--schedules x --seeds must be at least 2 (the interval needs a spread)")
+    if min(a.hot_period_s) <= 0:
+        ap.error("--hot-period-s values must be > 0")
+    fit = json.loads(a.fit.read_text())
+    a.out.mkdir(parents=True, exist_ok=True)
+    periods = {}
+    for period in a.hot_period_s:
+        periods[f"{period:g}"] = evaluate(fit, period, a.schedules, a.seeds, a.max_am_share, a.out)
+        print(f"hot period {period:g} s: {periods[f'{period:g}']}", file=sys.stderr, flush=True)
+    doc = {"command": "python benchmarks/sim_churn.py " + " ".join(sys.argv[1:]), "fit": str(a.fit),
+           "max_am_share": a.max_am_share or fit["am"]["max_am_share"], "schedules": a.schedules,
+           "seeds": a.seeds, "periods": periods}
+    (a.out / "churn.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (a.out / "churn.md").write_text(render(doc))
+    print(render(doc))
+
+
+if __name__ == "__main__":
+    main()
