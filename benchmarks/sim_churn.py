@@ -5,11 +5,13 @@ after their schedule had ended, so they cannot show churn mid-schedule, and thei
 changed. Here the same schedule shape as 6.7's (1 GiB of 16 one-block files, 60 jobs a mean 6 s
 apart, 90% of the maps on the hot file) gets a fresh hot file every ``--hot-period-s`` (a file
 may come back), over ``--schedules`` schedule seeds, each run in the simulator as
-compare_sim_real.py fitted it (``--fit``) over ``--seeds`` placements as static, oracle and
-dsbra. Per hot period: dsbra's copies started, replicas removed, copies started for a block
+compare_sim_real.py fitted it (``--fit``) over ``--seeds`` placements as static, oracle,
+the reactive oracle (a block copied everywhere at its k-th job, for each ``--reactive-k``: the
+yardstick of a policy that reacts to what it sees) and dsbra. Per hot period: dsbra's copies started, replicas removed, copies started for a block
 that lost a replica earlier (``raised_after_lowering``), lowerings with a job reading the block
-still to be submitted, the extra storage, and dsbra's captured share of the oracle's gain
-((static - dsbra) / (static - oracle), paired by run, 95% t-interval). OUT/churn.json, OUT/churn.md.
+still to be submitted, the extra storage, and dsbra's and each reactive oracle's captured share
+of the oracle's gain ((static - arm) / (static - oracle), paired by run, 95% t-interval) with
+their extra storage. OUT/churn.json, OUT/churn.md.
 
     python benchmarks/sim_churn.py --out benchmarks/results/sim-churn \\
         --fit benchmarks/results/bench-fb2009-40-quiet/sim-vs-real.json --max-am-share 0.75
@@ -34,6 +36,7 @@ from dsbra.sim.run import WorkloadSpec, simulate  # noqa: E402
 
 HOT_PERIODS_S = (1e6, 120.0, 60.0)  # fixed for the whole run (6.7's), and rotating
 JOBS, GAP_S, HOT_SHARE, SLOTS = 60, 6.0, 0.9, 20
+REACTIVE_K = (8, 24)  # 24: the k that kept 6.7's reactive oracle within 10% extra storage
 
 
 def schedule(seed: int, hot_period_s: float) -> dict:
@@ -56,22 +59,29 @@ def lowered_with_later_readers(doc: dict, rounds: list) -> tuple[int, int]:
 
 
 def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_share,
-             out: Path) -> dict:
+             out: Path, reactive_k=REACTIVE_K) -> dict:
     rows = {k: [] for k in ("captured", "added", "removed", "raised_after_lowering",
                             "lowerings", "lowered_with_later_readers", "extra_storage")}
+    reactive = {k: {"captured": [], "extra_storage": []} for k in reactive_k}
+    arms = {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", None),
+            **{k: ("oracle-reactive", {"min_jobs": k}) for k in reactive_k}}
     for s in range(schedules):
         doc = schedule(s, hot_period_s)
         path = out / f"schedule-period{hot_period_s:g}-seed{s}.json"
         path.write_text(json.dumps(doc, indent=1) + "\n")
         for seed in range(seeds):
-            run = {p: simulate(sim_config(fit, p, seed, None, max_am_share),
-                               WorkloadSpec(source=f"schedule:{path}"))
-                   for p in ("static", "oracle", "dsbra")}
-            gain = run["static"].summary["mean_response_s"] - run["oracle"].summary["mean_response_s"]
+            run = {arm: simulate(sim_config(fit, policy, seed, params, max_am_share),
+                                 WorkloadSpec(source=f"schedule:{path}"))
+                   for arm, (policy, params) in arms.items()}
+            static = run["static"].summary["mean_response_s"]
+            gain = static - run["oracle"].summary["mean_response_s"]
             ds = run["dsbra"].summary
             if gain > 0:
-                rows["captured"].append((run["static"].summary["mean_response_s"]
-                                         - ds["mean_response_s"]) / gain)
+                rows["captured"].append((static - ds["mean_response_s"]) / gain)
+            for k, row in reactive.items():
+                if gain > 0:
+                    row["captured"].append((static - run[k].summary["mean_response_s"]) / gain)
+                row["extra_storage"].append(run[k].summary["extra_storage_mean"])
             rows["added"].append(ds["replicas_added"])
             rows["removed"].append(ds["replicas_removed"])
             rows["raised_after_lowering"].append(ds["raised_after_lowering"])
@@ -80,8 +90,13 @@ def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_
             rows["lowered_with_later_readers"].append(later)
             rows["extra_storage"].append(ds["extra_storage_mean"])
         path.unlink()  # deterministic from its seed: schedule() rebuilds it
-    return {"runs": len(rows["added"]),
-            "captured": t_interval(rows["captured"]) if len(rows["captured"]) > 1 else None,
+    def interval(xs):
+        return t_interval(xs) if len(xs) > 1 else None
+
+    return {"runs": len(rows["added"]), "captured": interval(rows["captured"]),
+            "reactive": {str(k): {"captured": interval(r["captured"]),
+                                  "extra_storage_mean": statistics.fmean(r["extra_storage"])}
+                         for k, r in reactive.items()},
             **{k: sum(rows[k]) for k in ("added", "removed", "raised_after_lowering", "lowerings",
                                           "lowered_with_later_readers")},
             "extra_storage_mean": statistics.fmean(rows["extra_storage"])}
@@ -92,18 +107,25 @@ def render(doc: dict) -> str:
              f"{JOBS} jobs a mean {GAP_S:g} s apart over 16 one-block files, {HOT_SHARE:.0%} of the "
              f"maps on the hot file; {doc['schedules']} schedule seeds x {doc['seeds']} placements per "
              f"hot period; simulator fitted by compare_sim_real.py ({doc['fit']}), maxAMShare "
-             f"{doc['max_am_share']}.", "",
+             f"{doc['max_am_share']}; reactive oracle k: a block copied everywhere at its k-th "
+             "job.", "",
              "| hot file changes every | runs | dsbra copies started | replicas removed | "
              "copies started for a block lowered earlier | lowerings with a reader still to come "
-             "| extra storage | dsbra's captured share [95% CI] |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| dsbra: captured share [95% CI] (extra storage) | "
+             + " | ".join(f"reactive oracle k={k}" for k in doc["reactive_k"]) + " |",
+             "| --- | --- | --- | --- | --- | --- | --- |" + " --- |" * len(doc["reactive_k"])]
+
+    def share(c) -> str:
+        return f"{100 * c[0]:.0f}% [{100 * c[1]:.0f}, {100 * c[2]:.0f}]" if c else "-"
+
     for period, r in doc["periods"].items():
-        c = r["captured"]
-        share = f"{100 * c[0]:.0f}% [{100 * c[1]:.0f}, {100 * c[2]:.0f}]" if c else "-"
         label = "never (fixed)" if float(period) >= 1e6 else f"{float(period):g} s"
         lines.append(f"| {label} | {r['runs']} | {r['added']} | {r['removed']} | "
                      f"{r['raised_after_lowering']} | {r['lowered_with_later_readers']} of "
-                     f"{r['lowerings']} | {100 * r['extra_storage_mean']:.1f}% | {share} |")
+                     f"{r['lowerings']} | {share(r['captured'])} "
+                     f"({100 * r['extra_storage_mean']:.1f}%) | "
+                     + " | ".join(f"{share(x['captured'])} ({100 * x['extra_storage_mean']:.1f}%)"
+                                  for x in r["reactive"].values()) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -114,6 +136,9 @@ def main() -> None:
     ap.add_argument("--hot-period-s", type=float, nargs="+", default=list(HOT_PERIODS_S))
     ap.add_argument("--schedules", type=int, default=5, help="schedule seeds per hot period")
     ap.add_argument("--seeds", type=int, default=3, help="placement seeds per schedule")
+    ap.add_argument("--reactive-k", type=int, nargs="+", default=list(REACTIVE_K), metavar="K",
+                    help="reactive oracles: a block copied everywhere at its k-th job "
+                         "(default %(default)s)")
     ap.add_argument("--max-am-share", type=float, default=None,
                     help="the queues' maxAMShare instead of the fitted cluster's")
     a = ap.parse_args()
@@ -121,17 +146,20 @@ def main() -> None:
         ap.error(f"--fit {a.fit}: no such file")
     if a.schedules * a.seeds < 2:
         ap.error("--schedules x --seeds must be at least 2 (the interval needs a spread)")
+    if min(a.reactive_k) < 1:
+        ap.error("--reactive-k must be at least 1")
     if min(a.hot_period_s) <= 0:
         ap.error("--hot-period-s values must be > 0")
     fit = json.loads(a.fit.read_text())
     a.out.mkdir(parents=True, exist_ok=True)
     periods = {}
     for period in a.hot_period_s:
-        periods[f"{period:g}"] = evaluate(fit, period, a.schedules, a.seeds, a.max_am_share, a.out)
+        periods[f"{period:g}"] = evaluate(fit, period, a.schedules, a.seeds, a.max_am_share, a.out,
+                                          a.reactive_k)
         print(f"hot period {period:g} s: {periods[f'{period:g}']}", file=sys.stderr, flush=True)
     doc = {"command": "python benchmarks/sim_churn.py " + " ".join(sys.argv[1:]), "fit": str(a.fit),
            "max_am_share": a.max_am_share or fit["am"]["max_am_share"], "schedules": a.schedules,
-           "seeds": a.seeds, "periods": periods}
+           "seeds": a.seeds, "reactive_k": a.reactive_k, "periods": periods}
     (a.out / "churn.json").write_text(json.dumps(doc, indent=1) + "\n")
     (a.out / "churn.md").write_text(render(doc))
     print(render(doc))

@@ -18,6 +18,7 @@ def test_every_replica_removed_is_a_lowering_and_churn_is_bounded_by_the_copies(
     assert row["lowerings"] == row["removed"] > 0
     assert 0 <= row["lowered_with_later_readers"] <= row["lowerings"]
     assert 0 <= row["raised_after_lowering"] <= row["added"]
+    assert set(row["reactive"]) == {"8", "24"}  # the yardsticks, each with its storage
     assert list(tmp_path.iterdir()) == []  # the schedules are rebuilt from their seeds
 
 
