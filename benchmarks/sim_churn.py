@@ -5,13 +5,14 @@ after their schedule had ended, so they cannot show churn mid-schedule, and thei
 changed. Here the same schedule shape as 6.7's (1 GiB of 16 one-block files, 60 jobs a mean 6 s
 apart, 90% of the maps on the hot file) gets a fresh hot file every ``--hot-period-s`` (a file
 may come back), over ``--schedules`` schedule seeds, each run in the simulator as
-compare_sim_real.py fitted it (``--fit``) over ``--seeds`` placements as static, oracle,
-the reactive oracle (a block copied everywhere at its k-th job, for each ``--reactive-k``: the
-yardstick of a policy that reacts to what it sees) and dsbra. Per hot period: dsbra's copies started, replicas removed, copies started for a block
-that lost a replica earlier (``raised_after_lowering``), lowerings with a job reading the block
-still to be submitted, the extra storage, and dsbra's and each reactive oracle's captured share
-of the oracle's gain ((static - arm) / (static - oracle), paired by run, 95% t-interval) with
-their extra storage. OUT/churn.json, OUT/churn.md.
+compare_sim_real.py fitted it (``--fit``) over ``--seeds`` placements as static, oracle, the
+reactive oracle (a block copied everywhere at its k-th job, for each ``--reactive-k``: the
+yardstick of a policy that reacts to what it sees) and dsbra. Per hot period: dsbra's copies
+started, replicas removed, copies started for a block that lost a replica earlier
+(``raised_after_lowering``), removals with a job reading the block still to be submitted, and
+dsbra's and each reactive oracle's captured share of the oracle's gain ((static - arm) /
+(static - oracle), paired by run, 95% t-interval) with their extra storage. OUT/churn.json,
+OUT/churn.md.
 
     python benchmarks/sim_churn.py --out benchmarks/results/sim-churn \\
         --fit benchmarks/results/bench-fb2009-40-quiet/sim-vs-real.json --max-am-share 0.75
@@ -46,22 +47,21 @@ def schedule(seed: int, hot_period_s: float) -> dict:
                        hot_period_s=hot_period_s, seed=seed)
 
 
-def lowered_with_later_readers(doc: dict, rounds: list) -> tuple[int, int]:
-    """(lowerings, those with a job reading the block submitted after the round). Every file of
+def lowered_with_later_readers(doc: dict, rounds: list) -> int:
+    """Replicas removed from a block some job submitted after the round reads. Every file of
     the data set is one block, its number in the file name."""
     submits: dict[int, list[float]] = {}
     for job in doc["jobs"]:
         for path in set(job["inputs"]):
             submits.setdefault(int(path.rsplit("-", 1)[1]), []).append(job["submit_s"])
     lowerings = [(r["time_s"], blk) for r in rounds for blk in r["lowered_blocks"]]
-    later = sum(any(t > at for t in submits.get(blk, ())) for at, blk in lowerings)
-    return len(lowerings), later
+    return sum(any(t > at for t in submits.get(blk, ())) for at, blk in lowerings)
 
 
 def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_share,
              out: Path, reactive_k=REACTIVE_K) -> dict:
     rows = {k: [] for k in ("captured", "added", "removed", "raised_after_lowering",
-                            "lowerings", "lowered_with_later_readers", "extra_storage")}
+                            "lowered_with_later_readers", "extra_storage")}
     reactive = {k: {"captured": [], "extra_storage": []} for k in reactive_k}
     arms = {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", None),
             **{k: ("oracle-reactive", {"min_jobs": k}) for k in reactive_k}}
@@ -85,11 +85,11 @@ def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_
             rows["added"].append(ds["replicas_added"])
             rows["removed"].append(ds["replicas_removed"])
             rows["raised_after_lowering"].append(ds["raised_after_lowering"])
-            n, later = lowered_with_later_readers(doc, run["dsbra"].rounds)
-            rows["lowerings"].append(n)
-            rows["lowered_with_later_readers"].append(later)
+            rows["lowered_with_later_readers"].append(
+                lowered_with_later_readers(doc, run["dsbra"].rounds))
             rows["extra_storage"].append(ds["extra_storage_mean"])
         path.unlink()  # deterministic from its seed: schedule() rebuilds it
+
     def interval(xs):
         return t_interval(xs) if len(xs) > 1 else None
 
@@ -97,7 +97,7 @@ def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_
             "reactive": {str(k): {"captured": interval(r["captured"]),
                                   "extra_storage_mean": statistics.fmean(r["extra_storage"])}
                          for k, r in reactive.items()},
-            **{k: sum(rows[k]) for k in ("added", "removed", "raised_after_lowering", "lowerings",
+            **{k: sum(rows[k]) for k in ("added", "removed", "raised_after_lowering",
                                           "lowered_with_later_readers")},
             "extra_storage_mean": statistics.fmean(rows["extra_storage"])}
 
@@ -110,7 +110,7 @@ def render(doc: dict) -> str:
              f"{doc['max_am_share']}; reactive oracle k: a block copied everywhere at its k-th "
              "job.", "",
              "| hot file changes every | runs | dsbra copies started | replicas removed | "
-             "copies started for a block lowered earlier | lowerings with a reader still to come "
+             "copies started for a block lowered earlier | removals with a reader still to come "
              "| dsbra: captured share [95% CI] (extra storage) | "
              + " | ".join(f"reactive oracle k={k}" for k in doc["reactive_k"]) + " |",
              "| --- | --- | --- | --- | --- | --- | --- |" + " --- |" * len(doc["reactive_k"])]
@@ -122,7 +122,7 @@ def render(doc: dict) -> str:
         label = "never (fixed)" if float(period) >= 1e6 else f"{float(period):g} s"
         lines.append(f"| {label} | {r['runs']} | {r['added']} | {r['removed']} | "
                      f"{r['raised_after_lowering']} | {r['lowered_with_later_readers']} of "
-                     f"{r['lowerings']} | {share(r['captured'])} "
+                     f"{r['removed']} | {share(r['captured'])} "
                      f"({100 * r['extra_storage_mean']:.1f}%) | "
                      + " | ".join(f"{share(x['captured'])} ({100 * x['extra_storage_mean']:.1f}%)"
                                   for x in r["reactive"].values()) + " |")

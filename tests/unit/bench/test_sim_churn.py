@@ -11,12 +11,12 @@ FIT = ROOT / "benchmarks" / "results" / "bench-fb2009-40-quiet" / "sim-vs-real.j
 script = load_script("benchmarks/sim_churn.py")
 
 
-def test_every_replica_removed_is_a_lowering_and_churn_is_bounded_by_the_copies(tmp_path):
+def test_the_churn_counts_are_bounded_by_the_copies_and_removals(tmp_path):
     row = script.evaluate(json.loads(FIT.read_text()), 60.0, schedules=1, seeds=2,
                           max_am_share=0.75, out=tmp_path)
     assert row["runs"] == 2
-    assert row["lowerings"] == row["removed"] > 0
-    assert 0 <= row["lowered_with_later_readers"] <= row["lowerings"]
+    assert row["removed"] > 0
+    assert 0 <= row["lowered_with_later_readers"] <= row["removed"]
     assert 0 <= row["raised_after_lowering"] <= row["added"]
     assert set(row["reactive"]) == {"8", "24"}  # the yardsticks, each with its storage
     assert list(tmp_path.iterdir()) == []  # the schedules are rebuilt from their seeds
