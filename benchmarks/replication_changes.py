@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-DECISION = re.compile(r"^ts=(?P<ts>\S+ \S+) .*logger=dsbra\.act\.apply decision round=(?P<round>\d+) file=(?P<file>\S+) "
+DECISION = re.compile(r"^ts=(?P<ts>\S+ \S+) .*logger=dsbra\.act\.apply decision "
+                      r"round=(?P<round>\d+) file=(?P<file>\S+) "
                       r"replication=(?P<old>\d+)->(?P<new>\d+) .*rule=(?P<rule>\S+) .*outcome=sent")
 
 
