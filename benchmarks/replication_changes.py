@@ -42,10 +42,10 @@ def sent_changes(log: Path) -> list[dict]:
     return out
 
 
-def readers(schedule: Path) -> dict[str, list[str]]:
+def readers(schedule: dict) -> dict[str, list[str]]:
     """The ids of the schedule's jobs that read each input file."""
     out = collections.defaultdict(list)
-    for job in json.loads(schedule.read_text())["jobs"]:
+    for job in schedule["jobs"]:
         for path in set(job["inputs"]):
             out[path].append(job["job_id"])
     return out
@@ -73,8 +73,8 @@ def churn(changes: list[dict]) -> dict:
 def summarize(result_sets: list[Path]) -> list[dict]:
     rows = []
     for rs in result_sets:
-        reads = readers(rs / "schedule.json")
-        jobs = len(json.loads((rs / "schedule.json").read_text())["jobs"])
+        schedule = json.loads((rs / "schedule.json").read_text())
+        reads, jobs = readers(schedule), len(schedule["jobs"])
         for log in sorted(rs.glob("*/rep*/daemon.log")):
             run = log.parent
             t0_s = json.loads((run / "summary.json").read_text())["t0_wall_ms"] / 1000

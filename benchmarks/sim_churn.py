@@ -21,6 +21,7 @@ OUT/churn.md.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import statistics
 import sys
@@ -47,15 +48,15 @@ def schedule(seed: int, hot_period_s: float) -> dict:
                        hot_period_s=hot_period_s, seed=seed)
 
 
-def lowered_with_later_readers(doc: dict, rounds: list) -> int:
-    """Replicas removed from a block some job submitted after the round reads. Every file of
-    the data set is one block, its number in the file name."""
-    submits: dict[int, list[float]] = {}
-    for job in doc["jobs"]:
-        for path in set(job["inputs"]):
-            submits.setdefault(int(path.rsplit("-", 1)[1]), []).append(job["submit_s"])
-    lowerings = [(r["time_s"], blk) for r in rounds for blk in r["lowered_blocks"]]
-    return sum(any(t > at for t in submits.get(blk, ())) for at, blk in lowerings)
+def lowered_with_later_readers(result) -> int:
+    """Replicas removed from a block that a job submitted after the round reads (the run's own
+    job and map tables: which job read which block, and when it was submitted)."""
+    submitted = dict(zip(result.jobs["job_id"].tolist(), result.jobs["submit_s"].tolist()))
+    submits: dict[int, list[float]] = collections.defaultdict(list)
+    for job, blk in zip(result.tasks["job_id"].tolist(), result.tasks["block_id"].tolist()):
+        submits[blk].append(submitted[job])
+    return sum(any(t > r["time_s"] for t in submits[blk])
+               for r in result.rounds for blk in r["lowered_blocks"])
 
 
 def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_share,
@@ -66,9 +67,8 @@ def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_
     arms = {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", None),
             **{k: ("oracle-reactive", {"min_jobs": k}) for k in reactive_k}}
     for s in range(schedules):
-        doc = schedule(s, hot_period_s)
         path = out / f"schedule-period{hot_period_s:g}-seed{s}.json"
-        path.write_text(json.dumps(doc, indent=1) + "\n")
+        path.write_text(json.dumps(schedule(s, hot_period_s), indent=1) + "\n")
         for seed in range(seeds):
             run = {arm: simulate(sim_config(fit, policy, seed, params, max_am_share),
                                  WorkloadSpec(source=f"schedule:{path}"))
@@ -85,8 +85,7 @@ def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_
             rows["added"].append(ds["replicas_added"])
             rows["removed"].append(ds["replicas_removed"])
             rows["raised_after_lowering"].append(ds["raised_after_lowering"])
-            rows["lowered_with_later_readers"].append(
-                lowered_with_later_readers(doc, run["dsbra"].rounds))
+            rows["lowered_with_later_readers"].append(lowered_with_later_readers(run["dsbra"]))
             rows["extra_storage"].append(ds["extra_storage_mean"])
         path.unlink()  # deterministic from its seed: schedule() rebuilds it
 
