@@ -23,6 +23,10 @@ pytestmark = pytest.mark.cluster
 SIZE = ["--size", "3m", "--block-size", "1m"]
 
 
+#: metrics2's period, the age /jmx's copy of a counter can reach (MetricsSourceAdapter's jmxCacheTTL)
+JMX_PERIOD_S = 10
+
+
 def _scm_metrics(cluster: dict) -> dict[str, int]:
     """The SharedCacheManager's counters: uploads it accepted, cache hits and misses."""
     beans = requests.get(f"{cluster['sharedcache']}/jmx", timeout=10).json()["beans"]
@@ -143,6 +147,7 @@ def test_a_later_querys_job_takes_hive_exec_from_the_shared_cache(cluster, webhd
     while webhdfs.status(cached, strict=False) is None or _scm_metrics(cluster)["AcceptedUploads"] == 0:
         assert time.monotonic() < deadline, f"{cached} not in the cache: {_scm_metrics(cluster)}"
         time.sleep(1)
+    time.sleep(JMX_PERIOD_S)  # so that the count read next includes every earlier query's hits
     hits = _scm_metrics(cluster)["CacheHits"]
     job = _one_query(dataset, tmp_path, "cached")
     props = requests.get(f"{cluster['jhs']}/ws/v1/history/mapreduce/jobs/{job}/conf",
@@ -151,4 +156,9 @@ def test_a_later_querys_job_takes_hive_exec_from_the_shared_cache(cluster, webhd
     assert conf["mapreduce.job.sharedcache.mode"] == "jobjar,libjars"
     assert conf["mapreduce.job.jar"] == cached
     assert conf["mapreduce.job.jobjar.sharedcache.uploadpolicy"] == "false"  # found, not shipped
-    assert _scm_metrics(cluster)["CacheHits"] > hits
+    # /jmx serves metrics2 counters from a copy refreshed at most once per period, so a query
+    # shorter than that can end before its hit shows: wait up to three periods
+    deadline = time.monotonic() + 3 * JMX_PERIOD_S
+    while _scm_metrics(cluster)["CacheHits"] <= hits:
+        assert time.monotonic() < deadline, f"no cache hit counted: {_scm_metrics(cluster)}"
+        time.sleep(1)
