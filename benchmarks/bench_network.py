@@ -22,12 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hdfs import InsecureClient  # noqa: E402
-
 from dsbra.bench.data import LINE_BYTES, grep_block  # noqa: E402
-from dsbra.bench.network import time_reads  # noqa: E402
+from dsbra.bench.network import time_reads, web_session  # noqa: E402
 from dsbra.cluster import cluster as cl  # noqa: E402
 from dsbra.cluster.paths import StateLayout, default_state_dir  # noqa: E402
+from dsbra.errors import DsbraError  # noqa: E402
 
 
 def main() -> None:
@@ -40,8 +39,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "network.json")
     args = parser.parse_args()
     env = cl.env(StateLayout((args.state_dir or default_state_dir()).resolve()))
-    # every NameNode of an --ha cluster (comma-separated in env; HdfsCLI takes them by ";")
-    client = InsecureClient(env["namenode"].replace(",", ";"), user="root")
+    client = cl.hdfs_client(env["namenode"], session=web_session(env))  # every NameNode of an --ha cluster
     path = f"/bench/network-{uuid.uuid4().hex[:8]}"
     block = args.block_mb << 20
     client.write(path, grep_block(block // LINE_BYTES, 1), replication=1, blocksize=block)
@@ -80,4 +78,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except DsbraError as exc:  # no cluster, a --kerberos one, a failed read: one line
+        raise SystemExit(f"bench_network: error: {exc}") from None

@@ -13,16 +13,30 @@ import statistics
 import subprocess
 from urllib.parse import quote, urlsplit
 
+import requests
+
+from dsbra.act.hdfs_client import use_ca_bundle
 from dsbra.errors import ClusterError, InputError
 from dsbra.observe.http import WebHdfs
 
 LEVELS = ("node_local", "rack_local", "off_rack")
 
 
+def web_session(env: dict) -> requests.Session:
+    """A session for the cluster's web endpoints: verified against its CA on a --tls cluster.
+    A --kerberos cluster is refused: the reads below authenticate with user.name only."""
+    if env.get("kerberos"):
+        raise InputError("timing reads needs a cluster without --kerberos (its reads go as user.name=root)")
+    session = requests.Session()
+    if env.get("ca_bundle"):
+        use_ca_bundle(session, env["ca_bundle"])
+    return session
+
+
 def replica_host(env: dict, path: str) -> str:
     """The one worker address holding the file's single block (asked of the active one of an
     --ha cluster's NameNodes, which env names comma-separated)."""
-    located = WebHdfs(env["namenode"], user="root").block_locations(path)
+    located = WebHdfs(env["namenode"], user="root", session=web_session(env)).block_locations(path)
     blocks = located.get("locatedBlocks") or []
     if len(blocks) != 1 or len(blocks[0].get("locations") or []) != 1:
         raise InputError(f"{path} must be one block with one replica to time reads of it")
@@ -43,12 +57,14 @@ def readers(env: dict, holder: str) -> dict[str, dict]:
     return out
 
 
-def timed_read(reader: dict, datanode_url: str, path: str, namenode_rpc: str) -> tuple[float, int]:
-    """(seconds, bytes) of one read of ``path`` from ``datanode_url``, made in reader's namespace."""
+def timed_read(reader: dict, datanode_url: str, path: str, namenode_rpc: str,
+               ca_bundle: str | None = None) -> tuple[float, int]:
+    """(seconds, bytes) of one read of ``path`` from ``datanode_url``, made in reader's namespace
+    (over https verified against ``ca_bundle`` on a --tls cluster)."""
     url = (f"{datanode_url}/webhdfs/v1{quote(path)}?op=OPEN&user.name=root"
            f"&namenoderpcaddress={namenode_rpc}&offset=0")
     cmd = ["ip", "netns", "exec", reader["netns"], "curl", "-sSf", "-o", "/dev/null",
-           "-w", "%{time_total} %{size_download}", url]
+           *(["--cacert", ca_bundle] if ca_bundle else []), "-w", "%{time_total} %{size_download}", url]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise ClusterError(f"reading {path} from {reader['name']} failed: {proc.stderr.strip()[:200]}")
@@ -63,11 +79,12 @@ def time_reads(env: dict, path: str, repeats: int = 3) -> dict:
     datanode = next(w["datanode"] for w in env["workers"] if w["host"] == holder)
     rpc = urlsplit(env["fs"]).netloc  # with --ha the nameservice: the DataNode asks its active NameNode
     who = readers(env, holder)
-    timed_read(who["node_local"], datanode, path, rpc)
+    ca_bundle = env.get("ca_bundle")
+    timed_read(who["node_local"], datanode, path, rpc, ca_bundle)
     runs: dict[str, list[tuple[float, int]]] = {level: [] for level in who}
     for _ in range(repeats):
         for level, reader in who.items():
-            runs[level].append(timed_read(reader, datanode, path, rpc))
+            runs[level].append(timed_read(reader, datanode, path, rpc, ca_bundle))
     out = {"holder": holder, "bytes": runs["node_local"][0][1], "levels": {}}
     for level, values in runs.items():
         seconds = [s for s, _ in values]

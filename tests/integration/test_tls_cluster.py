@@ -20,6 +20,7 @@ import requests
 import yaml
 
 from dsbra.act.hdfs_client import make_client
+from dsbra.bench.network import time_reads
 from dsbra.cluster.jobs import grep_lines, run_grep
 from dsbra.cluster.spec import ClusterSpec
 from netslots import SECOND
@@ -128,3 +129,15 @@ def test_an_untrusted_certificate_is_a_one_line_refusal(tls_cluster, tmp_path):
                          "TLS verification of the NameNode failed")
     _refused_in_one_line(_dsbra("observe", "--history", "--rm", env["rm"], "--webhdfs", env["namenode"],
                                 "--jhs", env["jhs"]), "TLS verification failed")
+
+
+def test_reads_of_a_block_are_timed_over_https(tls_cluster):
+    """dsbra.bench.network (benchmarks/bench_network.py) on a --tls cluster: the block's holder
+    is asked of WebHDFS and every timed read is made over https, both verified against the CA."""
+    _, env, client, _ = tls_cluster
+    path = "/tls/network/block"
+    client.write(path, b"x" * (1 << 20), overwrite=True, replication=1)
+    result = time_reads(env, path, repeats=1)
+    assert result["holder"] in {w["host"] for w in env["workers"]}
+    assert result["bytes"] == 1 << 20
+    assert len(result["levels"]) == TLS_SPEC.workers  # node-local, and the other worker's level
