@@ -139,8 +139,7 @@ def render_host(
         "host": worker.host if worker else spec.master,
         "realm": REALM,
         "store_password": store_password,
-        "queues": spec.queues or DEFAULT_QUEUES,
-        "placement": spec.placement or DEFAULT_PLACEMENT,
+        **_fair_queues(spec),
         "capacity_queues": spec.capacity_queues or DEFAULT_CAPACITY_QUEUES,
         "ha": {
             "nameservice": HA_NAMESERVICE,
@@ -159,11 +158,15 @@ def render_host(
     return {name: env.get_template(name + ".j2").render(context).strip() + "\n" for name in names}
 
 
+def _fair_queues(spec: ClusterSpec) -> dict:
+    """What fair-scheduler.xml.j2 renders: the spec's queues and placement, else the defaults."""
+    return {"queues": spec.queues or DEFAULT_QUEUES, "placement": spec.placement or DEFAULT_PLACEMENT}
+
+
 def allocation_file(spec: ClusterSpec) -> str:
     """fair-scheduler.xml alone, as render_host writes it: the one file the Fair Scheduler
     reloads while it runs, so an operator (or a benchmark) can change queues without a restart."""
-    return _environment().get_template("fair-scheduler.xml.j2").render(
-        queues=spec.queues or DEFAULT_QUEUES, placement=spec.placement or DEFAULT_PLACEMENT).strip() + "\n"
+    return _environment().get_template("fair-scheduler.xml.j2").render(**_fair_queues(spec)).strip() + "\n"
 
 
 def host_paths(layout: StateLayout, host: str, lib: Path) -> HostPaths:
