@@ -35,6 +35,7 @@ from dsbra.cluster.install import DEPENDENCY_PLUGIN, maven_fetch
 from dsbra.cluster.paths import StateLayout, project_root
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError, DsbraError, HadoopError, InputError
+from dsbra.observe.hadoop_conf import read_site
 
 HIVE_VERSION = "4.0.1"
 MARKER = ".complete"
@@ -290,8 +291,8 @@ def start_server(layout: StateLayout, *, timeout_s: float = 300.0, log=lambda ms
 
 def uses_shared_cache(paths: ServerPaths) -> bool:
     """Whether the hive-site.xml HiveServer2 was started with has its jobs use the shared cache."""
-    site = paths.conf / "hive-site.xml"
-    return site.exists() and "<name>mapreduce.job.sharedcache.mode</name>" in site.read_text()
+    mode = read_site(paths.conf / "hive-site.xml").get("mapreduce.job.sharedcache.mode", "disabled")
+    return mode not in ("", "disabled")
 
 
 def _wait_ready(server: Server, timeout_s: float, proc: subprocess.Popen | None = None) -> None:

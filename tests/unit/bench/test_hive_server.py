@@ -181,3 +181,15 @@ def test_hive_site_uses_the_clusters_shared_cache_only_when_it_runs_one(tmp_path
     cached = _props(hive.render_hive_site("10.80.0.1", 19000, paths, shared_cache=True))
     assert cached["mapreduce.job.sharedcache.mode"] == "jobjar,libjars"
     assert "mapreduce.job.sharedcache.mode" not in _props(hive.render_hive_site("10.80.0.1", 19000, paths))
+
+
+def test_a_running_servers_shared_cache_use_is_read_from_its_hive_site(tmp_path):
+    """How `bench hive start` tells whether the server it finds runs with the cache: from the
+    hive-site.xml it was started with (absent: no server configured yet)."""
+    paths = hive.ServerPaths(tmp_path / "hive")
+    assert not hive.uses_shared_cache(paths)
+    paths.conf.mkdir(parents=True)
+    for shared_cache in (True, False):
+        (paths.conf / "hive-site.xml").write_text(
+            hive.render_hive_site("10.80.0.1", 19000, paths, shared_cache=shared_cache))
+        assert hive.uses_shared_cache(paths) is shared_cache
