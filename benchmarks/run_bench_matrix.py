@@ -53,6 +53,10 @@ whose ``summary.json`` exists is kept, so an interrupted matrix resumes. At the 
 (`bench replay --engine hive`, the paper's benchmark) on a cluster with YARN's shared cache, so
 hive-exec is not shipped with every query (bench_hive_shared_cache.py measures what that saves).
 
+``--record-grants`` records, beside each run, the locality level at which the Fair Scheduler
+granted every container of its jobs and the map attempt each went to (RUN/grants.json,
+container_grants.py: why a map ran off its data).
+
 ``--max-am-share 0.5 0.75`` runs every arm once per share within each repetition, as arms of
 their own (``static-amshare0.5``, ``static-amshare0.75``): the queues' maxAMShare is changed the
 way an operator changes it, by rewriting fair-scheduler.xml, which the Fair Scheduler reloads
@@ -73,12 +77,16 @@ from pathlib import Path
 
 import yaml
 
-from dsbra.act.hdfs_client import HdfsActor
-from dsbra.cluster import cluster as cl
-from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file
-from dsbra.cluster.paths import StateLayout, default_state_dir
-from dsbra.cluster.spec import ClusterSpec
-from dsbra.observe.hadoop_conf import read_site
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
+
+import container_grants  # noqa: E402
+from dsbra.act.hdfs_client import HdfsActor  # noqa: E402
+from dsbra.cluster import cluster as cl  # noqa: E402
+from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file  # noqa: E402
+from dsbra.cluster.paths import StateLayout, default_state_dir  # noqa: E402
+from dsbra.cluster.spec import ClusterSpec  # noqa: E402
+from dsbra.observe.collector import Endpoints  # noqa: E402
+from dsbra.observe.hadoop_conf import read_site  # noqa: E402
 
 WORKERS = 4
 DELAY_MS = 10_000
@@ -232,7 +240,7 @@ def arm_name(arm: str, max_am_share: float | None) -> str:
 def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
             scheduler: str = "fair", node_delay: int = 40, max_load: float = 1.0,
             max_am_share: float | None = None, engine: str = "mapreduce",
-            name: str | None = None) -> None:
+            name: str | None = None, record_grants: bool = False) -> None:
     name = name or arm_name(arm, max_am_share)
     run_dir = out / name / f"rep{rep}"
     if (run_dir / "summary.json").exists():
@@ -264,6 +272,8 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
         if "experiment" in sections:
             sections = sections | {"experiment": sections["experiment"] | {"seed": rep}}
         args += ["--daemon-config", str(daemon_config(run_dir, env, sections, interval_s))]
+    if record_grants:
+        container_grants.debug_allocations(env["rm"])
     load_before = wait_for_quiet(max_load)
     t0 = time.monotonic()
     dsbra(*args)
@@ -274,6 +284,8 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     if max_am_share is not None:
         summary["max_am_share"] = max_am_share
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    if record_grants:
+        container_grants.record(run_dir, env, Endpoints.from_urls(env["rm"], env["namenode"], env["jhs"], user="root"))
     print(f"{name} rep{rep}: mean response {summary.get('mean_response_s')} s, "
           f"node locality {summary.get('node_locality')}, {summary['wall_s']} s wall", flush=True)
 
@@ -318,6 +330,9 @@ def main() -> None:
                     help="one run of the first arm before repetition 1, in OUT/warm-up, read by no "
                          "report (the first run after the data set is written was a sitting's "
                          "slowest)")
+    ap.add_argument("--record-grants", action="store_true",
+                    help="record the level at which the Fair Scheduler granted each container and the map "
+                         "it went to (RUN/grants.json; container_grants.py reads them)")
     a = ap.parse_args()
     if a.reps < 1 or a.first_rep < 1:
         ap.error("--reps and --first-rep must be at least 1")
@@ -331,7 +346,9 @@ def main() -> None:
     schedule = a.out / "schedule.json"
     sched = {"scheduler": a.scheduler, "node_delay": a.node_locality_delay}
     cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed, **sched, shared_cache=a.engine == "hive")
-    sched |= {"max_load": a.max_load, "engine": a.engine}
+    if a.record_grants and a.scheduler != "fair":
+        ap.error("--record-grants reads the Fair Scheduler's allocation log")
+    sched |= {"max_load": a.max_load, "engine": a.engine, "record_grants": a.record_grants}
     if a.schedule and not schedule.exists():
         schedule.write_text(a.schedule.read_text())
     if not schedule.exists():
