@@ -99,22 +99,28 @@ def record(run_dir: Path, env: dict, ep) -> dict:
 def classify(run_dir: Path) -> dict:
     """One run's maps by their locality and the level their container was granted at. A map is
     matched to its attempt by job, node and launch time (tasks.parquet's launch is the
-    attempt's start); ``unmatched``: maps with no attempt or no allocation found."""
+    attempt's start). Maps of one job launched on one node in the same millisecond cannot be
+    told apart that way: when their containers were granted at different levels they are
+    ``ambiguous`` and left out; ``unmatched``: maps with no attempt or allocation found."""
     grants = json.loads((run_dir / "grants.json").read_text())
     t0 = grants["t0_wall_ms"]
     level = {container: lvl for _, container, _, _, lvl in grants["allocations"]}
-    container = {(job, node, start): c for job, _, c, node, start in grants["attempts"]}
+    levels: dict[tuple, list] = {}
+    for job, _, container, node, start in grants["attempts"]:
+        levels.setdefault((job, node, start), []).append(level.get(container))
     tasks = pq.read_table(run_dir / "tasks.parquet", columns=["job_id", "node", "locality", "launch_s"]).to_pylist()
     counts = {loc: {g: 0 for g in GRANTS} for loc in LOCALITY}
-    unmatched = 0
+    unmatched = ambiguous = 0
     for t in tasks:
-        c = container.get((t["job_id"], t["node"], t0 + round(t["launch_s"] * 1000)))
-        if c is None or c not in level:
+        found = set(levels.get((t["job_id"], t["node"], t0 + round(t["launch_s"] * 1000)), [None]))
+        if None in found:
             unmatched += 1
-            continue
-        counts[LOCALITY[t["locality"]]][level[c]] += 1
+        elif len(found) > 1:
+            ambiguous += 1
+        else:
+            counts[LOCALITY[t["locality"]]][found.pop()] += 1
     off = [counts[loc] for loc in LOCALITY[1:]]
-    return {"maps": len(tasks), "unmatched": unmatched, "by_locality_and_grant": counts,
+    return {"maps": len(tasks), "unmatched": unmatched, "ambiguous": ambiguous, "by_locality_and_grant": counts,
             "handed_on": sum(c["NODE_LOCAL"] for c in off),
             "delay_expired": sum(c["RACK_LOCAL"] + c["OFF_SWITCH"] for c in off)}
 
@@ -154,10 +160,11 @@ def main() -> None:
     if a.baseline:
         doc["paired_with"], doc["paired"] = a.baseline, paired(rows, a.baseline)
     (a.results / "container-grants.json").write_text(json.dumps(doc, indent=1) + "\n")
-    print("| run | maps | node-local | handed on | delay expired | unmatched |")
+    print("| run | maps | node-local | handed on | delay expired | unmatched, ambiguous |")
     for name, r in rows.items():
         node_local = sum(r["by_locality_and_grant"]["node_local"].values())
-        print(f"| {name} | {r['maps']} | {node_local} | {r['handed_on']} | {r['delay_expired']} | {r['unmatched']} |")
+        print(f"| {name} | {r['maps']} | {node_local} | {r['handed_on']} | {r['delay_expired']} | "
+              f"{r['unmatched']}, {r['ambiguous']} |")
     for arm, diff in doc.get("paired", {}).items():
         print(f"| {arm} - {a.baseline} ({diff['pairs']} pairs) | | | "
               + " | ".join(f"{m:+.1f} [{lo:+.1f}, {hi:+.1f}]" for m, lo, hi in (diff[c] for c in CAUSES)) + " | |")
