@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dsbra.bench.data import LINE_BYTES, grep_block  # noqa: E402
-from dsbra.bench.network import time_reads, web_session  # noqa: E402
+from dsbra.bench.network import reads_session, time_reads  # noqa: E402
 from dsbra.cluster import cluster as cl  # noqa: E402
 from dsbra.cluster.paths import StateLayout, default_state_dir  # noqa: E402
 from dsbra.errors import DsbraError  # noqa: E402
@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "network.json")
     args = parser.parse_args()
     env = cl.env(StateLayout((args.state_dir or default_state_dir()).resolve()))
-    client = cl.hdfs_client(env["namenode"], session=web_session(env))  # every NameNode of an --ha cluster
+    client = cl.hdfs_client(env["namenode"], session=reads_session(env))  # every NameNode of an --ha cluster
     path = f"/bench/network-{uuid.uuid4().hex[:8]}"
     block = args.block_mb << 20
     client.write(path, grep_block(block // LINE_BYTES, 1), replication=1, blocksize=block)

@@ -340,14 +340,14 @@ def main() -> None:
         ap.error("static-per-job and the AM start-up arms are the MapReduce engine's; Hive has its server")
     if a.max_am_share and a.scheduler != "fair":
         ap.error("--max-am-share is the Fair Scheduler's")
+    if a.record_grants and a.scheduler != "fair":
+        ap.error("--record-grants reads the Fair Scheduler's allocation log")
     if a.max_am_share and not all(s == -1 or 0 < s <= 1 for s in a.max_am_share):
         ap.error("--max-am-share: each must be -1 (no limit) or within (0, 1]")
     a.out.mkdir(parents=True, exist_ok=True)
     schedule = a.out / "schedule.json"
     sched = {"scheduler": a.scheduler, "node_delay": a.node_locality_delay}
     cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed, **sched, shared_cache=a.engine == "hive")
-    if a.record_grants and a.scheduler != "fair":
-        ap.error("--record-grants reads the Fair Scheduler's allocation log")
     sched |= {"max_load": a.max_load, "engine": a.engine, "record_grants": a.record_grants}
     if a.schedule and not schedule.exists():
         schedule.write_text(a.schedule.read_text())

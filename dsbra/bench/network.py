@@ -22,7 +22,7 @@ from dsbra.observe.http import WebHdfs
 LEVELS = ("node_local", "rack_local", "off_rack")
 
 
-def web_session(env: dict) -> requests.Session:
+def reads_session(env: dict) -> requests.Session:
     """A session for the cluster's web endpoints: verified against its CA on a --tls cluster.
     A --kerberos cluster is refused: the reads below authenticate with user.name only."""
     if env.get("kerberos"):
@@ -36,7 +36,7 @@ def web_session(env: dict) -> requests.Session:
 def replica_host(env: dict, path: str) -> str:
     """The one worker address holding the file's single block (asked of the active one of an
     --ha cluster's NameNodes, which env names comma-separated)."""
-    located = WebHdfs(env["namenode"], user="root", session=web_session(env)).block_locations(path)
+    located = WebHdfs(env["namenode"], user="root", session=reads_session(env)).block_locations(path)
     blocks = located.get("locatedBlocks") or []
     if len(blocks) != 1 or len(blocks[0].get("locations") or []) != 1:
         raise InputError(f"{path} must be one block with one replica to time reads of it")

@@ -5,7 +5,6 @@ cluster) and on allocation lines of that cluster's ResourceManager log."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
