@@ -36,8 +36,9 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
 
-from dsbra.report import t_interval  # noqa: E402
+from first_map_wait import paired_by_rep  # noqa: E402
 
 FS_APP = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FSAppAttempt"
 ALLOCATE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) DEBUG .*allocate: "
@@ -128,21 +129,7 @@ def classify(run_dir: Path) -> dict:
 def paired(rows: dict[str, dict], baseline: str) -> dict[str, dict]:
     """Per arm other than ``baseline``: each cause's count minus the baseline's in the same
     repetition, as the mean with its 95% t-interval over the pairs."""
-    arms: dict[str, dict[str, dict]] = {}
-    for name, row in rows.items():
-        arm, rep = name.split("/")
-        arms.setdefault(arm, {})[rep] = row
-    if baseline not in arms:
-        raise SystemExit(f"--baseline {baseline}: no such arm among {', '.join(sorted(arms))}")
-    out = {}
-    for arm, reps in sorted(arms.items()):
-        common = sorted(set(reps) & set(arms[baseline]))
-        if arm == baseline or len(common) < 2:
-            continue
-        out[arm] = {"pairs": len(common)} | {
-            cause: [round(x, 2) for x in t_interval([reps[r][cause] - arms[baseline][r][cause] for r in common])]
-            for cause in CAUSES}
-    return out
+    return paired_by_rep(rows, baseline, {cause: lambda row, cause=cause: row[cause] for cause in CAUSES})
 
 
 def main() -> None:

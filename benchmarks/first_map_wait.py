@@ -79,9 +79,10 @@ def most_ams_at_once(apps: list[dict]) -> int:
     return most
 
 
-def paired_stages(rows: dict[str, dict], baseline: str) -> dict[str, dict]:
-    """Per arm other than ``baseline``: each stage's (and the total's) median per run minus the
-    baseline's in the same repetition, as the mean with its 95% t-interval over the pairs."""
+def paired_by_rep(rows: dict[str, dict], baseline: str, measures: dict) -> dict[str, dict]:
+    """Per arm other than ``baseline`` (``rows`` keyed "<arm>/<rep>"): each measure (name ->
+    a run's value) minus the baseline's in the same repetition, as the mean with its 95%
+    t-interval over the pairs; arms with fewer than 2 pairs are left out."""
     arms: dict[str, dict[str, dict]] = {}
     for name, row in rows.items():
         arm, rep = name.split("/")
@@ -93,11 +94,17 @@ def paired_stages(rows: dict[str, dict], baseline: str) -> dict[str, dict]:
         common = sorted(set(reps) & set(arms[baseline]))
         if arm == baseline or len(common) < 2:
             continue
-        out[arm] = {"pairs": len(common)}
-        for stage in (*STAGES, "total"):
-            diffs = [reps[r][stage]["median_s"] - arms[baseline][r][stage]["median_s"] for r in common]
-            out[arm][stage] = [round(x, 2) for x in t_interval(diffs)]
+        out[arm] = {"pairs": len(common)} | {
+            name: [round(x, 2) for x in t_interval([value(reps[r]) - value(arms[baseline][r]) for r in common])]
+            for name, value in measures.items()}
     return out
+
+
+def paired_stages(rows: dict[str, dict], baseline: str) -> dict[str, dict]:
+    """Per arm other than ``baseline``: each stage's (and the total's) median per run minus the
+    baseline's in the same repetition, as the mean with its 95% t-interval over the pairs."""
+    return paired_by_rep(rows, baseline, {stage: lambda row, stage=stage: row[stage]["median_s"]
+                                          for stage in (*STAGES, "total")})
 
 
 def main() -> None:
