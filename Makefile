@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make demo   set everything up, bring the bundled cluster up, run the demo
-#   make test   set everything up, run the unit and integration tests (but the secure and HA
-#               clusters' tests: make test-production)
+#   make test   set everything up, run every test: unit, integration (the secure and HA
+#               clusters' too) and the demo's
 # Both are idempotent and do all set-up on a fresh machine.
 
 VENV    := .venv
@@ -60,12 +60,12 @@ docker-deps:
 unit: setup
 	$(PY) -m pytest tests/unit
 
-# every test but those of the Kerberized TLS and the HA clusters (markers secure, ha), which
-# make test-production runs: CI (.ci/run) must end within 60 minutes on 2 cores
+# every test, the demo's (tests/integration/test_demo.py) and the Kerberized TLS and HA
+# clusters' included: CI (.ci/run) runs this and must end within 60 minutes on 2 cores
 test: setup hive docker-deps placement-test
-	$(PY) -m pytest --durations=40 -m "not secure and not ha"
+	$(PY) -m pytest --durations=40
 
-# the tests against `dsbra cluster up --kerberos --tls` and `dsbra cluster up --ha`
+# only the tests against `dsbra cluster up --kerberos --tls`, `--tls` and `--ha`
 test-production: setup
 	$(PY) -m pytest --durations=20 -m "secure or ha"
 

@@ -9,10 +9,14 @@
 3. Wait for the NameNode to make the copies, replay the same jobs: print the same table.
 4. Quiet rounds of the daemon until the hot file is lowered back to its base replication;
    then SIGTERM, and the daemon's decision log lines.
+
+What happened is also written to ``<state dir>/demo-summary.json`` (the tables' rows, the
+replication raised to and left at, the journal's changes), which the demo's test reads.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import shutil
@@ -102,10 +106,11 @@ def _table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def demo() -> None:
+def demo(spec: ClusterSpec = DEMO_SPEC) -> dict:
+    """The demo on ``spec``'s cluster (the state dir's, if one is up there); its summary."""
     logging.getLogger("dsbra.observe").setLevel(logging.ERROR)
     layout = StateLayout(default_state_dir().resolve())
-    _, started = cl.up(DEMO_SPEC, layout, log=lambda msg: click.echo(msg, err=True))
+    _, started = cl.up(spec, layout, log=lambda msg: click.echo(msg, err=True))
     click.echo("cluster " + ("started (time-based delay scheduling, D = 10 s)" if started
                              else "already up; used as it is"))
     env = cl.env(layout)
@@ -132,12 +137,14 @@ def demo() -> None:
     state_dir.mkdir(parents=True)
     log_path = state_dir / "daemon.log"
     proc = _daemon(config, log_path)
+    summary = {"hot": hot, "workers": len(env["workers"]), "raised": False, "lowered": False,
+               "after": []}
     try:
-        before = _replay(ep, layout, hot, cold, "before")
+        summary["before"] = before = _replay(ep, layout, hot, cold, "before")
         click.echo(_table(before))
-        raised = _wait_for(lambda: client.status(hot)["replication"] > 1, 3 * WINDOW_S)
-        repl = client.status(hot)["replication"]
-        if not raised:
+        summary["raised"] = _wait_for(lambda: client.status(hot)["replication"] > 1, 3 * WINDOW_S)
+        summary["raised_to"] = repl = client.status(hot)["replication"]
+        if not summary["raised"]:
             click.echo(f"{hot}: the daemon did not raise it (its decisions below)")
         else:
             _wait_for(lambda: min(len(b["locations"]) for b in ep.hdfs.block_locations(hot)[
@@ -146,31 +153,55 @@ def demo() -> None:
                             for loc in b["locations"]})
             click.echo(f"{hot}: replication raised to {repl}; replicas on {', '.join(hosts)}")
             click.echo("\nafter: the same jobs again")
-            click.echo(_table(_replay(ep, layout, hot, cold, "after")))
+            summary["after"] = after = _replay(ep, layout, hot, cold, "after")
+            click.echo(_table(after))
             click.echo(f"\ncool-down: quiet rounds until {hot} is back to base")
-            lowered = _wait_for(lambda: client.status(hot)["replication"] <= 1, 6 * WINDOW_S)
+            summary["lowered"] = _wait_for(lambda: client.status(hot)["replication"] <= 1,
+                                           6 * WINDOW_S)
             click.echo(f"{hot}: replication {client.status(hot)['replication']}"
-                       + (" (back to base)" if lowered else " (not lowered yet)"))
+                       + (" (back to base)" if summary["lowered"] else " (not lowered yet)"))
+            # a change is done once the NameNode reports its replicas, which the daemon checks
+            # at its next round: the lowering's is seen a round later
+            _wait_for(lambda: _changes(state_dir)[0] == _changes(state_dir)[1], 2 * WINDOW_S)
     finally:
         lines = _stop(proc, log_path)
+    summary["final_replication"] = client.status(hot)["replication"]
     click.echo(f"\nthe daemon's decisions (full log: {log_path}):")
     for line in lines:
         click.echo("  " + line)
-    journal = [json.loads(line) for line in (state_dir / "journal.jsonl").read_text()
-               .splitlines()] if (state_dir / "journal.jsonl").exists() else []
-    click.echo(f"\njournal {state_dir / 'journal.jsonl'}: "
-               f"{sum(r['op'] == 'intent' for r in journal)} change(s), "
-               f"{sum(r['op'] == 'done' for r in journal)} reported done by the NameNode")
+    changes, done = _changes(state_dir)
+    summary["journal"] = {"changes": changes, "done": done}
+    click.echo(f"\njournal {state_dir / 'journal.jsonl'}: {changes} change(s), {done} reported done "
+               f"by the NameNode")
+    (layout.root / "demo-summary.json").write_text(json.dumps(summary, indent=1))
     click.echo("\nthe cluster stays up; stop it with: .venv/bin/dsbra cluster down")
+    return summary
 
 
-def main() -> None:
+def _changes(state_dir: Path) -> tuple[int, int]:
+    """The daemon journal's changes, and those the NameNode reported done."""
+    path = state_dir / "journal.jsonl"
+    journal = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return sum(r["op"] == "intent" for r in journal), sum(r["op"] == "done" for r in journal)
+
+
+@click.command()
+@click.option("--prefix", default=DEMO_SPEC.prefix, show_default=True,
+              help="Names of the cluster's bridge and network namespaces.")
+@click.option("--subnet", default=DEMO_SPEC.subnet, show_default=True,
+              help="The cluster's hosts' addresses.")
+@click.option("--port-offset", type=int, default=DEMO_SPEC.port_offset, show_default=True,
+              help="Added to every port of the master's daemons.")
+def cli(prefix: str, subnet: str, port_offset: int) -> None:
+    """The whole loop on the bundled cluster (`make demo`): hot-file jobs, the daemon raises
+    the file, the same jobs again, the file lowered back. The cluster is the one of
+    $DSBRA_STATE_DIR (default .dsbra/cluster), brought up if it is not; it stays up."""
     try:
-        demo()
-    except DsbraError as exc:
+        demo(dataclasses.replace(DEMO_SPEC, prefix=prefix, subnet=subnet, port_offset=port_offset))
+    except (DsbraError, ValueError) as exc:
         click.echo(f"dsbra: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        sys.exit(getattr(exc, "exit_code", 2))
 
 
 if __name__ == "__main__":
-    main()
+    cli()

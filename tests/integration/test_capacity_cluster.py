@@ -17,8 +17,7 @@ from dsbra.conf.values import parse_values
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.scheduler import settings_from_conf
 from netslots import SECOND
-from test_conf_check_cluster import dsbra
-from test_daemon import bundled_cluster
+from harness import run_dsbra
 
 pytestmark = pytest.mark.cluster
 
@@ -32,9 +31,8 @@ SPEC = parse_values(VALUES).spec
 
 
 @pytest.fixture(scope="module")
-def capacity_cluster(second_cluster_slot_module):
-    with bundled_cluster(second_cluster_slot_module, SPEC) as up:
-        yield up
+def capacity_cluster(second_slot):
+    return second_slot.cluster(SPEC)[:2]
 
 
 def test_the_resourcemanager_runs_the_capacity_scheduler_with_the_rendered_queues(capacity_cluster):
@@ -75,7 +73,7 @@ def test_conf_check_finds_no_difference_from_the_values(capacity_cluster, tmp_pa
     _, env = capacity_cluster
     values = tmp_path / "values.yaml"
     values.write_text(yaml.safe_dump(VALUES))
-    proc = dsbra("conf", "check", "--rm", env["rm"], "--nn", env["namenode"], "--values", str(values))
+    proc = run_dsbra("conf", "check", "--rm", env["rm"], "--nn", env["namenode"], "--values", str(values))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == "no difference from the live cluster"
@@ -85,8 +83,8 @@ def test_conf_check_finds_no_difference_from_the_values(capacity_cluster, tmp_pa
     assert "node-locality-delay 2" in note and "per-node-heartbeat.maximum-offswitch-assignments 2" in note
     # the same through the files `conf render` writes, capacity-scheduler.xml among them
     rendered = tmp_path / "rendered"
-    assert dsbra("conf", "render", "--values", str(values), "--out", str(rendered)).returncode == 0
-    proc = dsbra("conf", "check", "--rm", env["rm"], "--rendered", str(rendered))
+    assert run_dsbra("conf", "render", "--values", str(values), "--out", str(rendered)).returncode == 0
+    proc = run_dsbra("conf", "check", "--rm", env["rm"], "--rendered", str(rendered))
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -95,7 +93,7 @@ def test_conf_check_reports_a_queue_whose_capacity_differs(capacity_cluster, tmp
     values = tmp_path / "values.yaml"
     values.write_text(yaml.safe_dump(VALUES | {"capacity_queues": [{"name": "default", "capacity": 70},
                                                                    {"name": "benchmark", "capacity": 30}]}))
-    proc = dsbra("conf", "check", "--rm", env["rm"], "--values", str(values))
+    proc = run_dsbra("conf", "check", "--rm", env["rm"], "--values", str(values))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == "2 difference(s) from the live cluster"

@@ -19,18 +19,13 @@ from pathlib import Path
 import pytest
 
 from dsbra.cluster import netns
+from harness import run_dsbra
 from netslots import SECOND as SECOND_NET, THIRD, cli_args
 
 pytestmark = pytest.mark.cluster
 
 # the second cluster: distinct names, addresses and ports from the session's cluster
 SECOND = ["--workers", "1", *cli_args(SECOND_NET)]
-
-
-def dsbra(*args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run the real CLI as a user would, capturing output."""
-    return subprocess.run([sys.executable, "-m", "dsbra", *args], capture_output=True, text=True,
-                          timeout=timeout, check=check)
 
 
 def _one_line_error(proc: subprocess.CompletedProcess) -> str:
@@ -47,27 +42,27 @@ def _leftovers(prefix: str) -> list[str]:
 
 
 def test_up_twice_says_already_up(cluster):
-    proc = dsbra("cluster", "up")
+    proc = run_dsbra("cluster", "up")
     assert proc.returncode == 0, proc.stderr
     assert "already up" in proc.stdout
 
 
 def test_status_env_and_logs(cluster):
-    proc = dsbra("cluster", "status")
+    proc = run_dsbra("cluster", "status")
     assert proc.returncode == 0, proc.stdout
     assert "cluster: up" in proc.stdout
     for w in cluster["workers"]:
         assert f"datanode-{w['name']}" in proc.stdout and f"nodemanager-{w['name']}" in proc.stdout
 
-    env = json.loads(dsbra("cluster", "env", "--json", check=True).stdout)
+    env = json.loads(run_dsbra("cluster", "env", "--json", check=True).stdout)
     assert env["webhdfs"].endswith("/webhdfs/v1") and env["rm"].startswith("http://")
     assert env["jhs"].startswith("http://")
     assert [set(w) >= {"host", "rack"} for w in env["workers"]] == [True] * len(cluster["workers"])
 
-    logs = dsbra("cluster", "logs", "namenode", "-n", "20", check=True)
+    logs = run_dsbra("cluster", "logs", "namenode", "-n", "20", check=True)
     assert len(logs.stdout.splitlines()) == 20
-    assert "NameNode" in dsbra("cluster", "logs", "namenode", "-n", "100000").stdout
-    bad = _one_line_error(dsbra("cluster", "logs", "no-such-daemon"))
+    assert "NameNode" in run_dsbra("cluster", "logs", "namenode", "-n", "100000").stdout
+    bad = _one_line_error(run_dsbra("cluster", "logs", "no-such-daemon"))
     assert "unknown daemon" in bad and "datanode-w1" in bad
 
 
@@ -79,7 +74,7 @@ def test_status_env_and_logs(cluster):
     (["--block-size", "lots"], "not a size"),
 ])
 def test_up_rejects_bad_arguments(tmp_path, args, message):
-    error = _one_line_error(dsbra("cluster", "up", "--state-dir", str(tmp_path), *args))
+    error = _one_line_error(run_dsbra("cluster", "up", "--state-dir", str(tmp_path), *args))
     assert message in error
     assert not (tmp_path / "state.json").exists()
 
@@ -102,7 +97,7 @@ def test_up_with_a_port_in_use_fails_cleanly(tmp_path):
     blocker, offset = _occupy_namenode_port()
     try:
         args = ["--workers", "1", "--prefix", THIRD["prefix"], "--subnet", THIRD["subnet"], "--port-offset", str(offset)]
-        error = _one_line_error(dsbra("cluster", "up", "--state-dir", str(tmp_path), *args))
+        error = _one_line_error(run_dsbra("cluster", "up", "--state-dir", str(tmp_path), *args))
     finally:
         blocker.close()
     assert f"port {8020 + offset} (namenode_rpc) is already in use" in error
@@ -112,7 +107,7 @@ def test_up_with_a_port_in_use_fails_cleanly(tmp_path):
 
 def test_down_twice(tmp_path):
     for _ in range(2):
-        proc = dsbra("cluster", "down", "--state-dir", str(tmp_path))
+        proc = run_dsbra("cluster", "down", "--state-dir", str(tmp_path))
         assert proc.returncode == 0 and "already down" in proc.stdout
 
 
@@ -134,7 +129,7 @@ def test_maven_central_unreachable_is_a_clear_error(tmp_path):
 
 def test_unreadable_state_is_a_clear_error(tmp_path):
     (tmp_path / "state.json").write_text("{not json")
-    assert "cannot read cluster state" in _one_line_error(dsbra("cluster", "status", "--state-dir", str(tmp_path)))
+    assert "cannot read cluster state" in _one_line_error(run_dsbra("cluster", "status", "--state-dir", str(tmp_path)))
 
 
 def test_crashed_cluster_is_detected_cleaned_and_restarted(cluster, second_cluster_slot):
@@ -142,24 +137,24 @@ def test_crashed_cluster_is_detected_cleaned_and_restarted(cluster, second_clust
     tmp_path = second_cluster_slot
     state = ["--state-dir", str(tmp_path)]
     try:
-        proc = dsbra("cluster", "up", *state, *SECOND)
+        proc = run_dsbra("cluster", "up", *state, *SECOND)
         assert proc.returncode == 0, proc.stderr
         assert sorted(netns.list_netns()).count(f"{SECOND_NET['prefix']}-w1") == 1
         daemons = json.loads((tmp_path / "state.json").read_text())["daemons"]
         os.kill(daemons["namenode"]["pid"], signal.SIGKILL)
         time.sleep(0.5)
 
-        proc = dsbra("cluster", "status", *state)
+        proc = run_dsbra("cluster", "status", *state)
         assert proc.returncode == 1 and "partial" in proc.stdout and "DEAD" in proc.stdout
 
         # cleans the crashed run and starts anew, this time with time-based delay scheduling
         timed = ["--continuous-scheduling", "--locality-delay-node-ms", "3000",
                  "--locality-delay-rack-ms", "1000"]
-        proc = dsbra("cluster", "up", *state, *SECOND, *timed)
+        proc = run_dsbra("cluster", "up", *state, *SECOND, *timed)
         assert proc.returncode == 0, proc.stderr
         assert "cleaning up a previous run" in proc.stderr
-        assert dsbra("cluster", "status", *state).returncode == 0
-        env = json.loads(dsbra("cluster", "env", "--json", *state).stdout)
+        assert run_dsbra("cluster", "status", *state).returncode == 0
+        env = json.loads(run_dsbra("cluster", "env", "--json", *state).stdout)
         assert env["locality_delay"]["continuous_scheduling"] is True
         from dsbra.observe.http import ResourceManager
         from dsbra.observe.scheduler import settings_from_conf
@@ -167,13 +162,13 @@ def test_crashed_cluster_is_detected_cleaned_and_restarted(cluster, second_clust
         settings = settings_from_conf(ResourceManager(env["rm"]).conf(), nodes=1)
         assert settings.delay_scheduling and settings.delay_threshold_s == 3.0
     finally:
-        proc = dsbra("cluster", "down", *state)
+        proc = run_dsbra("cluster", "down", *state)
     assert proc.returncode == 0 and "cluster down" in proc.stdout
     assert _leftovers(SECOND_NET["prefix"]) == []
     marker = f"-Ddsbra.state={tmp_path.resolve()}".encode()
     running = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline_has(p, marker)]
     assert running == []
-    assert dsbra("cluster", "status", *state).returncode == 3
+    assert run_dsbra("cluster", "status", *state).returncode == 3
 
 
 def _cmdline_has(pid: str, marker: bytes) -> bool:

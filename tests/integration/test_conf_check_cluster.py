@@ -5,11 +5,10 @@ the rendered files; a changed weight must be reported."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
+
+from harness import need_root, run_dsbra
 from netslots import SECOND
 
 pytestmark = pytest.mark.cluster
@@ -27,31 +26,26 @@ placement:
 """
 
 
-def dsbra(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dsbra", *args], capture_output=True, text=True, timeout=600)
-
-
 def test_cluster_started_from_rendered_values_agrees_and_a_changed_weight_is_reported(second_cluster_slot):
-    if os.geteuid() != 0:
-        pytest.skip("the bundled cluster needs root (network namespaces)")
+    need_root()
     tmp = second_cluster_slot
     values, changed, rendered = tmp / "values.yaml", tmp / "changed.yaml", tmp / "rendered"
     values.write_text(VALUES.format(weight=3, **SECOND))
     changed.write_text(VALUES.format(weight=1, **SECOND))
-    assert dsbra("conf", "render", "--values", str(values), "--out", str(rendered)).returncode == 0
+    assert run_dsbra("conf", "render", "--values", str(values), "--out", str(rendered)).returncode == 0
     state = ["--state-dir", str(tmp / "state")]
     try:
-        proc = dsbra("cluster", "up", *state, "--values", str(values))
+        proc = run_dsbra("cluster", "up", *state, "--values", str(values))
         assert proc.returncode == 0, proc.stderr
-        env = json.loads(dsbra("cluster", "env", "--json", *state).stdout)
+        env = json.loads(run_dsbra("cluster", "env", "--json", *state).stdout)
         live = ["--rm", env["rm"], "--nn", env["namenode"]]
 
-        proc = dsbra("conf", "check", *live, "--values", str(values))
+        proc = run_dsbra("conf", "check", *live, "--values", str(values))
         assert (proc.returncode, proc.stdout.strip()) == (0, "no difference from the live cluster"), proc.stdout
-        proc = dsbra("conf", "check", *live, "--rendered", str(rendered))
+        proc = run_dsbra("conf", "check", *live, "--rendered", str(rendered))
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
-        proc = dsbra("conf", "check", *live, "--values", str(changed))
+        proc = run_dsbra("conf", "check", *live, "--values", str(changed))
         assert proc.returncode == 1, proc.stdout + proc.stderr
         lines = proc.stdout.strip().splitlines()
         assert lines[-1] == "2 difference(s) from the live cluster", proc.stdout
@@ -59,4 +53,4 @@ def test_cluster_started_from_rendered_values_agrees_and_a_changed_weight_is_rep
         assert "root.analytics weight 1: its steady fair share would be 1280 MB of 2560 MB, the RM gives it 1920 MB" in proc.stdout
         assert "root.default weight 1: its steady fair share would be 1280 MB of 2560 MB, the RM gives it 640 MB" in proc.stdout
     finally:
-        assert dsbra("cluster", "down", *state).returncode == 0
+        assert run_dsbra("cluster", "down", *state).returncode == 0

@@ -8,17 +8,13 @@ Scheduler's docker cluster of test_docker_cluster.py.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 
 import pytest
 import requests
 
-from dsbra.cluster.cluster import readiness
-from dsbra.cluster.docker import build, docker_client, render_compose, work_dir
 from dsbra.cluster.spec import ClusterSpec
-from dsbra.errors import ClusterError
+from harness import compose_cluster
 from netslots import SLOT
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(1500)]
@@ -28,36 +24,12 @@ NODE_DELAY = 2  # below the 4 nodes, so the cap by cluster size does not hide it
 SPEC = ClusterSpec(workers=WORKERS, replication=3, subnet=f"172.29.{10 + SLOT}.0/24",
                    scheduler="capacity", node_locality_delay=NODE_DELAY)
 PROJECT = f"dsbra-test-capacity-slot{SLOT}"
-READY_TIMEOUT_S = 600
 
 
 @pytest.fixture(scope="module")
 def compose():
-    try:
-        docker_client()
-    except ClusterError as exc:
-        pytest.skip(f"no Docker engine here: {exc}")
-    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode != 0:
-        pytest.fail("the Docker Compose v2 plugin is missing: run `make docker-deps`")
-    from testcontainers.compose import DockerCompose
-
-    build(log=lambda *_: None)
-    folder = work_dir() / PROJECT
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "compose.yaml").write_text(render_compose(WORKERS, SPEC.subnet, scheduler="capacity",
-                                                        node_locality_delay=NODE_DELAY))
-    stack = DockerCompose(folder, compose_file_name="compose.yaml", wait=False)
-    stack.stop()
-    stack.start()
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while missing := readiness(SPEC):
-            assert time.monotonic() < deadline, f"not ready: {'; '.join(missing.values())}"
-            time.sleep(2)
+    with compose_cluster(PROJECT, SPEC, scheduler="capacity", node_locality_delay=NODE_DELAY) as stack:
         yield stack
-    finally:
-        stack.stop()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_containers_resourcemanager_runs_the_capacity_scheduler(compose):

@@ -14,20 +14,17 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import time
 
 import pytest
 import requests
 
-from dsbra.cluster.cluster import readiness
 from dsbra.cluster.config import DEFAULT_QUEUES
-from dsbra.cluster.docker import DAEMON_HTTP_PORT, build, docker_client, render_compose, work_dir
+from dsbra.cluster.docker import DAEMON_HTTP_PORT, work_dir
 from dsbra.cluster.spec import ClusterSpec
-from dsbra.errors import ClusterError
 from netslots import SLOT
-from test_placement_heat import holders, log_heat_rounds, until_logged, until_replicas, until_round_read
+from harness import compose_cluster, holders, log_heat_rounds, until_logged, until_replicas, until_round_read
 from test_cluster_hdfs import (  # noqa: F401  (collected here, against this module's cluster)
     scratch,
     test_block_locations_name_distinct_worker_hosts,
@@ -47,46 +44,13 @@ pytestmark = [pytest.mark.docker, pytest.mark.timeout(1500)]
 WORKERS = 4
 SPEC = ClusterSpec(workers=WORKERS, replication=3, subnet=f"172.29.{SLOT}.0/24")
 PROJECT = f"dsbra-test-slot{SLOT}"
-FOLDER = work_dir() / PROJECT  # compose names the project after this folder
-READY_TIMEOUT_S = 600  # a loaded 2-core machine starts 9 JVMs slowly
 
 
 @pytest.fixture(scope="module")
 def compose():
-    """The compose file's cluster, up and ready; torn down (volumes too) at the end."""
-    try:
-        docker_client()
-    except ClusterError as exc:
-        pytest.skip(f"no Docker engine here: {exc}")
-    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode != 0:
-        pytest.fail("the Docker Compose v2 plugin is missing: run `make docker-deps` (see hadoop-docker/README.md)")
-    from testcontainers.compose import DockerCompose
-
-    build(log=lambda *_: None)
-    folder = FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "compose.yaml").write_text(render_compose(WORKERS, SPEC.subnet, placement="heat"))
-    stack = DockerCompose(folder, compose_file_name="compose.yaml", wait=False)
-    stack.stop()  # what a killed session of this slot left behind
-    stack.start()
-    try:
-        _wait_ready(stack)
+    """The compose file's cluster with the placement plugin, up and ready."""
+    with compose_cluster(PROJECT, SPEC, placement="heat") as stack:
         yield stack
-    finally:
-        stack.stop()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _wait_ready(stack) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while missing := readiness(SPEC):
-        exited = [c.Service for c in stack.get_containers(include_all=True) if c.State != "running"]
-        if exited:
-            logs = stack.get_logs(*exited)
-            pytest.fail(f"containers exited during start-up: {exited}: {(logs[0] + logs[1])[-1500:]}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"dockerized cluster not ready after {READY_TIMEOUT_S} s: {'; '.join(missing.values())}")
-        time.sleep(2)
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +128,7 @@ def test_concurrent_jobs_with_job_defaults_do_not_stall_in_containers(compose, c
 
 
 def _compose(*args: str, stdin: str | None = None) -> str:
-    run = subprocess.run(["docker", "compose", *args], cwd=FOLDER, input=stdin, capture_output=True,
+    run = subprocess.run(["docker", "compose", *args], cwd=work_dir() / PROJECT, input=stdin, capture_output=True,
                          text=True, timeout=120)
     assert run.returncode == 0, (args, run.stderr[-1500:])
     return run.stdout

@@ -13,8 +13,7 @@ import subprocess
 
 import pytest
 
-from dsbra.cluster.docker import docker_client
-from dsbra.errors import ClusterError
+from harness import need_docker
 from repo_scripts import load_script
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(1200)]
@@ -26,10 +25,7 @@ def _builder():
 
 @pytest.fixture(scope="module")
 def image() -> str:
-    try:
-        docker_client()
-    except ClusterError as exc:
-        pytest.skip(f"no Docker engine here: {exc}")
+    need_docker()
     tag, _, _, _ = _builder().build(log=lambda *_: None)
     return tag
 

@@ -10,56 +10,49 @@ change sent and closed, and every replica added or dropped is checked against th
 published that round. One rack, so HDFS's rack rule never overrides the heat.
 """
 
+"""dsbra's NameNode placement plugin on the bundled cluster (`dsbra cluster up --placement heat`,
+issue 24): a real NameNode runs BlockPlacementPolicyDsbraHeat and reads the heat document.
+
+First with heat documents the test writes itself (so each choice is known in advance): a new
+copy of a raised file's block lands on the least heated node, an excess replica goes from the
+hottest holder, a malformed document leaves HDFS placing as its default. Then the daemon's own
+end-to-end test (`dsbra run --apply`, a real process, on the daemon tests' cluster of
+harness.py, which runs the plugin on one rack so HDFS's rack rule never overrides the heat): it
+raises the hot files while grep jobs queue for them and lowers them when they cool, its journal
+shows each change sent and closed, and every replica added or dropped is checked against the
+heat it published that round.
+"""
+
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
+import os
 import re
+import signal
 import threading
 import time
 from pathlib import Path
 
 import pytest
-import requests
-import yaml
 
-from dsbra.cluster.spec import ClusterSpec
-from test_daemon import BASE, HOT, SPEC, WINDOW_S, _config, _start, _stop, _until, cluster_with_data
-from test_daemon import _journal, _replication, replay_until_raised
+from dsbra.cluster import state as st
+from harness import (BASE, HOT, Daemon, daemon_config, holders, log_heat_rounds, replay_until_raised,
+                     replication, until_logged, until_replicas, until_round_read)
 
 pytestmark = pytest.mark.cluster
 
-HEAT_SPEC: ClusterSpec = dataclasses.replace(SPEC, racks=1, block_placement="heat")
 #: the plugin reads the document every second (the bundled cluster's refresh.ms)
 REFRESH_S = 1.0
 
 
-@pytest.fixture(scope="module")
-def heat_cluster(second_cluster_slot_module):
-    with cluster_with_data(second_cluster_slot_module, HEAT_SPEC) as up:
-        log_heat_rounds(up[1]["namenode"])
-        yield up
-
-
-def holders(client, path: str) -> list[str]:
-    """The DataNodes holding the (one) block of ``path``, by WebHDFS (the daemon's names)."""
-    located = client._session.get(f"{client.url}/webhdfs/v1{path}",
-                                  params={"op": "GET_BLOCK_LOCATIONS", "user.name": "root"},
-                                  timeout=10)
-    located.raise_for_status()
-    blocks = located.json()["LocatedBlocks"]["locatedBlocks"]
-    return sorted(loc["hostName"] for loc in blocks[0]["locations"])
-
-
-def log_heat_rounds(namenode_url: str) -> None:
-    """Turns on the plugin's line for each round it reads and for each copy it places, through
-    the NameNode's log-level servlet (what `hadoop daemonlog` calls): a test then waits for the
-    round it published, and judges a copy by the nodes HDFS's own checks refused it."""
-    for logger in ("io.dsbra.placement.HeatSource",
-                   "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDsbraHeat"):
-        requests.get(f"{namenode_url}/logLevel", timeout=10,
-                     params={"log": logger, "level": "DEBUG"}).raise_for_status()
+@pytest.fixture
+def heat_cluster(daemon_cluster):
+    """The daemon tests' cluster, the plugin's DEBUG lines on; the heat documents the tests
+    write by hand are removed at the end, so they steer nothing after this module."""
+    log_heat_rounds(daemon_cluster[1]["namenode"])
+    yield daemon_cluster
+    Path(daemon_cluster[1]["heat_file"]).unlink(missing_ok=True)
 
 
 #: the plugin's line for a copy placed by heat, e.g. "dsbra heat round 1 placed /td/in/hot-0 on
@@ -79,43 +72,35 @@ def heat_placements(log: str) -> dict[tuple[int, str], set[str]]:
     return placements
 
 
-def until_logged(read_log, pattern: str, timeout_s: float = 60) -> None:
-    """Until ``pattern`` (a regex) is in the NameNode's log, as ``read_log()`` returns it."""
-    deadline = time.monotonic() + timeout_s
-    while not re.search(pattern, read_log()):
-        assert time.monotonic() < deadline, f"no {pattern!r} in the NameNode's log: {read_log()[-3000:]}"
-        time.sleep(0.5)
-
-
-def until_round_read(read_log, round_: int) -> None:
-    """Until the plugin has read heat round ``round_`` (its line, on with log_heat_rounds)."""
-    until_logged(read_log, rf"dsbra heat round {round_} read:")
-
-
-def publish(env: dict, heat: dict[str, float], raised=(), round_=1) -> None:
-    """A heat document as the daemon writes it (whole, by a rename), once the plugin has read it."""
+def publish(env: dict, heat: dict[str, float], raised=(), round_=1, lowering=None) -> None:
+    """A heat document as the daemon writes it (whole, by a rename), once the plugin has read
+    it. ``lowering``: path -> (its new replication, its block's holders), the files the round
+    lowers, whose deletions the plugin orders by heat."""
     path = Path(env["heat_file"])
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
+    lowering = {p: {"replication": r, "holders": [sorted(h)]} for p, (r, h) in (lowering or {}).items()}
     partial.write_text(json.dumps({"format": "dsbra-heat", "version": 1,
                                    "generated_ms": int(time.time() * 1000), "round": round_,
-                                   "nodes": heat, "raised": list(raised), "lowered": []}))
+                                   "nodes": heat, "raised": list(raised), "lowered": list(lowering),
+                                   "lowering": lowering}))
     partial.replace(path)
     until_round_read(lambda: namenode_log(env), round_)
 
 
-def until_replicas(client, path: str, n: int, timeout_s: float = 60) -> list[str]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        h = holders(client, path)
-        if len(h) == n:
-            return h
-        time.sleep(0.5)
-    raise AssertionError(f"{path}: {holders(client, path)}, not {n} replicas after {timeout_s} s")
-
-
 def namenode_log(env: dict) -> str:
     return Path(env["logs"]["namenode"]).read_text(errors="replace")
+
+
+def _written_off(client, path: str, avoid: str, tries: int = 20) -> list[str]:
+    """``path`` written (one replica) until its first replica is not on ``avoid``: the writer
+    is no DataNode, so HDFS draws the node at random; its holders."""
+    for _ in range(tries):
+        client.write(path, b"x" * 1024, overwrite=True, replication=1)
+        first = holders(client, path)
+        if avoid not in first:
+            return first
+    raise AssertionError(f"{path}: HDFS put it on {avoid} {tries} times in a row")
 
 
 def test_a_raised_files_new_copy_goes_to_the_least_heated_node(heat_cluster):
@@ -123,18 +108,15 @@ def test_a_raised_files_new_copy_goes_to_the_least_heated_node(heat_cluster):
     nodes = [w["host"] for w in env["workers"]]
     for i, coolest in enumerate(nodes[1:]):  # three files, three different coolest nodes
         path = f"/tp/raise-{i}"
-        client.write(path, b"x" * 1024, overwrite=True, replication=1)
-        first = holders(client, path)
+        first = _written_off(client, path, coolest)
         heat = {n: 0.9 for n in nodes}
         heat[coolest] = 0.1
-        if coolest in first:  # the writer's node got it: make another the coolest
-            continue
         publish(env, heat, raised=[path], round_=10 + i)
         client.set_replication(path, 2)
         assert until_replicas(client, path, 2) == sorted(first + [coolest])
 
 
-def test_an_excess_replica_goes_from_the_hottest_holder(heat_cluster):
+def test_an_excess_replica_of_a_file_dsbra_lowers_goes_from_the_hottest_holder(heat_cluster):
     _, env, client = heat_cluster
     nodes = [w["host"] for w in env["workers"]]
     path = "/tp/lower"
@@ -144,10 +126,41 @@ def test_an_excess_replica_goes_from_the_hottest_holder(heat_cluster):
     for step, hottest in enumerate([nodes[2], nodes[0], nodes[3]]):
         heat = {n: 0.2 for n in nodes}
         heat[hottest] = 0.8
-        publish(env, heat, round_=20 + step)
+        publish(env, heat, round_=20 + step, lowering={path: (len(left) - 1, left)})
         client.set_replication(path, len(left) - 1)
         left.remove(hottest)
         assert until_replicas(client, path, len(left)) == sorted(left)
+
+
+#: the bundled cluster's dfs.heartbeat.interval, and Hadoop's default
+#: dfs.namenode.tolerate.heartbeat.multiplier: a DataNode silent for longer is the first whose
+#: replica BlockPlacementPolicyDefault deletes
+HEARTBEAT_S, TOLERATE_HEARTBEATS = 1, 4
+
+
+def test_a_file_dsbra_never_raised_loses_the_replica_hdfss_default_chooses(heat_cluster):
+    """A usable heat document that does not list the file: its excess replica is deleted as
+    HDFS's default deletes it, whatever the heat says. The default's choice is made known in
+    advance: the holder whose heartbeat is overdue (its DataNode paused) goes first, while the
+    heat names another holder the hottest."""
+    layout, env, client = heat_cluster
+    workers = {w["host"]: w["name"] for w in env["workers"]}
+    path = "/tp/never-raised"
+    client.write(path, b"w" * 1024, overwrite=True, replication=3)
+    held = until_replicas(client, path, 3)
+    silent, hottest = held[0], held[1]
+    heat = {n: 0.1 for n in workers}
+    heat[hottest] = 0.9
+    publish(env, heat, round_=30, lowering={"/tp/other": (1, held)})
+    pid = st.load(layout.state_file)["daemons"][f"datanode-{workers[silent]}"]["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep(HEARTBEAT_S * TOLERATE_HEARTBEATS + 3)
+        client.set_replication(path, 2)  # the NameNode chooses the replica to delete now
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert until_replicas(client, path, 2) == sorted(set(held) - {silent})
+    until_logged(lambda: namenode_log(env), DEFAULT_DELETION)
 
 
 def test_malformed_heat_leaves_the_default_placement_and_says_so(heat_cluster):
@@ -244,29 +257,27 @@ def _placeable(order, round_: int, placements: dict[tuple[int, str], set[str]]) 
 
 def test_the_daemons_raises_and_lowers_follow_its_heat(heat_cluster, tmp_path):
     layout, env, client = heat_cluster
-    config, cfg = _config(tmp_path, env, "heat", "apply")
-    cfg["placement"] = {"heat_file": env["heat_file"], "lead_s": 3 * REFRESH_S}
     # a raise to 2: the plugin chooses 1 of the 3 non-holders (to 4 it has no choice), and one
-    # round lowers it back (from 4, three rounds of WINDOW_S: the suite's longest wait)
-    cfg["rails"] = {"max_replication": 2}
-    Path(config).write_text(yaml.safe_dump(cfg))
+    # round lowers it back
+    daemon = Daemon.configure(tmp_path, "heat", daemon_config(
+        env, tmp_path / "heat", placement={"heat_file": env["heat_file"], "lead_s": 3 * REFRESH_S},
+        rails={"max_replication": 2}))
     watch = Watch(client, Path(env["heat_file"]))
-    proc = _start(config)
+    daemon.start()
     try:
-        raised = replay_until_raised(layout, cfg, client, proc)
-        lowered = raised and _until(lambda: _replication(client) == BASE, 6 * WINDOW_S, proc)
+        raised = replay_until_raised(layout, daemon, client)
+        lowered = raised and daemon.until(lambda: replication(client) == BASE,
+                                          6 * daemon.cfg["interval_s"])
         # a lowering sets the file's replication at once; the NameNode deletes the excess
         # replica at its holder's next heartbeat (a CI run's test ended before it was gone)
         if lowered:
-            _until(lambda: all(len(watch.now[p]) == BASE[p] for p in HOT), 60, proc)
+            daemon.until(lambda: all(len(watch.now[p]) == BASE[p] for p in HOT), 60)
     finally:
         watch.close()
-        err = _stop(proc) if proc.poll() is None else proc.communicate()[1]
-    if not raised and all(float(g) == 0 for g in re.findall(r" gavg=([0-9.]+) ", err)):
-        pytest.skip("the real-cluster rule saw no delay-scheduling wait in three replays")
+        err = daemon.stop()
     assert raised, err[-4000:]
-    assert lowered, (_replication(client), err[-4000:])
-    ops = _journal(cfg)
+    assert lowered, (replication(client), err[-4000:])
+    ops = daemon.journal()
     intents = [r for r in ops if r["op"] == "intent"]
     up = [r for r in intents if r["target"] > r["before"]]
     down = [r for r in intents if r["target"] < r["before"]]

@@ -22,14 +22,11 @@ import sys
 import time
 
 import pytest
-import yaml
 
 from dsbra.act.hdfs_client import make_client
 from dsbra.cluster import security as sec
-from dsbra.cluster.jobs import grep_lines
 from dsbra.cluster.jobs import submit_spaced
-from test_daemon import BASE, COLD, HOT, SPEC, WINDOW_S, _confirmed, _hot_jobs, _replication, _stop
-from test_daemon import bundled_cluster
+from harness import BASE, HOT, HOT_PROFILE, SPEC, WINDOW_S, Daemon, hot_jobs, replication, write_data
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
 
@@ -42,29 +39,25 @@ COOKIE_VALIDITY_S = 60
 
 
 @pytest.fixture(scope="module")
-def secure_cluster(second_cluster_slot_module):
-    with bundled_cluster(second_cluster_slot_module, SECURE_SPEC) as (layout, env):
-        paths = sec.security_paths(layout)
-        with sec.client_environment(paths):
-            client = make_client(env["namenode"], kerberos=True, principal=sec.client_principal(),
-                                 ca_bundle=env["ca_bundle"])
-            for i, path in enumerate(HOT + COLD):
-                client.write(path, grep_lines(3000, seed=i), overwrite=True, replication=BASE[path])
-            sec.kadmin(paths, f'modprinc -maxlife "{TICKET_LIFETIME_S} seconds" {sec.DSBRA_PRINCIPAL}')
-            yield layout, env, client
+def secure_cluster(second_slot):
+    layout, env, _ = second_slot.cluster(SECURE_SPEC)
+    paths = sec.security_paths(layout)
+    with sec.client_environment(paths):
+        client = make_client(env["namenode"], kerberos=True, principal=sec.client_principal(),
+                             ca_bundle=env["ca_bundle"])
+        write_data(client)
+        sec.kadmin(paths, f'modprinc -maxlife "{TICKET_LIFETIME_S} seconds" {sec.DSBRA_PRINCIPAL}')
+        yield layout, env, client
 
 
-def _daemon_config(tmp_path, env, name: str, **cluster) -> tuple[str, dict]:
+def _daemon(tmp_path, env, name: str, **cluster) -> Daemon:
     krb = env["kerberos"]
     cfg = {"mode": "apply", "interval_s": WINDOW_S, "poll_s": 3, "state_dir": str(tmp_path / name),
            "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"],
                        "kerberos": True, "kerberos_principal": krb["principal"],
                        "keytab": krb["keytab"], "ca_bundle": env["ca_bundle"], **cluster},
-           "http": {"enabled": False},
-           "policy": {"params": {"min_pressure": 0.1}}}  # test_daemon.py's: why there
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return str(path), cfg
+           "http": {"enabled": False}, "policy": HOT_PROFILE}
+    return Daemon.configure(tmp_path, name, cfg, _daemon_env(env))
 
 
 def _daemon_env(env) -> dict[str, str]:
@@ -73,9 +66,8 @@ def _daemon_env(env) -> dict[str, str]:
     return {**out, "KRB5_CONFIG": env["kerberos"]["krb5_conf"]}
 
 
-def _run_once(config: str, env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dsbra", "run", "--apply", "--once", "--config", config],
-                          capture_output=True, text=True, timeout=120, env=_daemon_env(env))
+def _run_once(daemon: Daemon) -> subprocess.CompletedProcess:
+    return daemon.once("--apply")
 
 
 def _refused_in_one_line(proc: subprocess.CompletedProcess, *expected: str) -> None:
@@ -116,10 +108,10 @@ def test_a_bad_credential_is_a_one_line_refusal_and_changes_nothing(secure_clust
         cluster, expected = {"kerberos_principal": f"nobody@{sec.REALM}"}, [f"cannot log in as nobody@{sec.REALM}"]
     else:
         cluster, expected = {"ca_bundle": _foreign_ca(tmp_path)}, ["TLS verification of the NameNode failed"]
-    config, cfg = _daemon_config(tmp_path, env, "bad", **cluster)
-    _refused_in_one_line(_run_once(config, env), *expected)
-    assert _replication(client) == BASE
-    assert not os.path.exists(os.path.join(cfg["state_dir"], "journal.jsonl"))
+    daemon = _daemon(tmp_path, env, "bad", **cluster)
+    _refused_in_one_line(_run_once(daemon), *expected)
+    assert replication(client) == BASE
+    assert not (daemon.state / "journal.jsonl").exists()
 
 
 def test_the_web_endpoints_refuse_anonymous_and_plain_http(secure_cluster):
@@ -167,46 +159,44 @@ class _Raised(Exception):
     pass
 
 
-def _replay_until_a_raise_is_done(layout, cfg: dict, proc, replays: int = 3) -> bool:
-    """test_daemon.py's workload (its grep jobs, each reading the hot files), until the
-    journal shows a raise the NameNode confirmed; then the job clients still running stop."""
+def _replay_until_a_raise_is_done(layout, daemon: Daemon, replays: int = 3) -> bool:
+    """The hot jobs (harness.hot_jobs: grep's client JVMs, which log in), until the journal
+    shows a raise the NameNode confirmed; then the job clients still running stop."""
     runs: list = []
 
     def tick(current: list) -> None:
         runs[:] = current
-        assert proc.poll() is None, proc.communicate()[1][-3000:]
-        if any(r["target"] > r["before"] for r in _confirmed(cfg)):
+        daemon.alive()
+        if daemon.raised():
             raise _Raised
 
     for _ in range(replays):
         try:
-            submit_spaced(_hot_jobs(), 3.0, tick, interval_s=5.0, state_dir=layout.root)
+            submit_spaced(hot_jobs(), 3.0, tick, interval_s=5.0, state_dir=layout.root)
         except _Raised:
             return True
         finally:
             for run in runs:
                 run.kill()
-    return any(r["target"] > r["before"] for r in _confirmed(cfg))
+    return bool(daemon.raised())
 
 
 def test_the_daemon_raises_a_hot_file_with_tickets_shorter_than_its_run(secure_cluster, tmp_path):
     layout, env, client = secure_cluster
-    config, cfg = _daemon_config(tmp_path, env, "apply")
+    daemon = _daemon(tmp_path, env, "apply")
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", config],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_daemon_env(env))
+    daemon.start()
     try:
-        raised = _replay_until_a_raise_is_done(layout, cfg, proc)
+        raised = _replay_until_a_raise_is_done(layout, daemon)
     finally:
-        err = _stop(proc) if proc.poll() is None else proc.communicate()[1]
+        err = daemon.stop()
     ran_s = time.monotonic() - started
     assert raised, err[-4000:]
-    confirmed = _confirmed(cfg)
-    assert any(r["target"] > r["before"] and r["path"] in HOT for r in confirmed), (confirmed, err[-4000:])
-    assert any(v > BASE[p] for p, v in _replication(client).items())
+    assert daemon.raised(HOT), (daemon.confirmed(), err[-4000:])
+    assert any(v > BASE[p] for p, v in replication(client).items())
     # no HTTP 401; a log timestamp's milliseconds (",401") are not one (a run failed on that)
     assert "Traceback" not in err and not re.search(r"(?<!,)\b401\b", err), err[-4000:]
-    status = subprocess.run([sys.executable, "-m", "dsbra", "status", "--config", config],
+    status = subprocess.run([sys.executable, "-m", "dsbra", "status", "--config", str(daemon.path)],
                             capture_output=True, text=True, timeout=60)
     assert status.returncode == 0 and "mode apply" in status.stdout, status.stdout + status.stderr
     # the run outlived at least two of dsbra's tickets, and every request authenticated (above)

@@ -9,8 +9,9 @@ First `haadmin -failover` as the cluster's Kerberos client, through the ZKFCs. T
 logged in from dsbra's keytab and told nothing but the cluster's client configuration
 (`HADOOP_CONF_DIR`: both NameNodes' and RMs' https addresses), runs while grep jobs keep the hot
 files busy; the active NameNode is killed, then the active RM, and the daemon must go on against
-the new active ones (one more SPNEGO handshake each), keep its cluster lock, and leave a journal
-with every change sent once or reconciled and no file below its base.
+the new active ones (one more SPNEGO handshake each), raise the new hot file the jobs read
+after each failover through the new active NameNode, keep its cluster lock, and leave a journal
+with every change sent once or reconciled and no file below its base (harness.follow_failovers).
 """
 
 from __future__ import annotations
@@ -20,15 +21,13 @@ import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 from dsbra.act.hdfs_client import make_client
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
-from dsbra.cluster.jobs import grep_lines
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS
-from test_daemon import BASE, COLD, HOT, SPEC, bundled_cluster
-from test_ha import INTERVAL_S, _failover_namenode, _other, follow_failovers
+from harness import (HA_INTERVAL_S, SHORT_WINDOW_PROFILE, SPEC, Daemon, failover_namenode,
+                     follow_failovers, other, write_data)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure, pytest.mark.ha]
 
@@ -36,14 +35,13 @@ SECURE_HA_SPEC = dataclasses.replace(SPEC, ha=True, kerberos=True, tls=True)
 
 
 @pytest.fixture(scope="module")
-def secure_ha_cluster(second_cluster_slot_module):
-    with bundled_cluster(second_cluster_slot_module, SECURE_HA_SPEC, timeout=400) as (layout, env):
-        with cl.web_session(SECURE_HA_SPEC, layout) as session:  # in the client's environment
-            client = make_client(";".join(env["namenode"].split(",")), kerberos=True,
-                                 principal=sec.client_principal(), ca_bundle=env["ca_bundle"])
-            for i, path in enumerate(HOT + COLD):
-                client.write(path, grep_lines(3000, seed=i), overwrite=True, replication=BASE[path])
-            yield layout, env, client, session
+def secure_ha_cluster(second_slot):
+    layout, env, _ = second_slot.cluster(SECURE_HA_SPEC, timeout=400)
+    with cl.web_session(SECURE_HA_SPEC, layout) as session:  # in the client's environment
+        client = make_client(";".join(env["namenode"].split(",")), kerberos=True,
+                             principal=sec.client_principal(), ca_bundle=env["ca_bundle"])
+        write_data(client)
+        yield layout, env, client, session
 
 
 def test_haadmin_failover_through_the_zkfcs_as_the_kerberos_client(secure_ha_cluster):
@@ -52,23 +50,19 @@ def test_haadmin_failover_through_the_zkfcs_as_the_kerberos_client(secure_ha_clu
     active = cl.active_namenode(spec, session)
     assert active == "nn1"  # its ZKFC started first and won the election
     assert cl.active_rm(spec, session) in HA_RMS
-    standby = _other(HA_NAMENODES, active)
-    _failover_namenode(layout, active, standby, spec)
+    standby = other(HA_NAMENODES, active)
+    failover_namenode(layout, active, standby, spec)
     assert cl.active_namenode(spec, session) == standby
 
 
-def _config(tmp_path: Path, env: dict, name: str) -> str:
+def _config(env: dict, state_dir: Path) -> dict:
     """The daemon's config on this cluster: no URLs (HADOOP_CONF_DIR names them), dsbra's
     keytab and the cluster's CA."""
     krb = env["kerberos"]
-    cfg = {"mode": "apply", "interval_s": INTERVAL_S, "poll_s": 2, "state_dir": str(tmp_path / name),
-           "cluster": {"kerberos": True, "kerberos_principal": krb["principal"], "keytab": krb["keytab"],
-                       "ca_bundle": env["ca_bundle"]},
-           "http": {"enabled": False},
-           "policy": {"params": {"hot_factor": 1.2, "min_pressure": 0.4}}}  # test_ha.py's
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return str(path)
+    return {"mode": "apply", "interval_s": HA_INTERVAL_S, "poll_s": 2, "state_dir": str(state_dir),
+            "cluster": {"kerberos": True, "kerberos_principal": krb["principal"],
+                        "keytab": krb["keytab"], "ca_bundle": env["ca_bundle"]},
+            "http": {"enabled": False}, "policy": SHORT_WINDOW_PROFILE}
 
 
 def _daemon_env(env: dict) -> dict[str, str]:
@@ -79,6 +73,7 @@ def _daemon_env(env: dict) -> dict[str, str]:
 
 def test_daemon_follows_namenode_and_resourcemanager_failover_with_spnego(secure_ha_cluster, tmp_path):
     layout, env, client, session = secure_ha_cluster
-    text = follow_failovers(SECURE_HA_SPEC, layout, client, lambda name: _config(tmp_path, env, name),
-                            "secure-ha", tmp_path, session=session, env=_daemon_env(env))
+    daemon = Daemon.configure(tmp_path, "secure-ha", _config(env, tmp_path / "secure-ha"),
+                              _daemon_env(env))
+    text = follow_failovers(SECURE_HA_SPEC, layout, client, daemon, session=session)
     assert "Traceback" not in text, text[-3000:]

@@ -24,7 +24,6 @@ from dsbra.bench.network import time_reads
 from dsbra.cluster.jobs import grep_lines, run_grep
 from dsbra.cluster.spec import ClusterSpec
 from netslots import SECOND
-from test_daemon import bundled_cluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
 
@@ -35,12 +34,12 @@ CA_ENV = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")
 
 
 @pytest.fixture(scope="module")
-def tls_cluster(second_cluster_slot_module):
-    with bundled_cluster(second_cluster_slot_module, TLS_SPEC) as (layout, env):
-        client = make_client(env["namenode"], user="root", ca_bundle=env["ca_bundle"])
-        data = grep_lines(3000, seed=0, match=PATTERN)
-        client.write(INPUT, data, overwrite=True)
-        yield layout, env, client, data
+def tls_cluster(second_slot):
+    layout, env, _ = second_slot.cluster(TLS_SPEC)
+    client = make_client(env["namenode"], user="root", ca_bundle=env["ca_bundle"])
+    data = grep_lines(3000, seed=0, match=PATTERN)
+    client.write(INPUT, data, overwrite=True)
+    return layout, env, client, data
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,601 @@
+"""What the integration tests share: the daemon tests' cluster and data, the daemon as a real
+`dsbra run` process with its log, journal and rounds, the hot-file workload, the journal and
+HDFS checks after a fault, and the placement plugin's log lines.
+
+The daemon tests' set-up (test_daemon.py, test_daemon_faults.py, test_placement_heat.py, the
+scheduler, secure and HA tests): a four-worker cluster with continuous scheduling and D = 10 s,
+two hot one-block files at replication 1 and twelve cold ones on every worker. Grep jobs read
+both hot files and two cold files each, a few seconds apart, so they queue for the two nodes
+holding the hot blocks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+
+from dsbra.bench.grepjar import grep_jar
+from dsbra.bench.submitter import run_schedule
+from dsbra.cluster import cluster as cl
+from dsbra.cluster import state as st
+from dsbra.cluster.install import HadoopInstall
+from dsbra.cluster.jobs import grep_lines
+from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.spec import HA_NAMENODES, HA_RMS, ClusterSpec
+from netslots import SECOND
+
+SPEC = ClusterSpec(workers=4, replication=1, **SECOND, continuous_scheduling=True,
+                   locality_delay_node_ms=10_000, locality_delay_rack_ms=10_000)
+#: the daemon tests' own cluster (test_daemon.py, test_daemon_faults.py, test_placement_heat.py
+#: share it): with dsbra's placement plugin, on one rack so that HDFS's rack rule never overrides
+#: the heat; without a usable heat document the plugin places as HDFS's default
+DAEMON_SPEC = replace(SPEC, racks=1, block_placement="heat")
+HOT = ["/td/in/hot-0", "/td/in/hot-1"]
+COLD = [f"/td/in/cold-{i}" for i in range(12)]
+DATA = HOT + COLD
+# the files' base replication: the cold files are on every worker, so none of their maps can
+# wait for locality. They are in the window only to set its mean pressure. At replication 1 a
+# cold map of a job held back for its hot splits is marked delayed with the whole job (the
+# real-cluster rule marks an application's waiting maps, docs/metrics.md), and once in a CI run
+# such a cold file passed twice the window's mean and was raised too.
+BASE = {p: 1 for p in HOT} | {p: SPEC.workers for p in COLD}
+#: the daemon's round in the tests that watch it decide on the hot workload: one replay (six
+#: jobs 3 s apart, about a minute on 2 cores) spans one or two rounds
+WINDOW_S = 30
+# a hot file's splits per job: the default profile calls a block hot from a pressure (reads x
+# RF) of 0.3 delayed-map equivalents (1 until 2026-11-26), and the real-cluster rule finds only
+# 8-21% of the truly delayed maps (docs/metrics.md): a CI run with four per job found 0.02 of
+# RF on a hot block
+HOT_READS = 8
+#: the profile of the daemon tests: the default one, but a block is hot from a tenth of a
+#: delayed-map equivalent (not 0.3): these windows hold a few dozen maps, and the real-cluster
+#: rule finds 8-21% of the truly delayed ones (docs/metrics.md)
+HOT_PROFILE = {"params": {"min_pressure": 0.1}}
+#: the fault and HA tests' profile (they are not about the profile): with two equally hot files
+#: and a cold one or two per short window, the default factor 2 over the window's mean pressure
+#: and a minimum pressure of one delayed map (a loaded machine runs two or three maps a window)
+#: would raise nothing
+SHORT_WINDOW_PROFILE = {"params": {"hot_factor": 1.2, "min_pressure": 0.4}}
+
+
+def run_dsbra(*args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
+    """The real CLI as a user runs it, output captured."""
+    return subprocess.run([sys.executable, "-m", "dsbra", *args], capture_output=True, text=True,
+                          timeout=timeout, check=check)
+
+
+def need_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the bundled cluster needs root (network namespaces)")
+
+
+@contextlib.contextmanager
+def bundled_cluster(state_dir: Path, spec: ClusterSpec, timeout: float = 300):
+    """``spec``'s cluster brought up in ``state_dir`` and down at the end: (layout, env)."""
+    need_root()
+    layout = StateLayout(state_dir.resolve())
+    try:
+        cl.up(spec, layout, timeout=timeout, log=lambda *_: None)
+        yield layout, cl.env(layout)
+    finally:
+        cl.down(layout)
+
+
+def write_data(client) -> None:
+    """The hot and cold files, each at its BASE."""
+    for i, path in enumerate(DATA):
+        client.write(path, grep_lines(3000, seed=i), overwrite=True, replication=BASE[path])
+
+
+def reset_data(client) -> None:
+    """Every data file back at its BASE (an earlier test's daemon may have left one raised)."""
+    for path, replication in BASE.items():
+        client.set_replication(path, replication)
+
+
+def replication(client) -> dict[str, int]:
+    return {p: client.status(p)["replication"] for p in DATA}
+
+
+# ---------------------------------------------------------------------------- the workload
+
+def hot_inputs(hot: list[str] = HOT) -> list[str]:
+    """Each job's inputs, comma-separated: every hot file HOT_READS times (a path listed n times
+    is n splits) and two cold files once, so the hot blocks' holders run out of slots. Five
+    jobs of two hot splits each 6 s apart gave too few delays for any block to be hot. The cold
+    reads matter too: the default profile calls a block hot against the mean pressure of the
+    window's blocks, and a window of nothing but the two hot files and a cold one has no block
+    twice the mean (a CI run raised nothing)."""
+    return [",".join(hot * HOT_READS + [COLD[(2 * i) % len(COLD)], COLD[(2 * i + 1) % len(COLD)]])
+            for i in range(6)]
+
+
+def hot_jobs(hot: list[str] = HOT) -> list[list[str]]:
+    """The hot jobs as Hadoop's grep example, a client JVM each (the secure and HA tests, whose
+    clients log in and follow failovers as Hadoop's own client does)."""
+    return [["grep", inputs, f"/td/out-{time.time_ns()}-{i}", "XYZ"]
+            for i, inputs in enumerate(hot_inputs(hot))]
+
+
+def replay(layout: StateLayout, hot: list[str] = HOT) -> None:
+    """The hot jobs, 3 s apart, from one submitter JVM (map-only GrepScan, as `dsbra bench
+    replay` runs them), to their end: a client JVM per job and grep's sort job each cost this
+    2-core machine more than the maps the daemon watches."""
+    data = st.load(layout.state_file)
+    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
+    tag = time.time_ns()
+    plan = [(3.0 * i, f"td-{tag}-{i}", inputs, f"/td/out-{tag}-{i}")
+            for i, inputs in enumerate(hot_inputs(hot))]
+    log_path = layout.root / f"submitter-{tag}.log"
+    jobs = run_schedule(layout, jar, plan, int(time.time() * 1000), lambda: None, timeout_s=600,
+                        log_path=log_path)
+    failed = [(j.index, j.state, j.error) for j in jobs if not j.ok]
+    assert not failed, (failed, log_path.read_text()[-3000:])
+
+
+# ---------------------------------------------------------------------------- the daemon
+
+#: a round's log line: `round=N blocks=B map_tasks=M gavg=G decisions=D ...`
+ROUND_LINE = re.compile(r" blocks=\d+ map_tasks=(\d+) gavg=\S+ decisions=(\d+) ")
+#: a dry-run decision to raise: `decision round=.. file=F replication=A->B ... outcome=dry-run`
+WOULD_RAISE = re.compile(r"decision round=\d+ file=(\S+) replication=(\d+)->(\d+) .* outcome=dry-run")
+
+
+def daemon_config(env: dict, state_dir: Path, *, mode: str = "apply", interval_s: float = WINDOW_S,
+                  poll_s: float = 3, policy: dict | None = None, **sections) -> dict:
+    """A `dsbra run` config against the cluster of ``env`` (its plain URLs as user root, the
+    HTTP endpoint off); ``sections`` replace or add top-level keys (``cluster`` replaces it)."""
+    cfg = {"mode": mode, "interval_s": interval_s, "poll_s": poll_s, "state_dir": str(state_dir),
+           "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"],
+                       "user": "root"},
+           "http": {"enabled": False}, "policy": policy or HOT_PROFILE}
+    return cfg | sections
+
+
+@dataclass
+class Daemon:
+    """A real `dsbra run` process: its config file, state dir and key=value log (a file, which
+    a test reads while the daemon runs). ``env``: the process's environment (default ours)."""
+
+    cfg: dict
+    path: Path
+    log: Path
+    env: dict | None = None
+    proc: subprocess.Popen | None = field(default=None, repr=False)
+
+    @classmethod
+    def configure(cls, tmp_path: Path, name: str, cfg: dict, env: dict | None = None) -> "Daemon":
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        return cls(cfg, path, tmp_path / f"{name}.log", env)
+
+    @property
+    def state(self) -> Path:
+        return Path(self.cfg["state_dir"])
+
+    def update(self, **changes) -> None:
+        """Rewrite the config (a later start or --once reads it)."""
+        self.cfg |= changes
+        self.path.write_text(yaml.safe_dump(self.cfg))
+
+    def start(self, *extra: str) -> "Daemon":
+        """`dsbra run --config ...` round after round; its stderr appended to the log."""
+        with self.log.open("a") as fh:
+            self.proc = subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config",
+                                          str(self.path), *extra],
+                                         stdout=subprocess.DEVNULL, stderr=fh, env=self.env)
+        return self
+
+    def once(self, *extra: str) -> subprocess.CompletedProcess:
+        """`dsbra run --once`, output captured."""
+        return subprocess.run([sys.executable, "-m", "dsbra", "run", "--config", str(self.path),
+                               "--once", *extra], capture_output=True, text=True, timeout=180,
+                              env=self.env)
+
+    def stop(self, timeout_s: float = 180) -> str:
+        """SIGTERM: the daemon finishes its round and exits 0; its log. A daemon that already
+        ended must have ended with 0 too."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(timeout=timeout_s) == 0, self.text()[-3000:]
+        return self.text()
+
+    def alive(self) -> None:
+        assert self.proc.poll() is None, self.text()[-3000:]
+
+    def text(self) -> str:
+        return self.log.read_text() if self.log.exists() else ""
+
+    def journal(self) -> list[dict]:
+        path = self.state / "journal.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def confirmed(self) -> list[dict]:
+        """The journal's intents that the NameNode confirmed (a `done` record)."""
+        ops = self.journal()
+        done = {r["id"] for r in ops if r["op"] == "done"}
+        return [r for r in ops if r["op"] == "intent" and r["id"] in done]
+
+    def raised(self, paths=None) -> list[dict]:
+        """The confirmed raises (of ``paths``, if given)."""
+        return [r for r in self.confirmed()
+                if r["target"] > r["before"] and (paths is None or r["path"] in paths)]
+
+    def status(self) -> dict:
+        return json.loads((self.state / "status.json").read_text())
+
+    def rounds(self) -> int:
+        """Rounds the daemon ended (done or skipped) so far."""
+        text = self.text()
+        return text.count(" blocks=") + text.count(" skipped: ")
+
+    def wait_rounds(self, n: int, timeout_s: float) -> None:
+        target = self.rounds() + n
+        deadline = time.monotonic() + timeout_s
+        while self.rounds() < target:
+            self.alive()
+            assert time.monotonic() < deadline, f"fewer than {n} rounds in {timeout_s} s"
+            time.sleep(0.5)
+
+    def quiet_rounds(self) -> int:
+        """How many of the last rounds saw no map task and decided nothing. Only after a few
+        such rounds is the daemon settled: the collector has read every job of the workload,
+        so stopping it (SIGTERM finishes a round) changes nothing more."""
+        quiet = 0
+        for m in reversed(ROUND_LINE.findall(self.text())):
+            if m != ("0", "0"):
+                break
+            quiet += 1
+        return quiet
+
+    def until(self, pred, timeout_s: float, every_s: float = 2) -> bool:
+        """Whether ``pred()`` came true within ``timeout_s``, the daemon running all along."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if pred():
+                return True
+            self.alive()
+            time.sleep(every_s)
+        return pred()
+
+    def would_raise(self) -> list[str]:
+        """The files a dry-run daemon's log says it would have raised."""
+        return [m[1] for m in WOULD_RAISE.finditer(self.text()) if int(m[3]) > int(m[2])]
+
+
+def replay_until(layout: StateLayout, daemon: Daemon, pred, hot: list[str] = HOT,
+                 replays: int = 3) -> bool:
+    """Whether ``pred()`` came true while the workload read ``hot`` (up to ``replays``
+    replays, each followed by two rounds' wait). On a loaded machine a replay can outlast the
+    hot rounds, so a raise may come and go before it ends: judge by the journal, where each
+    change is marked done once the NameNode reports the new replica count."""
+    for _ in range(replays):
+        replay(layout, hot)
+        if daemon.until(pred, 2 * daemon.cfg["interval_s"]):
+            return True
+    return False
+
+
+def replay_until_raised(layout: StateLayout, daemon: Daemon, client, hot: list[str] = HOT) -> bool:
+    """Whether the daemon raised one of ``hot`` (a confirmed raise, or its replication now
+    above base) while the workload kept reading them."""
+    return replay_until(layout, daemon, lambda: daemon.raised(hot) or any(
+        client.status(p)["replication"] > BASE.get(p, 1) for p in hot), hot)
+
+
+def check_journal(ops: list[dict], client) -> dict[str, int]:
+    """Journal consistency; returns each journaled file's base.
+
+    Every intent is closed (sent, done, cancelled or failed), none is sent or done twice, and
+    per file each intent starts from where the previous change left it, so the last change's
+    target is what HDFS reports now: nothing applied twice, nothing lost.
+    """
+    intents = {r["id"]: r for r in ops if r["op"] == "intent"}
+    steps: dict[int, list[str]] = {i: [] for i in intents}
+    for r in ops:
+        if r["op"] != "intent":
+            steps[r["id"]].append(r["op"])
+    base: dict[str, int] = {}
+    now: dict[str, int] = {}
+    for aid in sorted(intents):
+        rec, ops_of = intents[aid], steps[aid]
+        assert ops_of and ops_of[-1] in ("sent", "done", "cancelled", "failed"), (rec, ops_of)
+        assert ops_of.count("sent") <= 1 and ops_of.count("done") <= 1, (rec, ops_of)
+        path = rec["path"]
+        base.setdefault(path, rec["base"])
+        assert rec["base"] == base[path] and rec["target"] >= base[path], rec
+        assert rec["before"] == now.get(path, base[path]), (rec, now.get(path))
+        if "sent" in ops_of:
+            now[path] = rec["target"]
+    for path, repl in now.items():
+        assert client.status(path)["replication"] == repl, path
+    return base
+
+
+def scan(client, ops: list[dict]) -> None:
+    """Every file of HDFS at or above its base (the journal's, else as written for the data
+    files), and the journal consistent."""
+    base = BASE | check_journal(ops, client)
+    for (root, _), _, files in client.walk("/", status=True):
+        for name, status in files:
+            path = f"{root.rstrip('/')}/{name}"
+            assert status["replication"] >= base.get(path, 1), (path, status["replication"])
+
+
+def dfsadmin(layout: StateLayout, *args: str) -> str:
+    """`hdfs dfsadmin ...` through the cluster's client conf (the same JVM line as its jobs)."""
+    from dsbra.cluster.jobs import client_command
+
+    cmd = client_command(layout, [])
+    cmd = cmd[:cmd.index("org.apache.hadoop.util.RunJar")] + [
+        "org.apache.hadoop.hdfs.tools.DFSAdmin", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+# ---------------------------------------------------------------------------- placement
+
+def holders(client, path: str, block: int = 0) -> list[str]:
+    """The DataNodes holding block ``block`` of ``path``, by WebHDFS (the daemon's names)."""
+    located = client._session.get(f"{client.url}/webhdfs/v1{path}",
+                                  params={"op": "GET_BLOCK_LOCATIONS", "user.name": "root"},
+                                  timeout=10)
+    located.raise_for_status()
+    blocks = located.json()["LocatedBlocks"]["locatedBlocks"]
+    return sorted(loc["hostName"] for loc in blocks[block]["locations"])
+
+
+def until_replicas(client, path: str, n: int, timeout_s: float = 60) -> list[str]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        h = holders(client, path)
+        if len(h) == n:
+            return h
+        time.sleep(0.5)
+    raise AssertionError(f"{path}: {holders(client, path)}, not {n} replicas after {timeout_s} s")
+
+
+def log_heat_rounds(namenode_url: str) -> None:
+    """Turns on the plugin's line for each round it reads, for each copy it places and for
+    each deletion it orders, through the NameNode's log-level servlet (what `hadoop daemonlog`
+    calls): a test then waits for the round it published, and judges a copy by the nodes
+    HDFS's own checks refused it."""
+    for logger in ("io.dsbra.placement.HeatSource",
+                   "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDsbraHeat"):
+        requests.get(f"{namenode_url}/logLevel", timeout=10,
+                     params={"log": logger, "level": "DEBUG"}).raise_for_status()
+
+
+def until_logged(read_log, pattern: str, timeout_s: float = 60) -> None:
+    """Until ``pattern`` (a regex) is in the NameNode's log, as ``read_log()`` returns it."""
+    deadline = time.monotonic() + timeout_s
+    while not re.search(pattern, read_log()):
+        assert time.monotonic() < deadline, f"no {pattern!r} in the NameNode's log: {read_log()[-3000:]}"
+        time.sleep(0.5)
+
+
+def until_round_read(read_log, round_: int) -> None:
+    """Until the plugin has read heat round ``round_`` (its line, on with log_heat_rounds)."""
+    until_logged(read_log, rf"dsbra heat round {round_} read:")
+
+
+# ---------------------------------------------------------------------------- high availability
+
+#: the HA tests' round: short, so a raise follows each failover within a few minutes
+HA_INTERVAL_S = 15
+#: seconds from the kill until the standby is active: a ZKFC notices its NameNode gone within
+#: a health check (1 s) and quits the election; an RM's lock goes with its ZooKeeper session
+#: (10 s); both then load state. Bounds for a loaded 2-core machine
+NAMENODE_FAILOVER_BOUND_S = 60
+RM_FAILOVER_BOUND_S = 90
+#: how long a new hot file may take to be raised after a failover: the workload's jobs (a
+#: client JVM each, and grep's sort job) need a round or two to queue, the daemon one or two
+#: to decide, the NameNode its copies
+RAISE_AFTER_FAILOVER_S = 480
+ROUND_MAPS = re.compile(r" blocks=\d+ map_tasks=(\d+) ")
+
+
+def other(ids: tuple[str, str], one: str) -> str:
+    return ids[1 - ids.index(one)]
+
+
+def wait_active(active, want: str, since: float, bound_s: float) -> float:
+    """Seconds from ``since`` until ``active()`` (cl.active_namenode or cl.active_rm) names
+    ``want``; fails after ``bound_s``."""
+    while active() != want:
+        assert time.monotonic() - since < bound_s, f"{want} not active {bound_s} s after the kill"
+        time.sleep(0.5)
+    return time.monotonic() - since
+
+
+def failover_namenode(layout: StateLayout, active: str, standby: str, spec: ClusterSpec) -> None:
+    """`haadmin -failover` through the ZKFCs. A NameNode that just answered may need one more
+    health check of its ZKFC before it takes part (refused: "... is not currently healthy.
+    Cannot be failover target"): retried for a minute."""
+    from dsbra.errors import ClusterError
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            cl.ha_admin(spec, layout, "hdfs", ["-failover", active, standby])
+            return
+        except ClusterError as exc:
+            assert "not currently healthy" in str(exc) and time.monotonic() < deadline, str(exc)
+            time.sleep(1)
+
+
+class HotWorkload:
+    """Three of the hot jobs (a client JVM each, which follows failovers as Hadoop's own client
+    does), over and over until closed, reading ``hot``, which the test may change between
+    rounds; a failed job (its client lost the ResourceManager) is not the daemon's concern."""
+
+    def __init__(self, layout: StateLayout, hot: list[str]):
+        import threading
+
+        from dsbra.cluster.jobs import submit_spaced
+
+        self.hot = list(hot)
+        self.done = threading.Event()
+
+        def run():
+            while not self.done.is_set():
+                runs = submit_spaced(hot_jobs(self.hot)[:3], 3.0, lambda runs: None,
+                                     state_dir=layout.root)
+                for r in runs:
+                    r.wait(timeout=600, check=False)
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join(timeout=1)
+
+
+def replication_at(namenode_url: str, path: str, session=None) -> int:
+    """``path``'s replication as the NameNode at ``namenode_url`` reports it (a plain request as
+    root, or through ``session``: SPNEGO and the CA of a --kerberos --tls cluster)."""
+    params = {"op": "GETFILESTATUS"} | ({} if session else {"user.name": "root"})
+    resp = (session or requests).get(f"{namenode_url}/webhdfs/v1{path}", params=params, timeout=10)
+    resp.raise_for_status()
+    return resp.json()["FileStatus"]["replication"]
+
+
+def follow_failovers(spec: ClusterSpec, layout: StateLayout, client, daemon: Daemon,
+                     session=None) -> str:
+    """The daemon running under the hot workload while the active NameNode, then the active
+    RM, is killed (``session``: the cluster's web session, SPNEGO on --kerberos). After each
+    failover a new one-replica file becomes the workload's hot file, and the daemon must raise
+    it through the new active NameNode (its journal's change marked done once that NameNode
+    reported the copies, and that NameNode reporting the new replication); it keeps its
+    cluster lock (a second daemon is refused) and ends with a journal where every change is
+    closed and none sent twice, and no file below its base. Returns its log."""
+    nn_active, rm_active = cl.active_namenode(spec, session), cl.active_rm(spec, session)
+    nn_standby, rm_standby = other(HA_NAMENODES, nn_active), other(HA_RMS, rm_active)
+    workload = HotWorkload(layout, HOT)
+    daemon.start()
+    raised_after: dict[str, str] = {}  # failover: the file raised after it
+
+    def raise_new_hot_files(name: str) -> None:
+        """Two new one-replica files the workload reads from now on (as many hot splits as
+        HOT's); one of them must be raised, done per the active NameNode."""
+        paths = [f"/td/in/{name}-{i}" for i in range(2)]
+        for i, path in enumerate(paths):
+            client.write(path, grep_lines(3000, seed=100 + 2 * len(raised_after) + i),
+                         overwrite=True, replication=1)
+        workload.hot = paths
+        assert daemon.until(lambda: daemon.raised(paths), RAISE_AFTER_FAILOVER_S, every_s=3), \
+            f"{paths} not raised after the failover: " + daemon.text()[-4000:]
+        path = daemon.raised(paths)[0]["path"]
+        assert replication_at(spec.namenode_urls[nn_standby], path, session) > 1
+        raised_after[name] = path
+
+    try:
+        daemon.wait_rounds(2, 300)
+        # the NameNode: killed mid-run; the standby's ZKFC makes it active
+        nn_kill_at = len(daemon.text())
+        t0 = time.monotonic()
+        cl.stop_daemon(layout, cl.HA_DAEMONS[nn_active], kill=True)
+        nn_failover_s = wait_active(lambda: cl.active_namenode(spec, session), nn_standby, t0,
+                                    NAMENODE_FAILOVER_BOUND_S)
+        raise_new_hot_files("hot-after-namenode-failover")
+        # the cluster lock, through the new active NameNode: a second daemon is refused
+        second = Daemon.configure(daemon.log.parent, "second", daemon.cfg | {
+            "state_dir": str(daemon.state.parent / "second")}, daemon.env).once()
+        assert second.returncode != 0 and "cluster lock" in second.stderr, second.stderr[-2000:]
+
+        # the ResourceManager: killed; the standby's elector takes the lock once the dead
+        # one's ZooKeeper session expires
+        rm_kill_at = len(daemon.text())
+        t0 = time.monotonic()
+        cl.stop_daemon(layout, cl.HA_DAEMONS[rm_active], kill=True)
+        rm_failover_s = wait_active(lambda: cl.active_rm(spec, session), rm_standby, t0,
+                                    RM_FAILOVER_BOUND_S)
+        rm_at = len(daemon.text())
+        raise_new_hot_files("hot-after-resourcemanager-failover")
+    finally:
+        workload.close()
+        text = daemon.stop()
+    # rounds after the RM's failover saw map tasks: the daemon observes through the new one
+    assert sum(int(n) for n in ROUND_MAPS.findall(text[rm_at:])) > 0, text[-3000:]
+    # it asked the dead ones, was refused or unanswered, and went on with the new active ones
+    assert f"failover service=WebHDFS to={spec.namenode_urls[nn_standby]}" in text[nn_kill_at:]
+    assert f"failover service=ResourceManager to={spec.rm_urls[rm_standby]}" in text[rm_kill_at:]
+    ops = daemon.journal()
+    base = check_journal(ops, client)  # every change closed, sent once or reconciled; none lost
+    for path, want in BASE.items():
+        assert client.status(path)["replication"] >= base.get(path, want), path
+    print(f"failover: NameNode {nn_active}->{nn_standby} {nn_failover_s:.1f} s, "
+          f"ResourceManager {rm_active}->{rm_standby} {rm_failover_s:.1f} s; journal {len(ops)} "
+          f"records ({sum(r['op'] == 'sent' for r in ops)} sent); {daemon.rounds()} rounds")
+    return text
+
+
+# ---------------------------------------------------------------------------- docker
+
+def need_docker() -> None:
+    """A Docker engine and the Compose v2 plugin (`make docker-deps` installs both)."""
+    from dsbra.cluster.docker import docker_client
+    from dsbra.errors import ClusterError
+
+    try:
+        docker_client()
+    except ClusterError as exc:
+        pytest.skip(f"no Docker engine here: {exc}")
+    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode != 0:
+        pytest.fail("the Docker Compose v2 plugin is missing: run `make docker-deps` "
+                    "(see hadoop-docker/README.md)")
+
+
+#: a loaded 2-core machine starts the compose file's nine JVMs slowly
+COMPOSE_READY_TIMEOUT_S = 600
+
+
+@contextlib.contextmanager
+def compose_cluster(project: str, spec: ClusterSpec, **options):
+    """hadoop-docker's compose file for ``spec``'s workers and subnet (``options``:
+    render_compose's, e.g. scheduler, placement), the image built without a registry, brought
+    up through testcontainers under the compose project ``project`` and ready; torn down
+    (volumes too) at the end. What a killed session of the same project left is stopped first."""
+    need_docker()
+    from testcontainers.compose import DockerCompose
+
+    from dsbra.cluster.cluster import readiness
+    from dsbra.cluster.docker import build, render_compose, work_dir
+
+    build(log=lambda *_: None)
+    folder = work_dir() / project  # compose names the project after this folder
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "compose.yaml").write_text(render_compose(spec.workers, spec.subnet, **options))
+    stack = DockerCompose(folder, compose_file_name="compose.yaml", wait=False)
+    stack.stop()
+    stack.start()
+    try:
+        deadline = time.monotonic() + COMPOSE_READY_TIMEOUT_S
+        while missing := readiness(spec):
+            exited = [c.Service for c in stack.get_containers(include_all=True) if c.State != "running"]
+            if exited:
+                logs = stack.get_logs(*exited)
+                pytest.fail(f"containers exited during start-up: {exited}: {(logs[0] + logs[1])[-1500:]}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"dockerized cluster not ready after {COMPOSE_READY_TIMEOUT_S} s: "
+                            f"{'; '.join(missing.values())}")
+            time.sleep(2)
+        yield stack
+    finally:
+        stack.stop()
+        shutil.rmtree(folder, ignore_errors=True)

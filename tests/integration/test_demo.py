@@ -1,0 +1,43 @@
+"""The README's first command, `make demo` (`python -m dsbra.demo`), end to end: on its own
+cluster in the second slot (brought up by the demo itself, down at the end), the daemon raises
+the hot file, the same jobs then read it node-local, quiet rounds lower it back to its base,
+and the NameNode reported every change of the daemon's journal done."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from harness import need_root
+from netslots import SECOND, cli_args
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1800)]
+
+
+def _local_share(rows: list[dict]) -> float:
+    return sum(r["local"] for r in rows) / sum(r["maps"] for r in rows)
+
+
+def test_the_demo_raises_the_hot_file_its_later_maps_read_it_locally_and_it_is_lowered_back(
+        second_cluster_slot):
+    need_root()
+    env = os.environ | {"DSBRA_STATE_DIR": str(second_cluster_slot)}
+    proc = subprocess.run([sys.executable, "-m", "dsbra.demo", *cli_args(SECOND)], env=env,
+                          capture_output=True, text=True, timeout=1700)
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    assert "Traceback" not in proc.stderr
+    summary = json.loads((second_cluster_slot / "demo-summary.json").read_text())
+    assert summary["raised"] and summary["raised_to"] > 1, proc.stdout[-3000:]
+    before, after = summary["before"], summary["after"]
+    assert len(after) == len(before) and all(r["maps"] > 0 for r in before + after), summary
+    if summary["raised_to"] >= summary["workers"]:  # a replica on every worker: no map is off it
+        assert all(r["local"] == r["maps"] for r in after), after
+    else:
+        assert _local_share(after) > _local_share(before), (before, after)
+    assert summary["lowered"] and summary["final_replication"] == 1, proc.stdout[-3000:]
+    journal = summary["journal"]
+    assert journal["changes"] >= 2 and journal["done"] == journal["changes"], proc.stdout[-3000:]
