@@ -287,19 +287,12 @@ class TestBlockPlacementPolicyDsbraHeat {
 
   @Test
   void theLogSaysWhichPathEachDeletionTook() throws IOException {
-    StringWriter log = new StringWriter();
-    Logger logger = Logger.getLogger(BlockPlacementPolicyDsbraHeat.class);
-    WriterAppender appender = new WriterAppender(new PatternLayout("%m%n"), log);
-    logger.addAppender(appender);
-    logger.setLevel(Level.DEBUG);
-    try {
+    String log = debugLog(() -> {
       delete("d1", "d2", "d3");
       heatWith(4, heats(0.1, 0.9, 0.5, 0, 0, 0), lowering("/warm", 2, "d1 d2 d3"));
       delete("d1", "d2", "d3");
       deletes(policy, 1, "d1", "d2", "d3");
-    } finally {
-      logger.removeAppender(appender);
-    }
+    });
     // what an operator reads with the plugin's logger at DEBUG, and the integration test parses
     assertEquals(Arrays.asList(
         "dsbra heat unusable: deletion from [d1] by HDFS's default (holders [d1, d2, d3] down"
@@ -308,7 +301,26 @@ class TestBlockPlacementPolicyDsbraHeat {
             + " down to 2)",
         "dsbra heat round 4 deletion from [d1, d2] by HDFS's default, no lowering of the heat"
             + " document (holders [d1, d2, d3] down to 1)"),
-        Arrays.asList(log.toString().split("\n")));
+        Arrays.asList(log.split("\n")));
+  }
+
+  interface Action {
+    void run() throws IOException;
+  }
+
+  /** What the plugin logs, at DEBUG, while {@code action} runs. */
+  static String debugLog(Action action) throws IOException {
+    StringWriter log = new StringWriter();
+    Logger logger = Logger.getLogger(BlockPlacementPolicyDsbraHeat.class);
+    WriterAppender appender = new WriterAppender(new PatternLayout("%m%n"), log);
+    logger.addAppender(appender);
+    logger.setLevel(Level.DEBUG);
+    try {
+      action.run();
+    } finally {
+      logger.removeAppender(appender);
+    }
+    return log.toString();
   }
 
   @Test
@@ -335,21 +347,14 @@ class TestBlockPlacementPolicyDsbraHeat {
     heartbeat(storages.get("d5"), 3);  // above twice the cluster's average of 1
     // holder d1 (/r1): the copy goes to /r2, where d5 is the coolest, then d6
     heat(1, heats(0.9, 0.8, 0.0, 0.4, 0.1, 0.3), "/hot");
-    StringWriter log = new StringWriter();
-    Logger logger = Logger.getLogger(BlockPlacementPolicyDsbraHeat.class);
-    WriterAppender appender = new WriterAppender(new PatternLayout("%m%n"), log);
-    logger.addAppender(appender);
-    logger.setLevel(Level.DEBUG);
-    try {
+    String log = debugLog(() -> {
       for (int i = 0; i < 10; i++) {
         assertEquals("d6", place("/hot", "d1"));
       }
-    } finally {
-      logger.removeAppender(appender);
-    }
+    });
     // what an operator reads with the plugin's logger at DEBUG, and the end-to-end test parses
-    assertTrue(log.toString().contains("dsbra heat round 1 placed /hot on [d6] (coolest first; "
-        + "HDFS's checks refused {d5=too busy (3 xceivers)})"), log.toString());
+    assertTrue(log.contains("dsbra heat round 1 placed /hot on [d6] (coolest first; "
+        + "HDFS's checks refused {d5=too busy (3 xceivers)})"), log);
     heartbeat(storages.get("d5"), 0);
     assertEquals("d5", place("/hot", "d1"));
   }
