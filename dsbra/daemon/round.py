@@ -182,11 +182,11 @@ def lowering_holders(res: RoundResult, lowered: list[str]) -> dict:
               zip(plan.file_index[lowering], plan.paths[lowering], plan.target[lowering])
               if p in wanted}
     out = {p: {"replication": t, "holders": []} for p, t in target.values()}
-    names = ri.node_names
-    indptr = ri.replica_indptr.astype(np.int64)
+    names, indptr = ri.node_names, ri.replica_indptr
     for b in np.flatnonzero(np.isin(ri.file_index, list(target))):
         path, t = target[int(ri.file_index[b])]
-        holders = sorted(str(names[n]) for n in ri.replica_nodes[indptr[b]:indptr[b + 1]])
+        nodes = ri.replica_nodes[int(indptr[b]):int(indptr[b + 1])]
+        holders = sorted(str(names[n]) for n in nodes)
         if len(holders) > t:
             out[path]["holders"].append(holders)
     return out
