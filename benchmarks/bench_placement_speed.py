@@ -7,8 +7,10 @@
 Runs placement/src/test/.../PlacementSpeed.java (compiled by Maven with the plugin's tests)
 on synthetic topologies of 6, 200 and 2,000 DataNodes: every round times the same calls with
 BlockPlacementPolicyDefault and with BlockPlacementPolicyDsbraHeat (a heat for every node, one
-raised file), alternating which goes first. Operations: ``delete`` (chooseReplicasToDelete of
-a block with four holders on two racks: every excess replica, any file), ``replicate-raised``
+raised file, one lowered file with a block per call), alternating which goes first.
+Operations: ``delete-lowered`` (chooseReplicasToDelete of a block of the lowered file, four
+holders on two racks, down to 3: by heat), ``delete-other`` (the same holders down to 2: any
+other file's excess replicas, the default's behind the plugin's lookup), ``replicate-raised``
 (one new copy of a raised file's block: the heat-aware draw), ``replicate-other`` (one new copy
 of another file's block: the default's draw behind the plugin's check), ``write`` (a new
 file's three targets: the default's). The ratio heat/default per round, after the warm-up

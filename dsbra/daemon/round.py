@@ -146,23 +146,50 @@ HEAT_FORMAT, HEAT_VERSION = "dsbra-heat", 1
 
 
 def heat_document(res: RoundResult, raised: list[str], lowered: list[str], *, round_: int,
-                  generated_ms: int) -> dict:
+                  generated_ms: int, interval_s: float, lead_s: float = 0.0) -> dict:
     """What the NameNode's placement plugin reads (docs/placement.md): each live DataNode's
     heat (the round's DNAvg) by the name WebHDFS gives it, and the files dsbra holds above
     their base (their new copies go to the least heated nodes). ``blocks`` (the round's blocks
     per node) and ``rf`` (each file raised this round: its driving block's RF) let the plugin
-    count each copy it places into its node's heat, so a round's copies spread."""
+    count each copy it places into its node's heat, so a round's copies spread. ``lowering``
+    (:func:`lowering_holders`) scopes its deletions to the blocks of the files lowered now;
+    ``interval_ms`` and ``lead_ms`` (the daemon's round) bound how long it uses the document."""
     names = [str(n) for n in res.ri.node_names]
     held = placement.replicas_per_node(res.ri.replica_nodes, res.ri.n_nodes)
     plan = res.plan
     raising = plan.target > plan.current
     return {"format": HEAT_FORMAT, "version": HEAT_VERSION, "generated_ms": int(generated_ms),
-            "round": int(round_),
+            "round": int(round_), "interval_ms": int(round(interval_s * 1000)),
+            "lead_ms": int(round(lead_s * 1000)),
             "nodes": {n: round(float(h), 6) for n, h in zip(names, res.decision.dn_avg)},
             "blocks": {n: int(b) for n, b in zip(names, held)},
             "rf": {str(p): round(float(r), 6)
                    for p, r in zip(plan.paths[raising], plan.rf[raising]) if p in raised},
-            "raised": sorted(raised), "lowered": sorted(lowered)}
+            "raised": sorted(raised), "lowered": sorted(lowered),
+            "lowering": lowering_holders(res, lowered)}
+
+
+def lowering_holders(res: RoundResult, lowered: list[str]) -> dict:
+    """Each of ``lowered`` (files this round lowers): its new replication and, per block that
+    will lose a replica, the DataNodes holding it as the round saw them, by the names ``nodes``
+    uses. The NameNode's deletion call is told neither the block nor its file, only the holders
+    and the replication wanted: the plugin orders a deletion by heat only when both match one
+    of these blocks."""
+    plan, ri = res.plan, res.ri
+    lowering = plan.target < plan.current
+    wanted = set(lowered)
+    target = {int(f): (str(p), int(t)) for f, p, t in
+              zip(plan.file_index[lowering], plan.paths[lowering], plan.target[lowering])
+              if p in wanted}
+    out = {p: {"replication": t, "holders": []} for p, t in target.values()}
+    names, indptr = ri.node_names, ri.replica_indptr
+    for b in np.flatnonzero(np.isin(ri.file_index, list(target))):
+        path, t = target[int(ri.file_index[b])]
+        nodes = ri.replica_nodes[int(indptr[b]):int(indptr[b + 1])]
+        holders = sorted(str(names[n]) for n in nodes)
+        if len(holders) > t:
+            out[path]["holders"].append(holders)
+    return out
 
 
 def top_hot_files(res: RoundResult, k: int) -> list[dict]:

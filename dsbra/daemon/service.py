@@ -332,7 +332,9 @@ class Daemon:
         lowering = plan.target < plan.current if acting else np.zeros(len(plan.paths), bool)
         raised = set(self.journal.raised_files()) | set(plan.paths[raising])
         self.heat = heat_document(res, sorted(raised), sorted(plan.paths[lowering]),
-                                  round_=self.round, generated_ms=int(time.time() * 1000))
+                                  round_=self.round, generated_ms=int(time.time() * 1000),
+                                  interval_s=self.cfg.interval_s,
+                                  lead_s=self.cfg.placement.lead_s)
         try:
             self.heat_file.parent.mkdir(parents=True, exist_ok=True)
             write_json_atomic(self.heat_file, self.heat)

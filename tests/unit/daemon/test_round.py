@@ -144,10 +144,12 @@ def test_the_heat_document_carries_each_nodes_dnavg_and_the_raised_files():
                + [_block(f"blk_{i}", f"/cold-{i}", ["10.0.0.2", "10.0.0.3"], tasks=1)
                   for i in range(2, 8)])
     res = decide(doc, None, {}, profile=None, params={}, rails=Rails(), file_bytes={})
-    heat = round_mod.heat_document(res, ["/hot"], [], round_=4, generated_ms=1_700_000_000_000)
+    heat = round_mod.heat_document(res, ["/hot"], [], round_=4, generated_ms=1_700_000_000_000,
+                                   interval_s=30, lead_s=1.5)
     assert heat["format"] == "dsbra-heat" and heat["version"] == 1
     assert heat["round"] == 4 and heat["generated_ms"] == 1_700_000_000_000
-    assert heat["raised"] == ["/hot"] and heat["lowered"] == []
+    assert heat["interval_ms"] == 30_000 and heat["lead_ms"] == 1_500  # the plugin's max age
+    assert heat["raised"] == ["/hot"] and heat["lowered"] == [] and heat["lowering"] == {}
     assert heat["blocks"] == {"10.0.0.1": 1, "10.0.0.2": 6, "10.0.0.3": 6}
     raising = res.plan.target > res.plan.current
     assert list(res.plan.paths[raising]) == ["/hot"]
@@ -156,3 +158,25 @@ def test_the_heat_document_carries_each_nodes_dnavg_and_the_raised_files():
                              for n, h in zip(res.ri.node_names, res.decision.dn_avg)}
     # the hot block's holder is the hottest node
     assert max(heat["nodes"], key=heat["nodes"].get) == "10.0.0.1"
+
+
+def test_the_heat_document_lists_each_lowered_files_new_replication_and_block_holders():
+    """The plugin orders a deletion by heat only for a block whose holders and replication
+    match a lowering: each block of the file that will lose a replica, holders by name."""
+    doc = _doc([_block("blk_3", "/cold", ["10.0.0.3"], tasks=1)])
+    raised = FileBlocks(3, np.array([0, 100]), np.array([100, 200]), ["blk_1", "blk_2"],
+                        [["10.0.0.3", "10.0.0.1", "10.0.0.2"], ["10.0.0.2", "10.0.0.1"]])
+    add_cooling_blocks(doc, {"/hot": raised}, {"/hot": 1})
+    res = decide(doc, None, {"/hot": 1}, profile=None, params={}, rails=Rails(),
+                 file_bytes={"/hot": 200, "/cold": 100})
+    lowering = res.plan.target < res.plan.current
+    assert list(res.plan.paths[lowering]) == ["/hot"] and res.plan.target[lowering][0] == 2
+    heat = round_mod.heat_document(res, [], ["/hot"], round_=5, generated_ms=1, interval_s=5)
+    # blk_2, already on two nodes, loses nothing at replication 2: not listed
+    assert heat["lowering"] == {"/hot": {"replication": 2,
+                                         "holders": [["10.0.0.1", "10.0.0.2", "10.0.0.3"]]}}
+    assert heat["lowered"] == ["/hot"] and heat["lead_ms"] == 0
+    assert set(heat["lowering"]["/hot"]["holders"][0]) <= set(heat["nodes"])
+    # a file the plan lowers but the daemon does not act on (dry run, refused): not listed
+    quiet = round_mod.heat_document(res, [], [], round_=5, generated_ms=1, interval_s=5)
+    assert quiet["lowering"] == {}

@@ -16,14 +16,18 @@ import java.util.function.LongSupplier;
 /**
  * Keeps the latest usable heat document, fetched by a background thread (a file: or http: URI)
  * so that the NameNode's placement calls only read a volatile field: no I/O, no waiting, never
- * inside the NameNode's locks. A document that is missing, malformed or older than
- * {@code maxAgeMs} is not usable: callers then place exactly as the default policy does. Each
- * change of that state is logged once.
+ * inside the NameNode's locks. A document that is missing, malformed or older than its max age
+ * (the plugin's {@code maxAgeMs} if set, else a few of the daemon's rounds,
+ * {@link HeatDocument#maxAgeMs}) is not usable: callers then place exactly as the default
+ * policy does. Each change of that state is logged once.
  */
 public final class HeatSource implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HeatSource.class);
   /** Larger documents are refused: a NameNode must not buffer an unbounded reply. */
   static final int MAX_BYTES = 64 << 20;
+
+  /** A {@code maxAgeMs} that leaves the max age to the document: a few of the daemon's rounds. */
+  public static final long BY_ROUNDS = 0;
 
   /** What the last refresh found. */
   public enum State { UNSET, USABLE, MISSING, MALFORMED, STALE }
@@ -36,6 +40,7 @@ public final class HeatSource implements AutoCloseable {
   private volatile State state = State.UNSET;
   private ScheduledExecutorService refresher;
 
+  /** {@code maxAgeMs}: how old a document may be, or {@link #BY_ROUNDS} (or less). */
   public HeatSource(URI uri, int timeoutMs, long maxAgeMs, LongSupplier clock) {
     this.uri = uri;
     this.timeoutMs = timeoutMs;
@@ -75,7 +80,12 @@ public final class HeatSource implements AutoCloseable {
   }
 
   private boolean fresh(HeatDocument doc) {
-    return Math.abs(clock.getAsLong() - doc.generatedMs()) <= maxAgeMs;
+    return Math.abs(clock.getAsLong() - doc.generatedMs()) <= maxAgeMs(doc);
+  }
+
+  /** The plugin's max age if it sets one, else the document's (a few of the daemon's rounds). */
+  long maxAgeMs(HeatDocument doc) {
+    return maxAgeMs > BY_ROUNDS ? maxAgeMs : doc.maxAgeMs();
   }
 
   private void refreshQuietly() {
@@ -110,12 +120,12 @@ public final class HeatSource implements AutoCloseable {
       transition(State.USABLE, "round " + doc.round() + ", " + doc.nodeCount() + " DataNodes");
       if (before == null || before.round() != doc.round()) {
         // every round, where the state lines come only on a change: `hadoop daemonlog` turns it on
-        LOG.debug("dsbra heat round {} read: {} DataNodes, {} files raised", doc.round(),
-            doc.nodeCount(), doc.raisedCount());
+        LOG.debug("dsbra heat round {} read: {} DataNodes, {} files raised, {} lowered",
+            doc.round(), doc.nodeCount(), doc.raisedCount(), doc.loweringCount());
       }
     } else {
       transition(State.STALE, uri + ": generated " + (clock.getAsLong() - doc.generatedMs())
-          + " ms ago, more than " + maxAgeMs);
+          + " ms ago, more than " + maxAgeMs(doc));
     }
   }
 

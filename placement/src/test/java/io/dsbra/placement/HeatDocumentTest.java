@@ -3,6 +3,8 @@ package io.dsbra.placement;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -35,6 +37,50 @@ class HeatDocumentTest {
         "'round': 7, 'blocks': {'10.0.0.1': 3}, 'rf': {'/hot': 1.5}")));
     assertEquals(3.0, more.blocksOf("x", "10.0.0.1"));
     assertEquals(1.5, more.rfOf("/hot"));
+    assertNull(doc.loweringOf(1, holders("10.0.0.1", "10.0.0.2")));  // no lowering: none
+    assertFalse(doc.mayBeLowering(1, 2));
+    assertEquals(0, doc.loweringCount());
+  }
+
+  static final String LOWERING = GOOD.replace("'round': 7", "'round': 7, 'lowering': {"
+      + "'/warm': {'replication': 1, 'holders': [['10.0.0.1', '10.0.0.2'], ['10.0.0.3:9866', "
+      + "'10.0.0.1']]}, '/cool': {'replication': 2, 'holders': [['10.0.0.1', '10.0.0.2', "
+      + "'10.0.0.3:9866']]}}");
+
+  /** DataNodes by their names as the plugin gives them: {host, IP, IP:port}. */
+  static List<String[]> holders(String... ips) {
+    String[][] out = new String[ips.length][];
+    for (int i = 0; i < ips.length; i++) {
+      out[i] = new String[] {"host-" + ips[i], ips[i], ips[i] + ":9866"};
+    }
+    return Arrays.asList(out);
+  }
+
+  @Test
+  void findsTheLoweredFileByABlocksHoldersAndReplication() {
+    HeatDocument doc = HeatDocument.parse(json(LOWERING));
+    assertEquals(2, doc.loweringCount());
+    assertTrue(doc.mayBeLowering(1, 2));
+    assertTrue(doc.mayBeLowering(2, 3));
+    assertFalse(doc.mayBeLowering(1, 3), "no block of 3 holders is lowered to 1");
+    assertFalse(doc.mayBeLowering(3, 4));
+    assertEquals("/warm", doc.loweringOf(1, holders("10.0.0.2", "10.0.0.1")));  // any order
+    assertEquals("/warm", doc.loweringOf(1, holders("10.0.0.1", "10.0.0.3")));  // by IP:port
+    assertEquals("/cool", doc.loweringOf(2, holders("10.0.0.3", "10.0.0.2", "10.0.0.1")));
+    assertNull(doc.loweringOf(2, holders("10.0.0.1", "10.0.0.2")), "another replication");
+    assertNull(doc.loweringOf(1, holders("10.0.0.1", "10.0.0.2", "10.0.0.3")), "more holders");
+    assertNull(doc.loweringOf(1, holders("10.0.0.1")), "fewer holders");
+    assertNull(doc.loweringOf(1, holders("10.0.0.1", "10.0.0.9")), "a holder not listed");
+  }
+
+  @Test
+  void usableForThreeOfTheDaemonsRoundsItsWindowAndLeadOrThreeMinutes() {
+    assertEquals(HeatDocument.MAX_AGE_MS_WITHOUT_INTERVAL, HeatDocument.parse(json(GOOD))
+        .maxAgeMs());
+    assertEquals(3 * 5_000, HeatDocument.parse(json(GOOD.replace("'round': 7",
+        "'round': 7, 'interval_ms': 5000"))).maxAgeMs());
+    assertEquals(3 * (60_000 + 6_000), HeatDocument.parse(json(GOOD.replace("'round': 7",
+        "'round': 7, 'interval_ms': 60000, 'lead_ms': 6000"))).maxAgeMs());
   }
 
   @Test
@@ -52,6 +98,28 @@ class HeatDocumentTest {
         {GOOD.replace("['/hot']", "[1]"), "raised"},
         {GOOD.replace("'round': 7", "'round': 7, 'blocks': [2]"), "blocks is not an object"},
         {GOOD.replace("'round': 7", "'round': 7, 'rf': {'/hot': -1}"), "rf of /hot"},
+        {GOOD.replace("'round': 7", "'round': 7, 'interval_ms': 0"), "interval_ms is not an "
+            + "integer >= 1"},
+        {GOOD.replace("'round': 7", "'round': 7, 'interval_ms': 1.5"), "interval_ms"},
+        {GOOD.replace("'round': 7", "'round': 7, 'lead_ms': -1"), "lead_ms is not an integer"},
+        {GOOD.replace("'round': 7", "'round': 7, 'lowering': ['/a']"), "lowering is not an "
+            + "object"},
+        {LOWERING.replace("'/cool': {'replication': 2", "'/cool': {'replication': 0"),
+            "lowering of /cool: replication is not an integer >= 1"},
+        {LOWERING.replace("'/cool': {'replication': 2", "'/cool': {'replication': '2'"),
+            "lowering of /cool: replication"},
+        {LOWERING.replace("'/cool': {'replication': 2, 'holders': [", "'/cool': {"
+            + "'replication': 2, 'holders': 1, 'x': ["),
+            "lowering of /cool: holders is not a list"},
+        {LOWERING.replace("[['10.0.0.1', '10.0.0.2', '10.0.0.3:9866']]", "['10.0.0.1']"),
+            "lowering of /cool: holders holds a non-list"},
+        {LOWERING.replace("[['10.0.0.1', '10.0.0.2', '10.0.0.3:9866']]", "[[1]]"),
+            "lowering of /cool: a block's holders hold a non-string"},
+        {LOWERING.replace("[['10.0.0.1', '10.0.0.2', '10.0.0.3:9866']]",
+            "[['10.0.0.1', '10.0.0.1']]"),
+            "lowering of /cool: a block's holders name a node twice"},
+        {LOWERING.replace("'/cool': {", "'/cool': 3, 'x': {"),
+            "lowering of /cool is not an object"},
     };
     for (String[] c : cases) {
       MalformedHeatException e = assertThrows(MalformedHeatException.class,

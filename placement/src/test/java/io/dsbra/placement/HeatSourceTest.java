@@ -45,6 +45,45 @@ class HeatSourceTest {
   }
 
   @Test
+  void withoutAMaxAgeUsableForThreeOfTheDaemonsRounds() throws IOException {
+    Path f = dir.resolve("heat.json");
+    HeatSource s = new HeatSource(f.toUri(), 1000, HeatSource.BY_ROUNDS, now::get);
+    // rounds of 10 s acting 2 s after publishing: three take 36 s
+    Files.write(f, HeatDocumentTest.json(HeatDocumentTest.GOOD.replace("'round': 7",
+        "'round': 7, 'interval_ms': 10000, 'lead_ms': 2000")));
+    s.refresh();
+    now.addAndGet(36_000);
+    assertNotNull(s.usable());
+    now.addAndGet(1);
+    assertNull(s.usable());
+    s.refresh();
+    assertEquals(HeatSource.State.STALE, s.state());
+    // no interval stated: three of the daemon's default rounds
+    Files.write(f, HeatDocumentTest.json(HeatDocumentTest.GOOD));
+    now.set(1000 + HeatDocument.MAX_AGE_MS_WITHOUT_INTERVAL);
+    s.refresh();
+    assertNotNull(s.usable());
+    now.addAndGet(1);
+    assertNull(s.usable());
+  }
+
+  @Test
+  void anExplicitMaxAgeWinsOverTheDaemonsRounds() throws IOException {
+    Path f = dir.resolve("heat.json");
+    HeatSource s = source(f);  // 60 s
+    Files.write(f, HeatDocumentTest.json(HeatDocumentTest.GOOD.replace("'round': 7",
+        "'round': 7, 'interval_ms': 1000")));
+    s.refresh();
+    now.addAndGet(60_000);  // 20 of the daemon's rounds of 1 s
+    assertNotNull(s.usable());
+    Files.write(f, HeatDocumentTest.json(HeatDocumentTest.GOOD.replace("'round': 7",
+        "'round': 7, 'interval_ms': 600000")));
+    s.refresh();
+    now.addAndGet(1);  // 60.001 s: within one of those rounds, past the max age
+    assertNull(s.usable());
+  }
+
+  @Test
   void malformedReplacesAGoodDocument() throws IOException {
     Path f = dir.resolve("heat.json");
     Files.write(f, HeatDocumentTest.json(HeatDocumentTest.GOOD));

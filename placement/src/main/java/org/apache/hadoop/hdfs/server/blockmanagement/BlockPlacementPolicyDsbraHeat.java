@@ -34,10 +34,13 @@ import static org.apache.hadoop.util.Time.monotonicNow;
 /**
  * HDFS's default block placement, with DSBRA's two node choices (docs/placement.md):
  * <ul>
- * <li>an excess replica goes from the hottest holder by dsbra's heat, among the holders the
- *     default policy would let lose one (the same rack rule; a holder that stopped
- *     heartbeating still goes first, as in the default); on equal heat the last replicas of a
- *     round's files are spread over different nodes;</li>
+ * <li>an excess replica of a block of a file dsbra lowers goes from the hottest holder by
+ *     dsbra's heat, among the holders the default policy would let lose one (the same rack
+ *     rule; a holder that stopped heartbeating still goes first, as in the default); on equal
+ *     heat the last replicas of a round's files are spread over different nodes. HDFS names
+ *     neither the block nor its file to this choice: a block is dsbra's when its holders and
+ *     the replication wanted match one of the document's lowering (see
+ *     {@link #chooseReplicasToDelete}); every other deletion is the default's;</li>
  * <li>a new copy of a block of a file dsbra raised goes to the least heated nodes the default
  *     policy would consider (its rack rules and its checks on load, space and stale nodes
  *     still decide, only the random draw among candidates becomes "least heated").</li>
@@ -58,12 +61,16 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
   public static final long REFRESH_MS_DEFAULT = 5_000;
   public static final String TIMEOUT_MS_KEY = "dsbra.placement.heat.timeout.ms";
   public static final int TIMEOUT_MS_DEFAULT = 2_000;
-  /** Heat older than this is ignored (the daemon stopped or cannot reach the cluster). */
+  /**
+   * Heat older than this is ignored (the daemon stopped or cannot reach the cluster). Unset:
+   * a few of the daemon's rounds, as its document states them ({@link HeatDocument#maxAgeMs}).
+   */
   public static final String MAX_AGE_MS_KEY = "dsbra.placement.heat.max-age.ms";
-  public static final long MAX_AGE_MS_DEFAULT = 600_000;
 
   /** Set while choosing targets for a raised file's block: chooseDataNode then goes by heat. */
   private static final ThreadLocal<HeatDocument> PLACING = new ThreadLocal<>();
+  /** Set while deleting a lowered file's excess replicas: chooseReplicaToDelete goes by heat. */
+  private static final ThreadLocal<HeatDocument> DELETING = new ThreadLocal<>();
   /**
    * While placing by heat: the nodes the default policy's checks refused, host to why (a
    * node too busy by HDFS's load rule is refused even when it is the coolest).
@@ -98,10 +105,13 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
           HEAT_URI_KEY, uri, e.getMessage());
       return;
     }
+    long maxAgeMs = conf.getLong(MAX_AGE_MS_KEY, HeatSource.BY_ROUNDS);
     HeatSource source = new HeatSource(parsed, conf.getInt(TIMEOUT_MS_KEY, TIMEOUT_MS_DEFAULT),
-        conf.getLong(MAX_AGE_MS_KEY, MAX_AGE_MS_DEFAULT), System::currentTimeMillis);
+        maxAgeMs, System::currentTimeMillis);
     source.start(conf.getLong(REFRESH_MS_KEY, REFRESH_MS_DEFAULT));
-    LOG.info("dsbra heat-aware placement: heat from {}", parsed);
+    LOG.info("dsbra heat-aware placement: heat from {}, usable for {}", parsed,
+        maxAgeMs > HeatSource.BY_ROUNDS ? maxAgeMs + " ms (" + MAX_AGE_MS_KEY + ")"
+            : HeatDocument.USABLE_ROUNDS + " of the daemon's rounds");
     heat = source;
   }
 
@@ -341,11 +351,78 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
     return h == null ? 0.0 : h;
   }
 
+  /**
+   * The default's choice of a block's excess replicas, by heat only when the block is one dsbra
+   * lowers. HDFS passes no block here (BlockManager.setReplication, the SETREPLICATION call,
+   * runs it with the block's live, non-excess replicas as both collections and the new
+   * replication as {@code expectedNumOfReplicas}): the block is told by its holders and that
+   * replication matching a block of the document's lowering.
+   */
+  @Override
+  public List<DatanodeStorageInfo> chooseReplicasToDelete(
+      Collection<DatanodeStorageInfo> availableReplicas,
+      Collection<DatanodeStorageInfo> delCandidates, int expectedNumOfReplicas,
+      List<StorageType> excessTypes, DatanodeDescriptor addedNode,
+      DatanodeDescriptor delNodeHint) {
+    HeatDocument doc = usableHeat();
+    String lowered = doc == null
+        || !doc.mayBeLowering(expectedNumOfReplicas, availableReplicas.size()) ? null
+        : doc.loweringOf(expectedNumOfReplicas, namesOf(availableReplicas));
+    List<DatanodeStorageInfo> chosen;
+    if (lowered == null) {
+      chosen = super.chooseReplicasToDelete(availableReplicas, delCandidates,
+          expectedNumOfReplicas, excessTypes, addedNode, delNodeHint);
+    } else {
+      DELETING.set(doc);
+      try {
+        chosen = super.chooseReplicasToDelete(availableReplicas, delCandidates,
+            expectedNumOfReplicas, excessTypes, addedNode, delNodeHint);
+      } finally {
+        DELETING.remove();
+      }
+    }
+    if (LOG.isDebugEnabled()) {
+      String block = "(holders " + hostsOf(availableReplicas) + " down to "
+          + expectedNumOfReplicas + ")";
+      if (doc == null) {
+        LOG.debug("dsbra heat unusable: deletion from {} by HDFS's default {}",
+            hostsOf(chosen), block);
+      } else if (lowered == null) {
+        LOG.debug("dsbra heat round {} deletion from {} by HDFS's default, no lowering of the "
+            + "heat document {}", doc.round(), hostsOf(chosen), block);
+      } else {
+        LOG.debug("dsbra heat round {} deletion from {} by heat, a lowering of {} {}",
+            doc.round(), hostsOf(chosen), lowered, block);
+      }
+    }
+    return chosen;
+  }
+
+  /** Each replica's DataNode by every name the daemon may know it by. */
+  private static List<String[]> namesOf(Collection<DatanodeStorageInfo> replicas) {
+    List<String[]> names = new ArrayList<>(replicas.size());
+    for (DatanodeStorageInfo s : replicas) {
+      DatanodeDescriptor dn = s.getDatanodeDescriptor();
+      names.add(new String[] {dn.getHostName(), dn.getIpAddr(), dn.getXferAddr()});
+    }
+    return names;
+  }
+
+  private static List<String> hostsOf(Collection<DatanodeStorageInfo> replicas) {
+    List<String> hosts = new ArrayList<>();
+    for (DatanodeStorageInfo s : replicas) {
+      hosts.add(s.getDatanodeDescriptor().getHostName());
+    }
+    Collections.sort(hosts);
+    return hosts;
+  }
+
+  /** Within a lowering's deletion: the hottest holder's replica; else the default's. */
   @Override
   public DatanodeStorageInfo chooseReplicaToDelete(Collection<DatanodeStorageInfo> moreThanOne,
       Collection<DatanodeStorageInfo> exactlyOne, List<StorageType> excessTypes,
       Map<String, List<DatanodeStorageInfo>> rackMap) {
-    HeatDocument doc = usableHeat();
+    HeatDocument doc = DELETING.get();
     if (doc == null) {
       return super.chooseReplicaToDelete(moreThanOne, exactlyOne, excessTypes, rackMap);
     }

@@ -37,7 +37,8 @@ import java.util.Set;
 public class PlacementSpeed {
   static final long GB = 1L << 30;
   static final long BLOCK = 128L << 20;
-  static final String[] OPS = {"delete", "replicate-raised", "replicate-other", "write"};
+  static final String[] OPS = {"delete-lowered", "delete-other", "replicate-raised",
+      "replicate-other", "write"};
 
   final List<DatanodeStorageInfo> storages = new ArrayList<>();
   final int racks;
@@ -63,7 +64,7 @@ public class PlacementSpeed {
     standard.initialize(conf, new Stats(nodes), topology, new Host2NodesMap());
     BlockPlacementPolicyDsbraHeat plugin = new BlockPlacementPolicyDsbraHeat();
     plugin.initialize(conf, new Stats(nodes), topology, new Host2NodesMap());
-    bench.writeHeat(heatFile, nodes);
+    bench.writeHeat(heatFile, nodes, calls);
     HeatSource source = new HeatSource(heatFile.toUri(), 1000, Long.MAX_VALUE / 4, System::currentTimeMillis);
     source.refresh();
     if (source.usable() == null) {
@@ -105,15 +106,28 @@ public class PlacementSpeed {
     return topology;
   }
 
-  /** A heat for every node (the daemon's names: WebHDFS hostName), one raised file. */
-  void writeHeat(Path file, int nodes) throws Exception {
+  /**
+   * A heat for every node (the daemon's names: WebHDFS hostName), one raised file, and one file
+   * lowered to 3 whose blocks are those of the first {@code blocks} calls.
+   */
+  void writeHeat(Path file, int nodes, int blocks) throws Exception {
     Random random = new Random(1);
     StringBuilder doc = new StringBuilder("{\"format\": \"dsbra-heat\", \"version\": 1, \"generated_ms\": ")
         .append(System.currentTimeMillis()).append(", \"round\": 1, \"nodes\": {");
     for (int i = 0; i < nodes; i++) {
       doc.append(i == 0 ? "" : ", ").append("\"h").append(i).append("\": ").append(random.nextDouble());
     }
-    doc.append("}, \"raised\": [\"/raised\"]}");
+    doc.append("}, \"raised\": [\"/raised\"], \"lowering\": {\"/lowered\": {\"replication\": 3, "
+        + "\"holders\": [");
+    for (int k = 0; k < blocks; k++) {
+      doc.append(k == 0 ? "[" : ", [");
+      List<DatanodeStorageInfo> held = holders(k);
+      for (int i = 0; i < held.size(); i++) {
+        doc.append(i == 0 ? "\"" : ", \"").append(held.get(i).getDatanodeDescriptor().getHostName()).append('"');
+      }
+      doc.append(']');
+    }
+    doc.append("]}}}");
     Files.write(file, doc.toString().getBytes(StandardCharsets.UTF_8));
   }
 
@@ -139,9 +153,13 @@ public class PlacementSpeed {
   int call(BlockPlacementPolicyDefault policy, String op, int k) {
     List<DatanodeStorageInfo> held = holders(k);
     switch (op) {
-      case "delete": {
+      case "delete-lowered": {  // a block of the lowered file: by heat
         List<StorageType> excess = new ArrayList<>(Collections.singletonList(StorageType.DISK));
         return policy.chooseReplicasToDelete(held, held, 3, excess, null, null).size();
+      }
+      case "delete-other": {  // the same holders down to 2: another file's, the default's
+        List<StorageType> excess = new ArrayList<>(Collections.nCopies(2, StorageType.DISK));
+        return policy.chooseReplicasToDelete(held, held, 2, excess, null, null).size();
       }
       case "replicate-raised":
       case "replicate-other": {

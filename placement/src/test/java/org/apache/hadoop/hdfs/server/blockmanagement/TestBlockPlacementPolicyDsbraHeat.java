@@ -56,6 +56,8 @@ class TestBlockPlacementPolicyDsbraHeat {
   Path heatFile;
   HeatSource source;
   BlockPlacementPolicyDsbraHeat policy;
+  /** HDFS's own policy on the same DataNodes: what every deletion not by heat must equal. */
+  BlockPlacementPolicyDefault hdfs;
   NetworkTopology topology;
   final Map<String, DatanodeStorageInfo> storages = new LinkedHashMap<>();
 
@@ -76,6 +78,8 @@ class TestBlockPlacementPolicyDsbraHeat {
     }
     policy = new BlockPlacementPolicyDsbraHeat();
     policy.initialize(conf, new NoLoad(), topology, new Host2NodesMap());
+    hdfs = new BlockPlacementPolicyDefault();
+    hdfs.initialize(conf, new NoLoad(), topology, new Host2NodesMap());
     heatFile = dir.resolve("heat.json");
     source = new HeatSource(heatFile.toUri(), 1000, 60_000, now::get);
     policy.setHeatSource(source);
@@ -123,17 +127,52 @@ class TestBlockPlacementPolicyDsbraHeat {
     return m;
   }
 
-  /** The node the policy deletes from, of a block held by {@code holders}. */
+  /**
+   * The "lowering" member of a document: {@code "/path", replication, "d1 d2 d3", ...}, each
+   * string after a replication one block's holders.
+   */
+  static String lowering(Object... files) {
+    StringBuilder out = new StringBuilder(", \"lowering\": {");
+    for (int i = 0; i < files.length; ) {
+      out.append(i == 0 ? "" : ", ").append('"').append(files[i++]).append("\": {")
+          .append("\"replication\": ").append(files[i++]).append(", \"holders\": [");
+      for (boolean first = true; i < files.length && files[i] instanceof String
+          && !((String) files[i]).startsWith("/"); first = false) {
+        out.append(first ? "" : ", ").append("[\"")
+            .append(String.join("\", \"", ((String) files[i++]).split(" "))).append("\"]");
+      }
+      out.append("]}");
+    }
+    return out.append("}").toString();
+  }
+
+  /** The node the policy deletes from, of a block held by {@code holders} lowered by one. */
   String delete(String... holders) {
+    List<String> out = deletes(policy, holders.length - 1, holders);
+    assertEquals(1, out.size());
+    return out.get(0);
+  }
+
+  /** The nodes {@code p} deletes from, in its order, of a block held by {@code holders}. */
+  List<String> deletes(BlockPlacementPolicyDefault p, int replication, String... holders) {
     List<DatanodeStorageInfo> held = new ArrayList<>();
     for (String h : holders) {
       held.add(storages.get(h));
     }
-    List<StorageType> excess = new ArrayList<>(Collections.singletonList(StorageType.DISK));
-    List<DatanodeStorageInfo> out = policy.chooseReplicasToDelete(held, held, holders.length - 1,
-        excess, null, null);
-    assertEquals(1, out.size());
-    return out.get(0).getDatanodeDescriptor().getHostName();
+    List<StorageType> excess = new ArrayList<>(
+        Collections.nCopies(holders.length - replication, StorageType.DISK));
+    List<String> out = new ArrayList<>();
+    for (DatanodeStorageInfo s : p.chooseReplicasToDelete(held, held, replication, excess, null,
+        null)) {
+      out.add(s.getDatanodeDescriptor().getHostName());
+    }
+    return out;
+  }
+
+  /** The policy deletes exactly what HDFS's default does, in the same order. */
+  void assertDefault(int replication, String... holders) {
+    assertEquals(deletes(hdfs, replication, holders), deletes(policy, replication, holders),
+        "HDFS's default for " + Arrays.toString(holders) + " down to " + replication);
   }
 
   /** The node the policy places one new copy of {@code path}'s block on. */
@@ -155,7 +194,8 @@ class TestBlockPlacementPolicyDsbraHeat {
 
   @Test
   void deletesFromTheHottestHolder() throws IOException {
-    heat(1, heats(0.1, 0.9, 0.5, 0.2, 0.3, 0.4));
+    heatWith(1, heats(0.1, 0.9, 0.5, 0.2, 0.3, 0.4),
+        lowering("/a", 2, "d1 d2 d3", "/b", 2, "d4 d5 d6"));
     assertEquals("d2", delete("d1", "d2", "d3"));
     assertEquals("d6", delete("d4", "d5", "d6"));
   }
@@ -164,13 +204,13 @@ class TestBlockPlacementPolicyDsbraHeat {
   void keepsTheDefaultRackRule() throws IOException {
     // d1, d2 on /r1 and d4 on /r2: the default deletes from the rack holding two, so d4
     // (hottest, alone on its rack) keeps its replica; d2 is the hotter of the two on /r1
-    heat(1, heats(0.1, 0.5, 0.0, 0.9, 0.0, 0.0));
+    heatWith(1, heats(0.1, 0.5, 0.0, 0.9, 0.0, 0.0), lowering("/a", 2, "d1 d2 d4"));
     assertEquals("d2", delete("d1", "d2", "d4"));
   }
 
   @Test
   void aHolderThatStoppedHeartbeatingGoesFirstAsInTheDefault() throws IOException {
-    heat(1, heats(0.1, 0.9, 0.5, 0, 0, 0));
+    heatWith(1, heats(0.1, 0.9, 0.5, 0, 0, 0), lowering("/a", 2, "d1 d2 d3"));
     storages.get("d3").getDatanodeDescriptor().setLastUpdateMonotonic(0);
     assertEquals("d3", delete("d1", "d2", "d3"));
   }
@@ -179,7 +219,7 @@ class TestBlockPlacementPolicyDsbraHeat {
   void withoutUsableHeatTheDefaultChooses() throws IOException {
     // the default: least free space, d1, whatever the heat says
     assertEquals("d1", delete("d1", "d2", "d3"));  // nothing published yet
-    heat(1, heats(0.1, 0.9, 0.5, 0, 0, 0));
+    heatWith(1, heats(0.1, 0.9, 0.5, 0, 0, 0), lowering("/a", 2, "d1 d2 d3"));
     assertEquals("d2", delete("d1", "d2", "d3"));
     now.addAndGet(60_001);  // stale
     assertEquals("d1", delete("d1", "d2", "d3"));
@@ -195,7 +235,8 @@ class TestBlockPlacementPolicyDsbraHeat {
   void equallyHotFilesKeepTheirLastReplicasOnDifferentNodes() throws IOException {
     // four files on d2 and d3, equally hot: the default would leave every last replica on
     // the node with more free space; the spread alternates between them
-    heat(1, heats(0, 0.5, 0.5, 0, 0, 0));
+    heatWith(1, heats(0, 0.5, 0.5, 0, 0, 0),
+        lowering("/a", 1, "d2 d3", "/b", 1, "d2 d3", "/c", 1, "d2 d3", "/d", 1, "d2 d3"));
     Map<String, Integer> survivors = new HashMap<>();
     for (int f = 0; f < 4; f++) {
       String gone = delete("d2", "d3");
@@ -203,6 +244,83 @@ class TestBlockPlacementPolicyDsbraHeat {
     }
     assertEquals(2, survivors.get("d2"));
     assertEquals(2, survivors.get("d3"));
+  }
+
+  @Test
+  void deletesByHeatOnlyABlockOfALoweringElseExactlyAsTheDefault() throws IOException {
+    // d2 the hottest, d1 the default's choice (least free space) and the coolest: in every
+    // case below heat would delete from another node first
+    heatWith(1, heats(0.1, 0.9, 0.5, 0.2, 0.3, 0.4),
+        lowering("/warm", 2, "d1 d2 d3", "d4 d5 d6", "/cool", 1, "d1 d2"));
+    assertEquals(Arrays.asList("d2"), deletes(policy, 2, "d1", "d2", "d3"));  // /warm's block
+    assertEquals(Arrays.asList("d2"), deletes(policy, 1, "d1", "d2"));  // /cool's
+    assertEquals(Arrays.asList("d1"), deletes(hdfs, 2, "d1", "d2", "d3"));
+    // the same holders down to another replication: a file dsbra did not lower
+    assertDefault(1, "d1", "d2", "d3");
+    assertDefault(2, "d1", "d2");
+    // holders no lowering lists: fewer, more, others, or a block on the same nodes plus one
+    assertDefault(1, "d1", "d3");
+    assertDefault(2, "d1", "d2", "d4");
+    assertDefault(3, "d1", "d2", "d3", "d4");
+    // a document without lowering steers no deletion at all
+    heat(2, heats(0.1, 0.9, 0.5, 0.2, 0.3, 0.4));
+    assertDefault(2, "d1", "d2", "d3");
+    assertDefault(1, "d1", "d2");
+  }
+
+  @Test
+  void aLoweringsHoldersMatchByHostNameIpOrIpAndTransferPort() throws IOException {
+    heatWith(1, heats(0.1, 0.9, 0.5, 0, 0, 0), lowering("/a", 2, "10.0.0.1:9866 10.0.0.2 d3"));
+    assertEquals("d2", delete("d1", "d2", "d3"));
+    heatWith(2, heats(0.1, 0.9, 0.5, 0, 0, 0), lowering("/a", 2, "10.0.0.1:9999 10.0.0.2 d3"));
+    assertDefault(2, "d1", "d2", "d3");  // another port: another DataNode
+  }
+
+  @Test
+  void aLoweringOfSeveralReplicasGoesHottestFirstEachTime() throws IOException {
+    heatWith(1, heats(0.1, 0.9, 0.5, 0.7, 0, 0), lowering("/a", 1, "d1 d2 d3 d4"));
+    // d1-d3 on /r1, d4 on /r2: the rack rule takes from /r1 while it holds two or more, d2
+    // then d3 by heat; then of d1 and d4 the hotter, d4 (the default: d1 first)
+    assertEquals(Arrays.asList("d2", "d3", "d4"), deletes(policy, 1, "d1", "d2", "d3", "d4"));
+    assertEquals("d1", deletes(hdfs, 1, "d1", "d2", "d3", "d4").get(0));
+  }
+
+  @Test
+  void theLogSaysWhichPathEachDeletionTook() throws IOException {
+    String log = debugLog(() -> {
+      delete("d1", "d2", "d3");
+      heatWith(4, heats(0.1, 0.9, 0.5, 0, 0, 0), lowering("/warm", 2, "d1 d2 d3"));
+      delete("d1", "d2", "d3");
+      deletes(policy, 1, "d1", "d2", "d3");
+    });
+    // what an operator reads with the plugin's logger at DEBUG, and the integration test parses
+    assertEquals(Arrays.asList(
+        "dsbra heat unusable: deletion from [d1] by HDFS's default (holders [d1, d2, d3] down"
+            + " to 2)",
+        "dsbra heat round 4 deletion from [d2] by heat, a lowering of /warm (holders [d1, d2, d3]"
+            + " down to 2)",
+        "dsbra heat round 4 deletion from [d1, d2] by HDFS's default, no lowering of the heat"
+            + " document (holders [d1, d2, d3] down to 1)"),
+        Arrays.asList(log.split("\n")));
+  }
+
+  interface Action {
+    void run() throws IOException;
+  }
+
+  /** What the plugin logs, at DEBUG, while {@code action} runs. */
+  static String debugLog(Action action) throws IOException {
+    StringWriter log = new StringWriter();
+    Logger logger = Logger.getLogger(BlockPlacementPolicyDsbraHeat.class);
+    WriterAppender appender = new WriterAppender(new PatternLayout("%m%n"), log);
+    logger.addAppender(appender);
+    logger.setLevel(Level.DEBUG);
+    try {
+      action.run();
+    } finally {
+      logger.removeAppender(appender);
+    }
+    return log.toString();
   }
 
   @Test
@@ -229,21 +347,14 @@ class TestBlockPlacementPolicyDsbraHeat {
     heartbeat(storages.get("d5"), 3);  // above twice the cluster's average of 1
     // holder d1 (/r1): the copy goes to /r2, where d5 is the coolest, then d6
     heat(1, heats(0.9, 0.8, 0.0, 0.4, 0.1, 0.3), "/hot");
-    StringWriter log = new StringWriter();
-    Logger logger = Logger.getLogger(BlockPlacementPolicyDsbraHeat.class);
-    WriterAppender appender = new WriterAppender(new PatternLayout("%m%n"), log);
-    logger.addAppender(appender);
-    logger.setLevel(Level.DEBUG);
-    try {
+    String log = debugLog(() -> {
       for (int i = 0; i < 10; i++) {
         assertEquals("d6", place("/hot", "d1"));
       }
-    } finally {
-      logger.removeAppender(appender);
-    }
+    });
     // what an operator reads with the plugin's logger at DEBUG, and the end-to-end test parses
-    assertTrue(log.toString().contains("dsbra heat round 1 placed /hot on [d6] (coolest first; "
-        + "HDFS's checks refused {d5=too busy (3 xceivers)})"), log.toString());
+    assertTrue(log.contains("dsbra heat round 1 placed /hot on [d6] (coolest first; "
+        + "HDFS's checks refused {d5=too busy (3 xceivers)})"), log);
     heartbeat(storages.get("d5"), 0);
     assertEquals("d5", place("/hot", "d1"));
   }
