@@ -71,6 +71,7 @@ ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
               "dare": ("dare", True), "oracle": ("oracle", True)}
 PROFILE = {"calibrated": "calibrated", "paper-literal": "paper-literal"}
 DELAY_S = 10.0
+INTERVAL_S = 30.0  # the daemon arms' policy round (run_bench_matrix.py runs the daemon so)
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE = 10.0, 0.15
 HEARTBEATS = (0.5, 1.0, 2.0, 3.0, 4.0)
 SLOTS = (1, 2, 3, 4, 5)
@@ -249,19 +250,30 @@ def scheduler_config(delay: bool, capacity_node_delay: int | None) -> dict:
             "rack_locality_additional_delay": -1 if delay else 0, "assign_multiple": True}
 
 
+def arm_config(arm: str, model: dict, slots: int, interval_s: float, heartbeat_s: float, am: dict,
+               binding: dict, seed: int, capacity_node_delay: int | None = None, nodes: int = 4,
+               racks: int = 2) -> SimConfig:
+    """The simulator's cluster for ``arm`` as the replays ran it (the bundled cluster's 4
+    workers on 2 racks unless ``nodes``/``racks`` say otherwise; a block on at most every node,
+    or the simulator's default cap)."""
+    policy, delay = ARM_POLICY[arm]
+    return SimConfig(nodes=nodes, racks=racks, replication=2, block_size_mb=64.0,
+                     max_replication=min(nodes, SimConfig.max_replication),
+                     slots_per_node=slots, heartbeat_s=heartbeat_s, **binding,
+                     **scheduler_config(delay, capacity_node_delay),
+                     policy=policy, interval_s=interval_s,
+                     signals="observed" if policy == "dsbra" else "scheduler",
+                     policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
+                     seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
+
+
 def simulate_arm(arm: str, schedule_path: Path, model: dict, slots: int, seeds: int, out: Path,
                  interval_s: float, heartbeat_s: float, am: dict, binding: dict,
                  capacity_node_delay: int | None = None) -> list[Path]:
-    policy, delay = ARM_POLICY[arm]
     dirs = []
     for seed in range(seeds):
-        cfg = SimConfig(nodes=4, racks=2, replication=2, block_size_mb=64.0, max_replication=4,
-                        slots_per_node=slots, heartbeat_s=heartbeat_s, **binding,
-                        **scheduler_config(delay, capacity_node_delay),
-                        policy=policy, interval_s=interval_s,
-                        signals="observed" if policy == "dsbra" else "scheduler",
-                        policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
-                        seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
+        cfg = arm_config(arm, model, slots, interval_s, heartbeat_s, am, binding, seed,
+                         capacity_node_delay)
         run_dir = out / "sim" / arm / f"seed{seed}"
         simulate(cfg, WorkloadSpec(source=f"schedule:{schedule_path}"), out_dir=run_dir)
         dirs.append(run_dir)
@@ -272,7 +284,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path)
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--interval-s", type=float, default=30.0, help="the daemon arms' round length")
+    ap.add_argument("--interval-s", type=float, default=INTERVAL_S, help="the daemon arms' round length")
     ap.add_argument("--model", choices=("am", "shifted"), default="am",
                     help="simulate the ApplicationMasters (am), or start each job when its real AM "
                          "requested its maps (shifted)")

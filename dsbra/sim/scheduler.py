@@ -115,15 +115,10 @@ class Scheduler:
         launched = self.launched
         rack = self.rack_of[node]
         mode = self.mode
+        counted = mode in ("capacity", "yarn")
         for job in self._order if self._order is not None else self.order():
-            if mode == "capacity":
-                job.opportunities += 1
-            elif mode == "yarn":
-                job.opportunities += 1
-                if job.level == NODE_LOCAL and job.opportunities > self.thr_node:
-                    job.level, job.opportunities = RACK_LOCAL, 0
-                elif job.level == RACK_LOCAL and job.opportunities > self.thr_rack:
-                    job.level, job.opportunities = OFF_SWITCH, 0
+            if counted:
+                self._count_opportunity(job)
             lst = job.by_host.get(node)
             if lst:
                 while lst and launched[lst[-1]]:
@@ -188,16 +183,11 @@ class Scheduler:
         no host or rack at all. Under ``capacity`` the same order with canAssign's counts."""
         rack = self.rack_of[node]
         mode = self.mode
+        counted = mode in ("capacity", "yarn")
         for job in self._order if self._order is not None else self.order():
             asks = job.asks
-            if mode == "capacity":
-                job.opportunities += 1
-            elif mode == "yarn":
-                job.opportunities += 1
-                if job.level == NODE_LOCAL and job.opportunities > self.thr_node:
-                    job.level, job.opportunities = RACK_LOCAL, 0
-                elif job.level == RACK_LOCAL and job.opportunities > self.thr_rack:
-                    job.level, job.opportunities = OFF_SWITCH, 0
+            if counted:
+                self._count_opportunity(job)
             elif mode == "fair-time":
                 self._relax_by_time(job, now)
             rack_ask = asks.rack(rack) > 0
@@ -215,6 +205,18 @@ class Scheduler:
             if job.skip_start < 0.0:  # skipped for locality (the DT accounting)
                 job.skip_start = now
         return None
+
+    def _count_opportunity(self, job: Job) -> None:
+        """An offer of a node to the job: a missed opportunity for the Capacity Scheduler, a
+        scheduling opportunity for the Fair Scheduler's count-based delay, which relaxes a level
+        once the count exceeds nodes x its threshold and then starts counting again
+        (FSAppAttempt.getAllowedLocalityLevel)."""
+        job.opportunities += 1
+        if self.mode == "yarn":
+            if job.level == NODE_LOCAL and job.opportunities > self.thr_node:
+                job.level, job.opportunities = RACK_LOCAL, 0
+            elif job.level == RACK_LOCAL and job.opportunities > self.thr_rack:
+                job.level, job.opportunities = OFF_SWITCH, 0
 
     def _relax_by_time(self, job: Job, now: float) -> None:
         """FSAppAttempt.getAllowedLocalityLevelByTime: the clock starts at the job's first
