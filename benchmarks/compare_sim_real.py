@@ -27,11 +27,20 @@ the ``schedule.json`` they ran). The simulator's model is calibrated to those ru
   grid); the other arms are then predictions, not fits. The table also sets each job's wait
   from submission to its first map's launch, real against simulated.
 
+- the binding: YARN's and the MapReduce AM's (``--binding yarn-mr``, the default; AM heartbeat
+  ``--am-heartbeat-s``, the bundled cluster's 0.5 s), or a slot straight to a task (``task``,
+  the simulator's model before issue 42).
+
 Every arm runs in the simulator over ``--seeds`` placements (the real HDFS placement is one
 draw we do not reproduce block for block). Output: ``OUT/sim/<arm>/seed<k>/`` runs,
 ``OUT/sim-vs-real.json`` and ``OUT/sim-vs-real.md``: per arm node locality (overall and per
 bin), response and the oracle's captured share, real against simulated, and whether each arm
-is within the issue's goal (10 points of locality, 15% of response time).
+is within the issue's goal (10 points of locality, 15% of response time); the off-node maps by
+cause, handed on or delay expired (the real ones where the sitting recorded its grants,
+benchmarks/container_grants.py; the simulated ones by the same rule), the node locality of
+the hot file's maps and of the other files', and dsbra's trade between the two, paired by
+repetition (real) and by seed (simulated); issue 42's targets, met or not. ``--json`` prints
+``{"arms": {ARM: {"real": {...}, "sim": {...}}}}`` (those measures, means per run).
 
     .venv/bin/python benchmarks/compare_sim_real.py benchmarks/results/bench-fb2009-40-loaded
 """
@@ -39,15 +48,21 @@ is within the issue's goal (10 points of locality, 15% of response time).
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import statistics
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from dsbra.report import Run, arm_table, captured, find_runs, mean_or_none
-from dsbra.sim.config import SimConfig
-from dsbra.sim.run import WorkloadSpec, simulate
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
+from container_grants import classify  # noqa: E402
+from locality_by_file import locality_split  # noqa: E402
+
+from dsbra.report import Run, arm_table, captured, find_runs, mean_or_none, t_interval  # noqa: E402
+from dsbra.sim.config import BINDINGS, BUNDLED_AM_HEARTBEAT_S, SimConfig  # noqa: E402
+from dsbra.sim.run import WorkloadSpec, simulate  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
@@ -56,6 +71,7 @@ ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
               "dare": ("dare", True), "oracle": ("oracle", True)}
 PROFILE = {"calibrated": "calibrated", "paper-literal": "paper-literal"}
 DELAY_S = 10.0
+INTERVAL_S = 30.0  # the daemon arms' policy round (run_bench_matrix.py runs the daemon so)
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE = 10.0, 0.15
 HEARTBEATS = (0.5, 1.0, 2.0, 3.0, 4.0)
 SLOTS = (1, 2, 3, 4, 5)
@@ -64,6 +80,79 @@ AM_SLOTS = (2, 3, 4, 5)  # with AMs: a node must hold one AM and at least one ma
 #: under load the AMs start slower than the first one did on a quiet cluster
 AM_STARTUP_S = (10.0, 20.0, 30.0, 45.0, 60.0, 90.0)
 MAX_AM_SHARE = 0.5  # the bundled queues' maxAMShare (dsbra/cluster/config.py)
+#: issue 42's targets on a sitting with grant records: the handed-on share of the off-node
+#: maps within 15 points of the real one (static, dsbra), node locality within 5 (those and
+#: the oracle), and the other files' maps losing locality when dsbra spreads the hot file
+TARGET_HANDED_ON_POINTS, TARGET_LOCALITY_POINTS = 15.0, 5.0
+CAUSE_KEYS = ("node_locality", "off_node_maps", "handed_on", "delay_expired",
+              "hot_file_node_locality", "other_files_node_locality")
+
+
+def map_causes(run: Run, simulated: bool) -> dict:
+    """One run's node locality (%), its off-node maps, those by cause (handed on, delay
+    expired: None for a real run without grant records), and the node locality (%) of the hot
+    file's maps (the file most of the run's maps read) and of the other files'."""
+    t = run.tasks
+    off = sum(loc != 0 for loc in t["locality"])
+    hot = collections.Counter(t["block_id"]).most_common(1)[0][0]
+    hot_pct, other_pct = locality_split(t, hot)
+    causes = (json.loads((run.path / "summary.json").read_text())["container_grants"] if simulated
+              else classify(run.path) if (run.path / "grants.json").exists() else {})
+    return {"node_locality": 100 * (1 - off / len(t["locality"])), "off_node_maps": off,
+            "handed_on": causes.get("handed_on"), "delay_expired": causes.get("delay_expired"),
+            "hot_file_node_locality": hot_pct, "other_files_node_locality": other_pct}
+
+
+def causes_by_arm(arms: dict[str, list[Run]], simulated: bool) -> dict[str, dict[str, list]]:
+    """Arm -> run name -> map_causes of that run (runs by repetition or seed name)."""
+    return {arm: {r.path.name: map_causes(r, simulated) for r in runs} for arm, runs in arms.items()}
+
+
+def mean_causes(per_run: dict[str, dict]) -> dict:
+    """Each measure's mean over the runs that have it (None where none has)."""
+    return {k: mean_or_none([c[k] for c in per_run.values() if c[k] is not None]) for k in CAUSE_KEYS}
+
+
+def handed_on_share(per_run: dict[str, dict]) -> float | None:
+    """Percent of the off-node maps that were handed on, pooled over the runs with grants."""
+    runs = [c for c in per_run.values() if c["handed_on"] is not None]
+    off = sum(c["off_node_maps"] for c in runs)
+    return 100 * sum(c["handed_on"] for c in runs) / off if off else None
+
+
+def paired_trade(per_arm: dict[str, dict], arm: str, baseline: str) -> dict:
+    """``arm`` - ``baseline`` for each measure, paired by run name (repetition or seed): mean
+    with its 95% t-interval and the pairs; None under two pairs or where a run lacks it."""
+    a, b = per_arm.get(arm, {}), per_arm.get(baseline, {})
+    names = sorted(set(a) & set(b))
+    out = {}
+    for k in CAUSE_KEYS:
+        diffs = [a[n][k] - b[n][k] for n in names if a[n][k] is not None and b[n][k] is not None]
+        ci = t_interval(diffs)
+        out[k] = None if ci is None else {"mean": ci[0], "low": ci[1], "high": ci[2], "pairs": len(diffs)}
+    return out
+
+
+def targets(causes: dict) -> dict:
+    """Issue 42's targets on these runs, each with the measured values and whether it is met
+    (None where the runs cannot tell: no grant records, no such arm, under two pairs)."""
+    out = {}
+    for arm in ("static", "dsbra"):
+        if arm in causes["real"]:
+            r, m = (handed_on_share(causes[side][arm]) for side in ("real", "sim"))
+            out[f"{arm}: handed-on share of off-node maps within {TARGET_HANDED_ON_POINTS:g} points"] = {
+                "real": r, "sim": m, "met": None if r is None or m is None else abs(m - r) <= TARGET_HANDED_ON_POINTS}
+    for arm in ("static", "dsbra", "oracle"):
+        if arm in causes["real"]:
+            r, m = (mean_causes(causes[side][arm])["node_locality"] for side in ("real", "sim"))
+            out[f"{arm}: node locality within {TARGET_LOCALITY_POINTS:g} points"] = {
+                "real": r, "sim": m, "met": abs(m - r) <= TARGET_LOCALITY_POINTS}
+    trade = {side: paired_trade(causes[side], "dsbra", "static") for side in ("real", "sim")}
+    if "dsbra" in causes["real"]:
+        r, m = (t["other_files_node_locality"] for t in (trade["real"], trade["sim"]))
+        out["dsbra - static: the other files' maps lose node locality (the sign of 6.8's trade)"] = {
+            "real": r, "sim": m, "met": None if m is None else m["mean"] < 0}
+    return {"targets": out, "trade": trade}
 
 
 def map_phase(run) -> tuple[dict[str, float], dict[str, float]]:
@@ -161,19 +250,30 @@ def scheduler_config(delay: bool, capacity_node_delay: int | None) -> dict:
             "rack_locality_additional_delay": -1 if delay else 0, "assign_multiple": True}
 
 
-def simulate_arm(arm: str, schedule_path: Path, model: dict, slots: int, seeds: int, out: Path,
-                 interval_s: float, heartbeat_s: float, am: dict,
-                 capacity_node_delay: int | None = None) -> list[Path]:
+def arm_config(arm: str, model: dict, slots: int, interval_s: float, heartbeat_s: float, am: dict,
+               binding: dict, seed: int, capacity_node_delay: int | None = None, nodes: int = 4,
+               racks: int = 2) -> SimConfig:
+    """The simulator's cluster for ``arm`` as the replays ran it (the bundled cluster's 4
+    workers on 2 racks unless ``nodes``/``racks`` say otherwise; a block on at most every node,
+    or the simulator's default cap)."""
     policy, delay = ARM_POLICY[arm]
+    return SimConfig(nodes=nodes, racks=racks, replication=2, block_size_mb=64.0,
+                     max_replication=min(nodes, SimConfig.max_replication),
+                     slots_per_node=slots, heartbeat_s=heartbeat_s, **binding,
+                     **scheduler_config(delay, capacity_node_delay),
+                     policy=policy, interval_s=interval_s,
+                     signals="observed" if policy == "dsbra" else "scheduler",
+                     policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
+                     seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
+
+
+def simulate_arm(arm: str, schedule_path: Path, model: dict, slots: int, seeds: int, out: Path,
+                 interval_s: float, heartbeat_s: float, am: dict, binding: dict,
+                 capacity_node_delay: int | None = None) -> list[Path]:
     dirs = []
     for seed in range(seeds):
-        cfg = SimConfig(nodes=4, racks=2, replication=2, block_size_mb=64.0, max_replication=4,
-                        slots_per_node=slots, heartbeat_s=heartbeat_s,
-                        **scheduler_config(delay, capacity_node_delay),
-                        policy=policy, interval_s=interval_s,
-                        signals="observed" if policy == "dsbra" else "scheduler",
-                        policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
-                        seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
+        cfg = arm_config(arm, model, slots, interval_s, heartbeat_s, am, binding, seed,
+                         capacity_node_delay)
         run_dir = out / "sim" / arm / f"seed{seed}"
         simulate(cfg, WorkloadSpec(source=f"schedule:{schedule_path}"), out_dir=run_dir)
         dirs.append(run_dir)
@@ -184,7 +284,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path)
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--interval-s", type=float, default=30.0, help="the daemon arms' round length")
+    ap.add_argument("--interval-s", type=float, default=INTERVAL_S, help="the daemon arms' round length")
     ap.add_argument("--model", choices=("am", "shifted"), default="am",
                     help="simulate the ApplicationMasters (am), or start each job when its real AM "
                          "requested its maps (shifted)")
@@ -197,7 +297,18 @@ def main() -> None:
     ap.add_argument("--capacity-node-delay", type=int, default=None,
                     help="the runs were on the Capacity Scheduler with this node-locality-delay "
                          "(run_bench_matrix.py --scheduler capacity); default: the Fair Scheduler")
+    ap.add_argument("--binding", choices=BINDINGS, default="yarn-mr",
+                    help="how the simulator turns a free slot into a map (dsbra sim --binding)")
+    ap.add_argument("--am-heartbeat-s", type=float, default=BUNDLED_AM_HEARTBEAT_S,
+                    help="the ApplicationMasters' heartbeat with --binding yarn-mr (the bundled "
+                         "cluster's 500 ms; Hadoop's default is 1000 ms)")
+    ap.add_argument("--json", action="store_true",
+                    help='print {"arms": {ARM: {"real": {...}, "sim": {...}}}} (the off-node maps by '
+                         "cause and the per-file locality, means per run) instead of the table")
     a = ap.parse_args()
+    if not a.am_heartbeat_s > 0:
+        ap.error(f"--am-heartbeat-s must be > 0, got {a.am_heartbeat_s:g}")
+    binding = {"binding": a.binding, "am_heartbeat_s": a.am_heartbeat_s}
     schedule = json.loads((a.results / "schedule.json").read_text())
     suffix = f"-amshare{a.max_am_share:g}" if a.max_am_share is not None else ""
     arms_dirs = [a.results / (arm + suffix) for arm in ARM_POLICY if (a.results / (arm + suffix)).is_dir()]
@@ -232,7 +343,7 @@ def main() -> None:
                 name = f"s{slots}-hb{hb:g}" + (f"-am{startup:g}" if startup is not None else "")
                 runs = [Run.load(d) for d in simulate_arm(
                     "static", schedules["static"], model, slots, a.seeds, a.results / "fit" / name,
-                    a.interval_s, hb, trial, a.capacity_node_delay)]
+                    a.interval_s, hb, trial, binding, a.capacity_node_delay)]
                 resp = statistics.fmean(mean_or_none(r.jobs["response_s"]) for r in runs)
                 wait = mean_wait(runs)
                 fit[(slots, hb, startup)] = (abs(resp / real_static - 1) + abs(wait / real_wait - 1), resp, wait)
@@ -241,7 +352,7 @@ def main() -> None:
         am = am | {"am_startup_s": startup}
     for arm, path in schedules.items():
         sim_dirs[arm] = simulate_arm(arm, path, model, slots, a.seeds, a.results, a.interval_s, heartbeat, am,
-                                     a.capacity_node_delay)
+                                     binding, a.capacity_node_delay)
     sim = find_runs([d for dirs in sim_dirs.values() for d in dirs])
     # find_runs names a seed<k> run's arm by its parent directory: the arm itself
     t_real, t_sim = arm_table(real), arm_table(sim)
@@ -279,8 +390,11 @@ def main() -> None:
                       f"--model {a.model}" + (" --fit-am-startup" if a.fit_am_startup else "")
                       + (f" --max-am-share {a.max_am_share:g}" if a.max_am_share is not None else "")
                       + (f" --capacity-node-delay {a.capacity_node_delay}"
-                         if a.capacity_node_delay is not None else ""),
-           "model": a.model, "response": "full" if a.model == "am" else "map phase",
+                         if a.capacity_node_delay is not None else "")
+                      + (f" --binding {a.binding}" if a.binding != "yarn-mr" else "")
+                      + (f" --am-heartbeat-s {a.am_heartbeat_s:g}"
+                         if a.am_heartbeat_s != BUNDLED_AM_HEARTBEAT_S else ""),
+           "binding": binding, "model": a.model, "response": "full" if a.model == "am" else "map phase",
            "task_model": model, "slots_per_node": slots, "heartbeat_s": heartbeat,
            "am": am | ({"first_job_gap_s": first_gap, "am_startup_fitted": a.fit_am_startup} if am else {}),
            "delay_s": DELAY_S if a.capacity_node_delay is None else None,
@@ -292,9 +406,17 @@ def main() -> None:
                                        "response_s": round(v[1], 2), "wait_s": round(v[2], 2)}
                                       for k, v in sorted(fit.items(), key=lambda kv: kv[1][0])]},
            "arms": rows}
+    causes = {"real": causes_by_arm(real, simulated=False), "sim": causes_by_arm(sim, simulated=True)}
+    for arm in real:
+        rows[arm]["causes"] = {side: mean_causes(causes[side][arm]) for side in ("real", "sim")}
+        rows[arm]["handed_on_share"] = {side: handed_on_share(causes[side][arm]) for side in ("real", "sim")}
+    doc |= targets(causes)
     (a.results / "sim-vs-real.json").write_text(json.dumps(doc, indent=1) + "\n")
     (a.results / "sim-vs-real.md").write_text(markdown(doc))
-    print(markdown(doc))
+    if a.json:
+        print(json.dumps({"arms": {arm: r["causes"] for arm, r in rows.items()}}))
+    else:
+        print(markdown(doc))
 
 
 def _f(v, digits=1, pct=False) -> str:
@@ -347,6 +469,34 @@ def markdown(doc: dict) -> str:
             f"{_f(r['extra_storage_mean_real'], 1, True)} / {_f(r['extra_storage_mean_sim'], 1, True)} | "
             f"{_f(r['full_response_real_s'])} | {_f(r['running_maps_real'])} / {_f(r['running_maps_sim'])} | "
             f"{_f(r.get('first_map_real_s'))} / {_f(r.get('first_map_sim_s'))} |")
+    lines += ["", f"Off-node maps by the level their container was granted at, means per run (binding "
+              f"{doc['binding']['binding']}, AM heartbeat {doc['binding']['am_heartbeat_s']:g} s; real causes "
+              "only where the sitting recorded its grants), and node locality of the hot file's maps "
+              "(the file most maps read) and of the other files', real / sim:", "",
+              "| arm | node locality % | off-node maps | handed on | delay expired | handed-on share of "
+              "off-node % | hot file's maps local % | other files' maps local % |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for arm, r in doc["arms"].items():
+        c, share = r["causes"], r["handed_on_share"]
+        lines.append(f"| {arm} | " + " | ".join(
+            f"{_f(c['real'][k])} / {_f(c['sim'][k])}" for k in CAUSE_KEYS[:4]) + " | "
+            + f"{_f(share['real'], 0)} / {_f(share['sim'], 0)} | "
+            + " | ".join(f"{_f(c['real'][k])} / {_f(c['sim'][k])}" for k in CAUSE_KEYS[4:]) + " |")
+    trade = doc["trade"]
+    if any(trade[side]["other_files_node_locality"] for side in trade):
+        lines += ["", "dsbra - static, paired by repetition (real) and by seed (sim), mean [95% interval]:", "",
+                  "| measure | real | sim |", "| --- | --- | --- |"]
+        for k in CAUSE_KEYS:
+            cells = [trade[side][k] for side in ("real", "sim")]
+            lines.append(f"| {k.replace('_', ' ')} | " + " | ".join(
+                "-" if c is None else f"{c['mean']:+.1f} [{c['low']:+.1f}, {c['high']:+.1f}] ({c['pairs']} pairs)"
+                for c in cells) + " |")
+    if doc["targets"]:
+        lines += ["", "Issue 42's targets:", "", "| target | real | sim | met |", "| --- | --- | --- | --- |"]
+        for name, t in doc["targets"].items():
+            vals = [v["mean"] if isinstance(v, dict) else v for v in (t["real"], t["sim"])]
+            lines.append(f"| {name} | {_f(vals[0])} | {_f(vals[1])} | "
+                         + {True: "yes", False: "**no**", None: "-"}[t["met"]] + " |")
     lines += ["", "Node locality per job-size bin, real / sim (%):", "",
               "| arm | " + " | ".join(f"bin {b}" for b in range(1, 10)) + " |",
               "| --- |" + " --- |" * 9]

@@ -40,11 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
 
 from first_map_wait import paired_by_rep  # noqa: E402
 
+from dsbra.results_schema import LOCALITY_NAMES as GRANTS  # noqa: E402
+from dsbra.sim.metrics import grant_counts  # noqa: E402
+
 FS_APP = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FSAppAttempt"
 ALLOCATE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) DEBUG .*allocate: "
                       r"applicationAttemptId=appattempt_(\d+_\d+)_\d+ container=(\S+) host=(\S+) type=(\w+)")
-GRANTS = ("NODE_LOCAL", "RACK_LOCAL", "OFF_SWITCH")
-LOCALITY = ("node_local", "rack_local", "off_switch")  # tasks.parquet's locality 0, 1, 2
 #: the two counts the analysis is about: maps off their node, by the grant that put them there
 CAUSES = {"handed_on": "off-node map in a container granted NODE_LOCAL (asked for another map)",
           "delay_expired": "off-node map in a container granted RACK_LOCAL or OFF_SWITCH"}
@@ -110,7 +111,7 @@ def classify(run_dir: Path) -> dict:
     for job, _, container, node, start in grants["attempts"]:
         levels.setdefault((job, node, start), []).append(level.get(container))
     tasks = pq.read_table(run_dir / "tasks.parquet", columns=["job_id", "node", "locality", "launch_s"]).to_pylist()
-    counts = {loc: {g: 0 for g in GRANTS} for loc in LOCALITY}
+    locality, grant = [], []
     unmatched = ambiguous = 0
     for t in tasks:
         found = set(levels.get((t["job_id"], t["node"], t0 + round(t["launch_s"] * 1000)), [None]))
@@ -119,11 +120,10 @@ def classify(run_dir: Path) -> dict:
         elif len(found) > 1:
             ambiguous += 1
         else:
-            counts[LOCALITY[t["locality"]]][found.pop()] += 1
-    off = [counts[loc] for loc in LOCALITY[1:]]
-    return {"maps": len(tasks), "unmatched": unmatched, "ambiguous": ambiguous, "by_locality_and_grant": counts,
-            "handed_on": sum(c["NODE_LOCAL"] for c in off),
-            "delay_expired": sum(c["RACK_LOCAL"] + c["OFF_SWITCH"] for c in off)}
+            locality.append(t["locality"])
+            grant.append(GRANTS.index(found.pop()))
+    return {"maps": len(tasks), "unmatched": unmatched, "ambiguous": ambiguous,
+            **grant_counts(locality, grant)}
 
 
 def paired(rows: dict[str, dict], baseline: str) -> dict[str, dict]:

@@ -28,7 +28,10 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
   see ``arm_job_conf``), to measure what each does (issue 26): uber mode (a job of one
   block-sized file runs its map inside its AM, no map container), a 256 MB AM (-Xmx166m, so
   twice as many AMs fit the queues' maxAMShare), and the AM JVM without the bundled cluster's
-  start-up options (-XX:+UseSerialGC -XX:TieredStopAtLevel=1, so the JVM's own defaults).
+  start-up options (-XX:+UseSerialGC -XX:TieredStopAtLevel=1, so the JVM's own defaults);
+- ``static-am-hb100``: ``static`` with the ApplicationMaster heartbeating every 100 ms instead
+  of the cluster's 500 (issue 42: in the simulator the shorter heartbeat nearly removes the maps
+  handed on; with ``--record-grants`` this arm measures it on the cluster).
 
 Before every run the data set is put back at its base replication (or, for the oracle, on every
 worker) and the script waits until the NameNode reports exactly that many live replicas per
@@ -100,7 +103,8 @@ DAEMON_ARMS = {"dsbra": {}, "calibrated": {"policy": {"profile": "calibrated"}},
                "dsbra-dry-run": {"mode": "dry-run"}}
 LAYOUT = StateLayout(default_state_dir())
 #: the AM start-up arms: static with one setting changed in every job's conf (arm_job_conf)
-JOB_CONF_ARMS = ["static-uber", "static-am256", "static-am-jvm-default"]
+JOB_CONF_ARMS = ["static-uber", "static-am256", "static-am-jvm-default", "static-am-hb100"]
+AM_HEARTBEAT = "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms"
 ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
         "dsbra-holdout", "dsbra-dry-run", "static-per-job", *JOB_CONF_ARMS, "static-nodelay"]
 #: the AM JVM options of the bundled cluster that static-am-jvm-default leaves out
@@ -205,6 +209,8 @@ def arm_job_conf(arm: str, mapred_site: dict[str, str]) -> dict[str, str]:
                 AM_OPTS: re.sub(r"-Xmx\d+m", f"-Xmx{int(mb * 0.65)}m", mapred_site[AM_OPTS])}
     if arm == "static-am-jvm-default":
         return {AM_OPTS: " ".join(o for o in mapred_site[AM_OPTS].split() if o not in AM_START_UP_OPTS)}
+    if arm == "static-am-hb100":  # the AM reads its allocator's heartbeat from the job's conf
+        return {AM_HEARTBEAT: "100"}
     return {}
 
 

@@ -145,6 +145,27 @@ def _fmt(xs, pct=False, digits=1):
     return s + (f" ± {k * sd:.{digits}f}" if len(xs) > 1 else "")
 
 
+def _interval(xs, pct=False, digits=0):
+    """Mean and 95% t-interval over seeds (the shares are paired by seed); the mean alone under
+    two seeds."""
+    from dsbra.report import t_interval
+
+    if not xs:
+        return "-"
+    k = 100 if pct else 1
+    ci = t_interval(xs)
+    if ci is None:
+        return f"{k * xs[0]:.{digits}f}"
+    return f"{k * ci[0]:.{digits}f} [{k * ci[1]:.{digits}f}, {k * ci[2]:.{digits}f}]"
+
+
+def handed_on_share(summary):
+    """Percent of all maps that ran off their data in a container granted NODE_LOCAL for
+    another map's ask (0 under the task binding; rows from before issue 42 have no count)."""
+    grants = summary.get("container_grants")
+    return grants["handed_on"] / summary["tasks"] if grants else None
+
+
 def small_jobs(summary, key: str):
     """A per-map measure of small jobs (bins 1-2): the maps-weighted mean of the bins'."""
     b = summary["by_bin"]
@@ -277,8 +298,14 @@ def write_markdown(rows: list[dict]) -> None:
              "records its command in sim-matrix-runs.json; see "
              "benchmarks/run_sim_matrix.py; per-run outputs in "
              "benchmarks/results/sim-<setup>/<variant>/seed<k>/). Values are mean ± standard "
-             "deviation over seeds where there are several. Delay scheduling: HFS-style waits "
-             "W1 = W2 = 5 s (D = 5 s), except `static-nodelay` (W1 = W2 = 0). Locality is the "
+             "deviation over seeds where there are several; captured shares are the mean with its "
+             "95% t-interval over seeds (each seed's share against that seed's static and oracle). "
+             "Binding: YARN's and the MapReduce ApplicationMaster's (`yarn-mr`, AM heartbeat 1 s, "
+             "0.5 s on `bundled`) except `paper-h1`, Hadoop 1 (`task`); `handed on` is the share "
+             "of maps run off their data in a container granted NODE_LOCAL for another map's ask "
+             "(docs/simulator.md, \"Binding\"). Delay scheduling: waits "
+             "W1 = W2 = 5 s (D = 5 s; the Fair Scheduler's time-based rule under `yarn-mr`, HFS's "
+             "under `task`), except `static-nodelay` (W1 = W2 = 0). Locality is the "
              "share of map tasks; small jobs = bins 1-2 (1-2 maps); extra storage is sampled at "
              "each 60 s policy round; mean map wait = scheduled -> launch, over maps (big jobs "
              "dominate), mean response over jobs. `*-yarn`: YARN's count-based delay scheduling with "
@@ -296,12 +323,12 @@ def write_markdown(rows: list[dict]) -> None:
                   f"Cluster {json.dumps(c['cluster'])}; workload {json.dumps(c['workload'])}; "
                   f"{s0['jobs']} jobs, {s0['tasks']} maps; seeds "
                   f"{sorted({r['seed'] for r in sel})}." + _headroom(rows, setup), "",
-                  "| variant | node locality % | rack % | small-job node loc. % | mean response s "
-                  "| mean map wait s | mean delay wait s | extra storage mean % | max % | replicas "
-                  "added | captured: response % | captured: small-job locality % | captured: "
-                  "small-job delay wait % | sim wall s |",
+                  "| variant | node locality % | rack % | handed on % | small-job node loc. % | "
+                  "mean response s | mean map wait s | mean delay wait s | extra storage mean % | "
+                  "max % | replicas added | captured: response % | captured: small-job locality % "
+                  "| captured: small-job delay wait % | sim wall s |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-                  "| --- |"]
+                  "| --- | --- |"]
         for variant in VARIANTS:
             rs = [r for r in sel if r["variant"] == variant]
             if not rs:
@@ -311,6 +338,7 @@ def write_markdown(rows: list[dict]) -> None:
                 variant,
                 _fmt([x["node_locality"] for x in S], pct=True),
                 _fmt([x["rack_locality"] for x in S], pct=True),
+                _fmt([handed_on_share(x) for x in S], pct=True),
                 _fmt([small_locality(x) for x in S], pct=True),
                 _fmt([x["mean_response_s"] for x in S]),
                 _fmt([x["mean_wait_s"] for x in S], digits=2),
@@ -318,7 +346,7 @@ def write_markdown(rows: list[dict]) -> None:
                 _fmt([x["extra_storage_mean"] for x in S], pct=True, digits=2),
                 _fmt([x["extra_storage_max"] for x in S], pct=True, digits=2),
                 _fmt([x["replicas_added"] for x in S], digits=0),
-                *[_fmt(c["shares"], pct=True, digits=0) for c in
+                *[_interval(c["shares"], pct=True) for c in
                   captured(rows, setup, variant).values()],
                 _fmt([r["wall_s"] for r in rs]),
             ]) + " |")

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from dsbra.errors import InputError
-from dsbra.sim.config import (DELAY_MODES, ORACLE, PLACEMENTS, REACTIVE_ORACLE, SCHEDULERS,
-                              SIGNALS, SimConfig)
+from dsbra.sim.config import (BINDINGS, DELAY_MODES, HADOOP_AM_HEARTBEAT_S, ORACLE, PLACEMENTS,
+                              REACTIVE_ORACLE, SCHEDULERS, SIGNALS, SimConfig)
 from dsbra.sim.workload import ARRIVALS
 from dsbra.policy.profiles import parse_assignments
 
@@ -52,9 +52,18 @@ log = logging.getLogger(__name__)
               help="fb2009-bins: factor for bins 3-9 (default min(1, slots/400)).")
 @click.option("--scheduler", type=click.Choice(SCHEDULERS), default="fair",
               show_default=True)
+@click.option("--binding", type=click.Choice(BINDINGS), default="yarn-mr", show_default=True,
+              help="yarn-mr: containers granted against each job's asks and bound to maps by its "
+                   "MapReduce ApplicationMaster at its heartbeats (YARN); task: a free slot goes "
+                   "straight to a waiting map (Hadoop 1's JobTracker, Spark's driver).")
+@click.option("--am-heartbeat-s", type=float, default=HADOOP_AM_HEARTBEAT_S, show_default=True,
+              help="yarn-mr: the ApplicationMasters' heartbeat to the ResourceManager "
+                   "(yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms; the bundled cluster "
+                   "sets 0.5).")
 @click.option("--delay-mode", type=click.Choice(DELAY_MODES), default="hfs",
               show_default=True,
-              help="hfs: waits W1/W2 in seconds (the paper's HFS); yarn: FairScheduler "
+              help="hfs: waits W1/W2 in seconds (the paper's HFS under --binding task; the Fair "
+                   "Scheduler's continuous-scheduling rule under yarn-mr); yarn: FairScheduler "
                    "opportunity counts (--yarn-threshold-node/rack).")
 @click.option("--delay-node-s", type=float, default=5.0, show_default=True,
               help="W1: node-locality wait (hfs). 0 with --delay-rack-s 0 = no delay scheduling.")
@@ -128,8 +137,9 @@ log = logging.getLogger(__name__)
               help="Progress bar (default: when stderr is a terminal).")
 def sim(**kw) -> None:
     """Simulate a Hadoop cluster (HDFS placement, Fair Scheduler with delay scheduling or FIFO,
-    MR locality matching) running a job schedule under a replication policy, calling the same
-    policy code as the daemon every --interval-s. Deterministic for a given --seed."""
+    YARN's container grants and the MapReduce ApplicationMaster's binding) running a job
+    schedule under a replication policy, calling the same policy code as the daemon every
+    --interval-s. Deterministic for a given --seed."""
     from dsbra.policy.api import POLICY_NAMES
     from dsbra.sim.run import WorkloadSpec, simulate
 
@@ -148,7 +158,8 @@ def sim(**kw) -> None:
         yarn_threshold_rack=kw["yarn_threshold_rack"], heartbeat_s=kw["heartbeat_s"],
         node_locality_delay=kw["node_locality_delay"],
         rack_locality_additional_delay=kw["rack_locality_additional_delay"],
-        assign_multiple=kw["assign_multiple"], am_slots=kw["am_slots"],
+        assign_multiple=kw["assign_multiple"], binding=kw["binding"],
+        am_heartbeat_s=kw["am_heartbeat_s"], am_slots=kw["am_slots"],
         am_startup_s=kw["am_startup_s"], max_am_share=kw["max_am_share"],
         task_overhead_s=kw["task_overhead_s"],
         cpu_s_per_mb=kw["cpu_s_per_mb"], read_mbps_local=local, read_mbps_rack=rack,

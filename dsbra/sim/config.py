@@ -10,6 +10,15 @@ from dsbra.errors import ConfigError
 SCHEDULERS = ("fair", "fifo", "capacity")
 DELAY_MODES = ("hfs", "yarn")
 SIGNALS = ("scheduler", "observed")
+BINDINGS = ("yarn-mr", "task")
+"""How a free slot becomes a map: ``yarn-mr``, as YARN and the MapReduce ApplicationMaster do it
+(asks per host, rack and ANY sent at AM heartbeats, containers granted against them, bound to
+maps by the AM: dsbra.sim.yarn); ``task``, a slot handed straight to a waiting map, as Hadoop 1's
+JobTracker or Spark's driver does."""
+HADOOP_AM_HEARTBEAT_S = 1.0
+"""yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms's default (1000 ms)."""
+BUNDLED_AM_HEARTBEAT_S = 0.5
+"""The same interval on the bundled cluster (conf-templates/mapred-site.xml.j2: 500 ms)."""
 PLACEMENTS = ("heat", "default")
 """Who picks the nodes of a policy's new and removed replicas: ``heat``, the policy (a NameNode
 running the placement plugin); ``default``, the stock NameNode's BlockPlacementPolicyDefault."""
@@ -45,6 +54,15 @@ class SimConfig:
     (a negative threshold disables that level). W1 = W2 = 0 in hfs mode disables delay
     scheduling. ``heartbeat_s``: NodeManager heartbeat interval. ``assign_multiple``: fill all
     free slots of a node on one heartbeat (YARN's ``assignmultiple``; default one container).
+
+    Binding (``binding``): ``yarn-mr`` (the default) runs MapReduce on YARN's protocol
+    (:mod:`dsbra.sim.yarn`): each job's ApplicationMaster sends its asks every
+    ``am_heartbeat_s`` (Hadoop's default 1 s), the ResourceManager grants containers against
+    the asks it last heard (delay scheduling decides only rack-local and off-switch grants; the
+    time-based W1/W2 then follow the Fair Scheduler's continuous-scheduling rule,
+    FSAppAttempt.getAllowedLocalityLevelByTime, not HFS's), and the AM binds each container it
+    receives to a map, local to its host if one is pending. ``task``: the slot goes straight to
+    a waiting map (Hadoop 1's JobTracker, Spark's driver), the simulator's model before issue 42.
 
     ApplicationMasters (off by default: a job's maps are pending from its submission). With
     ``am_slots`` > 0 every job first needs an AM container holding that many map slots of one
@@ -90,6 +108,8 @@ class SimConfig:
     node_locality_delay: int = 40
     rack_locality_additional_delay: int = -1
     assign_multiple: bool = False
+    binding: str = "yarn-mr"
+    am_heartbeat_s: float = HADOOP_AM_HEARTBEAT_S
     am_slots: float = 0.0
     am_startup_s: float = 0.0
     max_am_share: float = 1.0
@@ -136,8 +156,11 @@ class SimConfig:
         if self.delay_mode not in DELAY_MODES:
             raise ConfigError(f"delay mode must be one of {', '.join(DELAY_MODES)}, got "
                               f"{self.delay_mode!r}")
-        for name in ("block_size_mb", "heartbeat_s", "read_mbps_local", "read_mbps_rack",
-                     "read_mbps_remote", "copy_mbps", "interval_s"):
+        if self.binding not in BINDINGS:
+            raise ConfigError(f"binding must be one of {', '.join(BINDINGS)}, got "
+                              f"{self.binding!r}")
+        for name in ("block_size_mb", "heartbeat_s", "am_heartbeat_s", "read_mbps_local",
+                     "read_mbps_rack", "read_mbps_remote", "copy_mbps", "interval_s"):
             v = getattr(self, name)
             if not _finite(v) or v <= 0:
                 raise ConfigError(f"{name.replace('_', '-')} must be > 0, got {v!r}")

@@ -1,5 +1,10 @@
 """The discrete-event loop: arrivals, heartbeats, task finishes, policy rounds, replica copies.
 
+Under the ``yarn-mr`` binding (the default) a node heartbeat grants a container against the
+asks the ResourceManager last heard, and the job's ApplicationMaster binds it to a map at its own
+next heartbeat (dsbra.sim.yarn); an AM heartbeat is simulated only when it has something to send
+or receive, on that AM's own grid. Under ``task`` the heartbeat hands the slot to a map.
+
 Speed comes from not simulating idle heartbeats. Each NodeManager keeps a fixed phase within
 the heartbeat interval (random per seed), so its heartbeats fall at phase + k x interval as on
 a real cluster. A heartbeat can only change something when its node has a free slot and some
@@ -26,9 +31,10 @@ from dsbra.sim.metrics import Window
 from dsbra.sim.observed import Observer
 from dsbra.sim.scheduler import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Job, Scheduler
 from dsbra.sim.workload import Workload
+from dsbra.sim.yarn import Asks, Container, am_heartbeat
 
 # event kinds, in tie-break order at equal times
-ARRIVE, AM_READY, FINISH, COPY, HEARTBEAT, POLICY = 0, 1, 2, 3, 4, 5
+ARRIVE, AM_READY, FINISH, COPY, HEARTBEAT, AM_HEARTBEAT, POLICY = 0, 1, 2, 3, 4, 5, 6
 # a node's free capacity is counted in thousandths of a map slot, so an ApplicationMaster can
 # hold a fraction of a slot more than a map (YARN's 640 MB AM beside 512 MB maps) exactly
 SLOT = 1000
@@ -45,6 +51,9 @@ class RawResult:
     task_locality: np.ndarray
     task_delay: np.ndarray
     task_delayed: np.ndarray
+    #: the level each map's container was granted at (under the task binding: the map's own)
+    task_grant: np.ndarray
+    containers_granted: int  # containers granted for maps (yarn-mr: bound or released)
     job_start: np.ndarray
     job_finish: np.ndarray
     job_pending: np.ndarray  # when its maps became pending: submission, or its AM's start-up
@@ -88,6 +97,8 @@ class Simulation:
         self.everywhere = cfg.policy == ORACLE
         # its reactive bound: a block is on every node from the first submission asking for it
         self.reactive = cfg.policy == REACTIVE_ORACLE
+        # yarn-mr without AMs: each job's AM heartbeats at its own phase from its submission
+        self.am_phase = np.random.default_rng([cfg.seed, 13]).random(workload.n_jobs)
 
     # ------------------------------------------------------------------------------------
     def run(self, progress: bool = False) -> RawResult:
@@ -118,6 +129,7 @@ class Simulation:
         t_level = array("b", bytes(n_tasks))
         t_delay = array("d", bytes(8 * n_tasks))
         t_delayed = array("b", bytes(n_tasks))
+        t_grant = array("b", bytes(n_tasks))
         job_start = array("d", [-1.0]) * n_jobs
         job_finish = array("d", [-1.0]) * n_jobs
         job_pending = array("d", [-1.0]) * n_jobs
@@ -136,7 +148,8 @@ class Simulation:
                           yarn_threshold_rack=cfg.yarn_threshold_rack, nodes=cfg.nodes,
                           rack_of=rack_of, launched=launched,
                           node_locality_delay=cfg.node_locality_delay,
-                          rack_locality_additional_delay=cfg.rack_locality_additional_delay)
+                          rack_locality_additional_delay=cfg.rack_locality_additional_delay,
+                          binding=cfg.binding)
         window = Window(len(reps), wl.task_block, np.frombuffer(t_level, np.int8),
                         np.frombuffer(t_delayed, np.int8), np.frombuffer(t_delay, np.float64))
         observer = None
@@ -152,6 +165,10 @@ class Simulation:
         mbps = (cfg.read_mbps_local, cfg.read_mbps_rack, cfg.read_mbps_remote)
         overhead, cpu = cfg.task_overhead_s, cfg.cpu_s_per_mb
         assign_multiple = cfg.assign_multiple
+        yarn_mr = cfg.binding == "yarn-mr"
+        am_hb = cfg.am_heartbeat_s
+        am_phase = self.am_phase.tolist()
+        containers_granted = 0
         everywhere, reactive = self.everywhere, self.reactive
         copied_extra_bytes = 0.0
         if reactive:  # jobs submitted so far that asked for each block; at min_jobs it is copied
@@ -224,6 +241,76 @@ class Simulation:
                 cur_pos, cur_cycle, cur_token, cur_time = pos, cycle, seq, t
                 seq += 1
 
+        def slot_freed(node: int, now: float, am: int = -1) -> None:
+            """A map slot (and with ``am`` >= 0 that AM's node) can be offered again."""
+            nonlocal cur_live
+            if not sched.active:
+                return
+            if not cur_live:
+                cur_live = start_cursor(now)
+                return
+            if SLOT <= free[node] < 2 * SLOT:
+                wake(node, now)
+            if am >= 0 and free[am] >= SLOT:
+                wake(am, now)
+
+        def wake_am(job: Job, now: float) -> None:
+            """Queue the job's next AM heartbeat on its grid (every am_heartbeat_s from its AM's
+            start, or from its own phase without AMs) unless one is queued."""
+            nonlocal seq
+            if job.am_next >= 0.0:
+                return
+            j = job.index
+            anchor = am_start[j] if am_units else submit[j] - am_phase[j] * am_hb
+            t = anchor + (int((now - anchor) // am_hb) + 1) * am_hb
+            job.am_next = t
+            push(heap, (t, AM_HEARTBEAT, seq, j, 0))
+            seq += 1
+
+        def maps_pending(job: Job, now: float) -> None:
+            """The job's maps wait for slots: offered at once under the task binding, asked for
+            at the AM's next heartbeat under yarn-mr."""
+            nonlocal cur_live
+            if yarn_mr:
+                wake_am(job, now)
+                return
+            sched.add(job)
+            if not cur_live:
+                cur_live = start_cursor(now)
+
+        def launch(job: Job, task: int, node: int, level: int, now: float) -> None:
+            """Start ``task`` on ``node`` now; ``level`` as the AM counts it."""
+            nonlocal seq, stale_reads
+            if job.first_launch < 0.0:
+                job.first_launch = now
+                job_start[job.index] = now
+            blk = task_block[task]
+            # read cost from where the data is now (replicas may have moved since
+            # submission); locality as the AM counted it
+            here = everywhere or (reactive and asks[blk] >= min_jobs)
+            c = 0 if here else rep_count[blk]
+            row = rep_nodes[blk]
+            actual = NODE_LOCAL if here else OFF_SWITCH
+            rk = rack_of[node]
+            for i in range(c):
+                h = int(row[i])
+                if h == node:
+                    actual = NODE_LOCAL
+                    break
+                if rack_of[h] == rk:
+                    actual = RACK_LOCAL
+            if actual > level:
+                stale_reads += 1
+            mb = task_mb[task]
+            dur = overhead + cpu * mb + mb / mbps[actual]
+            t_launch[task] = now
+            t_node[task] = node
+            t_level[task] = level
+            push(heap, (now + dur, FINISH, seq, task, node))
+            seq += 1
+            win_task.append(task)
+            window.reading(blk)
+
         def place_ams(now: float) -> None:
             """Start waiting AMs, oldest first, on the node with the most free slots, while
             the AM share allows; each job's maps become pending am_startup_s later."""
@@ -256,55 +343,49 @@ class Simulation:
                 cur_live = False
                 if not sched.active:
                     continue  # the cursor stops; the next arrival restarts it
-                while free[node] >= SLOT:
+                while yarn_mr and free[node] >= SLOT:
+                    got = sched.grant(node, now)
+                    if got is None:
+                        break
+                    job, level = got
+                    # --- a container for the job's maps, bound at its AM's next heartbeat ---
+                    job.asks.granted(node, level)
+                    free[node] -= SLOT
+                    maps_running += 1
+                    job.running += 1
+                    containers_granted += 1
+                    waited = now - job.skip_start if job.skip_start >= 0.0 else -1.0
+                    job.granted.append(Container(node, level, waited))
+                    sched.on_grant(job, level)
+                    if job.asks.rm_any == 0:
+                        sched.remove(job)
+                    else:
+                        sched.changed()
+                    wake_am(job, now)
+                    if not assign_multiple or not sched.active:
+                        break
+                while not yarn_mr and free[node] >= SLOT:
                     got = sched.offer(node, now)
                     if got is None:
                         break
                     job, task, level = got
-                    # --- launch ---
                     launched[task] = 1
                     free[node] -= SLOT
                     maps_running += 1
                     job.pending -= 1
                     job.running += 1
-                    if job.first_launch < 0.0:
-                        job.first_launch = now
-                        job_start[job.index] = now
                     if job.skip_start >= 0.0:
                         waited = now - job.skip_start
                         t_delay[task] = waited if waited < D else D
                         t_delayed[task] = 1
                     sched.on_launch(job, level)
+                    t_grant[task] = level  # the slot went to this map: its own level
+                    containers_granted += 1
+                    launch(job, task, node, level, now)
                     if job.pending == 0:
                         sched.remove(job)
                     else:
                         sched.changed()
-                    blk = task_block[task]
-                    # read cost from where the data is now (replicas may have moved since
-                    # submission); locality as the AM counted it
-                    here = everywhere or (reactive and asks[blk] >= min_jobs)
-                    c = 0 if here else rep_count[blk]
-                    row = rep_nodes[blk]
-                    actual = NODE_LOCAL if here else OFF_SWITCH
-                    rk = rack_of[node]
-                    for i in range(c):
-                        h = int(row[i])
-                        if h == node:
-                            actual = NODE_LOCAL
-                            break
-                        if rack_of[h] == rk:
-                            actual = RACK_LOCAL
-                    if actual > level:
-                        stale_reads += 1
-                    mb = task_mb[task]
-                    dur = overhead + cpu * mb + mb / mbps[actual]
-                    t_launch[task] = now
-                    t_node[task] = node
-                    t_level[task] = level
-                    push(heap, (now + dur, FINISH, seq, task, node))
-                    seq += 1
-                    win_task.append(task)
-                    window.reading(blk)
                     if not assign_multiple or not sched.active:
                         break
                 if sched.active:
@@ -317,10 +398,11 @@ class Simulation:
                 job = jobs[task_job[task]]
                 job.running -= 1
                 job.done += 1
-                if job.pending:
+                if job.in_sched:
                     sched.changed()
                 free[node] += SLOT
                 freed_am = -1
+                unused: list[int] = []
                 if job.done == len(job.tasks):
                     job_finish[job.index] = now
                     jobs[job.index] = None
@@ -329,16 +411,51 @@ class Simulation:
                         freed_am = am_node[job.index]
                         free[freed_am] += am_units
                         am_held -= am_units
+                    if yarn_mr:  # its AM unregisters: containers it never used end with it
+                        unused = job.released + [c.node for c in job.granted]
+                        for n in unused:
+                            free[n] += SLOT
+                        maps_running -= len(unused)
+                        if job.in_sched:
+                            sched.remove(job)
                 if am_queue:  # a waiting AM comes before any map
                     place_ams(now)
-                if sched.active:
-                    if not cur_live:
-                        cur_live = start_cursor(now)
-                    else:
-                        if SLOT <= free[node] < 2 * SLOT:
-                            wake(node, now)
-                        if freed_am >= 0 and free[freed_am] >= SLOT:
-                            wake(freed_am, now)
+                slot_freed(node, now, freed_am)
+                for n in unused:
+                    slot_freed(n, now)
+            elif kind == AM_HEARTBEAT:
+                job = jobs[a]
+                if job is None:
+                    continue  # the job ended and its AM with it
+                job.am_next = -1.0
+                released, job.released = job.released, []
+                for n in released:  # released at the last heartbeat, freed by this one's
+                    free[n] += SLOT
+                maps_running -= len(released)
+                job.running -= len(released)
+                bound, left = am_heartbeat(job, launched, rack_of)
+                ask = job.asks
+                if ask.rm_any > 0 and not job.in_sched:
+                    sched.add(job)
+                elif ask.rm_any == 0 and job.in_sched:
+                    sched.remove(job)
+                elif released and job.in_sched:
+                    sched.changed()
+                if released and am_queue:
+                    place_ams(now)
+                for n in released:
+                    slot_freed(n, now)
+                if sched.active and not cur_live:
+                    cur_live = start_cursor(now)
+                for c, task, level in bound:
+                    t_grant[task] = c.level
+                    if c.delay_s >= 0.0:
+                        t_delay[task] = c.delay_s if c.delay_s < D else D
+                        t_delayed[task] = 1
+                    launch(job, task, c.node, level, now)
+                job.released = [c.node for c in left]
+                if job.released or ask.dirty:
+                    wake_am(job, now)
             elif kind == ARRIVE and am_units:
                 am_queue.append(a)
                 place_ams(now)
@@ -350,9 +467,10 @@ class Simulation:
                 if everywhere:
                     job = Job(j, now, tasks, _EveryNode(tasks[::-1]), {})
                     jobs[j] = job
-                    sched.add(job)
-                    if not cur_live:
-                        cur_live = start_cursor(now)
+                    if yarn_mr:
+                        job.asks, job.split = Asks(rack_of), [None] * len(tasks)
+                        job.asks.add_everywhere(len(tasks))
+                    maps_pending(job, now)
                     continue
                 blocks = wl.task_block[lo:hi]
                 holders_np, counts_np = rep_nodes[blocks], rep_count[blocks]
@@ -390,9 +508,11 @@ class Simulation:
                             copied_extra_bytes += (n_nodes - int(rep_count[b])) * block_bytes[b]
                 job = Job(j, now, tasks, by_host, by_rack)
                 jobs[j] = job
-                sched.add(job)
-                if not cur_live:
-                    cur_live = start_cursor(now)
+                if yarn_mr:
+                    job.asks, job.split = Asks(rack_of), [hs[:n] for hs, n in zip(holders, counts)]
+                    for hosts in job.split:
+                        job.asks.add_map(hosts)
+                maps_pending(job, now)
             elif kind == COPY:
                 blk, node = a, b
                 targets = copies_in_flight[blk]
@@ -425,13 +545,16 @@ class Simulation:
         if jobs_done < n_jobs:
             raise RuntimeError(f"simulation stalled with {n_jobs - jobs_done} unfinished jobs")
         observed = observer.result() if observer is not None else None
-        return RawResult(observed=observed, 
+        return RawResult(
+            observed=observed,
             task_launch=np.frombuffer(t_launch, np.float64).copy(),
             task_finish=np.frombuffer(t_finish, np.float64).copy(),
             task_node=np.frombuffer(t_node, np.int32).copy(),
             task_locality=np.frombuffer(t_level, np.int8).copy(),
             task_delay=np.frombuffer(t_delay, np.float64).copy(),
             task_delayed=np.frombuffer(t_delayed, np.int8).astype(bool),
+            task_grant=np.frombuffer(t_grant, np.int8).copy(),
+            containers_granted=containers_granted,
             job_start=np.frombuffer(job_start, np.float64).copy(),
             job_finish=np.frombuffer(job_finish, np.float64).copy(),
             job_pending=np.frombuffer(job_pending, np.float64).copy(),

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.results_schema import job_table, task_table, write_results
+from dsbra.results_schema import LOCALITY_NAMES, job_table, task_table, write_results
+
+LOCALITY_KEYS = ("node_local", "rack_local", "off_switch")  # locality 0, 1, 2
 
 
 class Window:
@@ -82,6 +84,20 @@ def _bin_summary(mask_jobs, jobs, tasks_of_bin_mask, tasks) -> dict:
     }
 
 
+def grant_counts(locality, grant) -> dict:
+    """Maps by their locality and the level their container was granted at, and the off-node
+    ones by cause: *handed on* (granted NODE_LOCAL, for another map's ask or one not yet
+    withdrawn, and given to this map by the ApplicationMaster) and *delay expired* (granted
+    RACK_LOCAL or OFF_SWITCH: the job's locality delay had run out). The one rule for real runs
+    (benchmarks/container_grants.py) and simulated ones."""
+    locality, grant = np.asarray(locality, np.int64), np.asarray(grant, np.int64)
+    pairs = np.bincount(3 * locality + grant, minlength=9).reshape(3, 3).tolist()
+    off = np.asarray(pairs[1:]).sum(axis=0).tolist()
+    return {"by_locality_and_grant": {loc: dict(zip(LOCALITY_NAMES, row))
+                                      for loc, row in zip(LOCALITY_KEYS, pairs)},
+            "handed_on": off[0], "delay_expired": off[1] + off[2]}
+
+
 def _agreement(raw) -> dict:
     """How the real-cluster attribution rule compares with the scheduler's own accounting."""
     obs, truth = raw.observed[0].astype(bool), raw.task_delayed.astype(bool)
@@ -120,6 +136,8 @@ def build_tables(workload, raw, node_names) -> tuple[dict, dict]:
         "wait_s": wait,
         "delay_wait_s": delay,
         "delayed": delayed,
+        # not in the shared schema: the level the map's container was granted at
+        "grant": raw.task_grant,
     }
     starts = wl.task_indptr[:-1]
 
@@ -179,6 +197,10 @@ def summarize(workload, raw, jobs: dict, tasks: dict, config_dict: dict,
         "replicas_added": int(sum(r["copies_started"] for r in policy_rounds)),
         "replicas_removed": int(sum(r["removed"] for r in policy_rounds)),
         "raised_after_lowering": raised_after_lowering(policy_rounds),
+        "binding": config_dict.get("binding", "task"),
+        "container_grants": {**grant_counts(loc, raw.task_grant),
+                             "containers_granted": int(raw.containers_granted),
+                             "containers_released": int(raw.containers_granted - n_tasks)},
         "events": int(raw.events),
         "heartbeats": int(raw.heartbeats),
         "stale_reads": int(raw.stale_reads),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dsbra.errors import InputError
+from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 
 TRACES = Path("/work/shared/traces")
 FB2009_TRACE = TRACES / "FB-2009_samples_24_times_1hr_0.tsv"
@@ -26,9 +27,10 @@ PAPER_WORKLOAD = dict(source="fb2009-bins", jobs=100, inter_arrival_s=14.0, hot_
                       dataset_gb=100.0)
 
 # Hadoop 1.0.4 as the DSBRA paper ran it: TaskTrackers heartbeat every 3 s, 2 map slots per
-# node, HFS waits in seconds; the per-map overhead is the bundled cluster's node-local
-# intercept (3.1 s, benchmarks/results/task-model-fit.json), reads at the default rates
-HADOOP1 = dict(heartbeat_s=3.0, task_overhead_s=3.1)
+# node, HFS waits in seconds, the JobTracker hands a free slot to a task (no containers, no
+# ApplicationMaster); the per-map overhead is the bundled cluster's node-local intercept
+# (3.1 s, benchmarks/results/task-model-fit.json), reads at the default rates
+HADOOP1 = dict(heartbeat_s=3.0, task_overhead_s=3.1, binding="task")
 # Facebook-era maps: the delay scheduling paper's median map of 19 s (seed 001, section 2).
 # A full 128 MB block costs 0.02 s/MB x 128 + 128 / 40 MB/s = 5.8 s at the default rates, so
 # the rest of the median is a fixed per-map cost (JVM start, the map function itself).
@@ -57,7 +59,8 @@ SETUPS: dict[str, dict] = {
     "bundled": {
         "cluster": dict(nodes=4, slots_per_node=2, racks=2, replication=2, block_size_mb=8,
                         task_overhead_s=3.0, read_mbps_local=50.0, read_mbps_rack=50.0,
-                        read_mbps_remote=50.0, copy_mbps=50.0),
+                        read_mbps_remote=50.0, copy_mbps=50.0,
+                        am_heartbeat_s=BUNDLED_AM_HEARTBEAT_S),
         "workload": {**PAPER_WORKLOAD, "dataset_gb": 1.6},
         "seeds": 5, "keep_tasks": True,
     },

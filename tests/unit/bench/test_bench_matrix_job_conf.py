@@ -49,6 +49,11 @@ def test_am_jvm_default_drops_only_the_start_up_options(mapred_site):
     assert not set(matrix.AM_START_UP_OPTS) & set(after) and "-Xmx332m" in after
 
 
+def test_am_hb100_shortens_only_the_am_heartbeat_from_the_clusters_500_ms(mapred_site):
+    assert mapred_site[matrix.AM_HEARTBEAT] == "500"
+    assert matrix.arm_job_conf("static-am-hb100", mapred_site) == {matrix.AM_HEARTBEAT: "100"}
+
+
 @pytest.mark.parametrize("arm", ["static", "dsbra", "oracle", "static-per-job"])
 def test_the_other_arms_set_nothing(mapred_site, arm):
     assert matrix.arm_job_conf(arm, mapred_site) == {}

@@ -2,6 +2,7 @@
 their values; an unknown name is a one-line input error."""
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,6 +35,14 @@ def test_published_setups_unchanged():
 def test_paper_h1_is_hadoop1():
     c = SETUPS["paper-h1"]["cluster"]
     assert (c["slots_per_node"], c["heartbeat_s"], c["replication"], c["nodes"]) == (2, 3.0, 2, 20)
+    assert c["binding"] == "task"  # Hadoop 1's JobTracker: a free slot goes to a task
+
+
+def test_the_bundled_setup_heartbeats_as_the_bundled_cluster():
+    template = (Path(__file__).resolve().parents[3] / "conf-templates" / "mapred-site.xml.j2").read_text()
+    assert 'm.prop("yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms", 500)' in template
+    assert SETUPS["bundled"]["cluster"]["am_heartbeat_s"] == 0.5
+    assert "binding" not in SETUPS["bundled"]["cluster"]  # MapReduce on YARN, the default
 
 
 def test_unknown_setup_is_an_input_error():
@@ -66,8 +75,8 @@ def test_cli_setup_fills_defaults_and_flags_override(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["jobs"] == 10  # the flag overrides the setup's 100 jobs
     explicit = tmp_path / "explicit"
-    r = CliRunner().invoke(sim, ["--heartbeat-s", "3", "--task-overhead-s", "3.1", "--jobs", "10",
-                                 "--out", str(explicit)])
+    r = CliRunner().invoke(sim, ["--heartbeat-s", "3", "--task-overhead-s", "3.1", "--binding", "task",
+                                 "--jobs", "10", "--out", str(explicit)])
     assert r.exit_code == 0, r.output
     e = json.loads((explicit / "summary.json").read_text())
     assert e["mean_response_s"] == s["mean_response_s"]

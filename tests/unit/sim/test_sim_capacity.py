@@ -10,6 +10,12 @@ from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.scheduler import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Job, Scheduler
 
+
+def level(s: Scheduler, job: Job) -> int:
+    """The most remote level the task binding lets the job launch at now."""
+    rack_ok, off_ok = s._capacity_allows(job, len(job.by_host) + len(job.by_rack), job.pending)
+    return OFF_SWITCH if off_ok else RACK_LOCAL if rack_ok else NODE_LOCAL
+
 CLUSTER = dict(nodes=8, slots_per_node=2, racks=2, replication=2, block_size_mb=64,
                task_overhead_s=5.0, read_mbps_local=10.0, read_mbps_rack=5.0, read_mbps_remote=2.5)
 WORKLOAD = WorkloadSpec(jobs=60, inter_arrival_s=4.0, hot_fraction=0.05, hot_share=0.8,
@@ -26,7 +32,7 @@ def test_the_node_delay_is_capped_by_the_cluster_and_reset_by_a_local_launch():
     levels = []
     for _ in range(6):
         job.opportunities += 1
-        levels.append(s._capacity_level(job))
+        levels.append(level(s, job))
     # min(4 nodes, 40) = 4: rack-local after the 5th missed opportunity; off-switch after
     # min(4, 40 + 1) = 4 too (the cap binds both)
     assert levels == [NODE_LOCAL] * 4 + [OFF_SWITCH] * 2
@@ -45,7 +51,7 @@ def test_a_small_delay_relaxes_to_rack_before_off_switch():
     seen = []
     for _ in range(7):
         job.opportunities += 1
-        seen.append(s._capacity_level(job))
+        seen.append(level(s, job))
     assert seen == [NODE_LOCAL, NODE_LOCAL, RACK_LOCAL, RACK_LOCAL, RACK_LOCAL, OFF_SWITCH,
                     OFF_SWITCH]
 

@@ -1,0 +1,231 @@
+"""Two questions of issue 42 for the simulator's YARN binding, on 6.11's hot-spot schedule with the
+parameters compare_sim_real.py fitted on its static arm (``--fit``, default
+benchmarks/results/bench-hotspot-long-grants/sim-vs-real.json):
+
+- **the ApplicationMaster's heartbeat**: 1000 ms (Hadoop's default), 500 (the bundled
+  cluster's), 100: node locality, maps handed on and delay expired, mean response, for static
+  and dsbra, each paired by seed with 500 ms;
+- **scale**: the schedule copied to 4, 20, 100 and 600 workers (over 100: ``--large-seeds``
+  placements) at the same load per slot (W / 4
+  copies, each reading its own 16 files, arrivals interleaved; racks max(2, W // 30)), static,
+  dsbra and the oracle: the share of maps handed on, dsbra's net effect on response and on node
+  locality (its hot files' maps and the others'), paired by seed, and its captured share of the
+  oracle's gain. Is the other files' loss a small-cluster effect (the hot file on every worker)
+  or general?
+
+Writes OUT/heartbeat.json, OUT/scale.json, OUT/schedule-<W>w.json (the scaled schedules) and
+OUT/sim-yarn-binding.md, and prints the command that reproduces them.
+
+    python benchmarks/sim_yarn_binding.py --out benchmarks/results/sim-yarn-binding --seeds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
+from compare_sim_real import INTERVAL_S, arm_config  # noqa: E402
+
+from dsbra.report import t_interval  # noqa: E402
+from dsbra.schedule_format import load_schedule, write_schedule  # noqa: E402
+from dsbra.sim.run import WorkloadSpec, simulate  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+FIT = RESULTS / "bench-hotspot-long-grants" / "sim-vs-real.json"
+AM_HEARTBEATS_S = (1.0, 0.5, 0.1)
+BASE_AM_HEARTBEAT_S = 0.5
+WORKERS = (4, 20, 100, 600)
+BASE_WORKERS = 4  # the bundled cluster the schedule was replayed on
+LARGE_WORKERS = 100
+
+
+def fitted(fit_path: Path) -> dict:
+    """compare_sim_real.py's fit on the static arm: task model, slots, node heartbeat, AMs."""
+    doc = json.loads(fit_path.read_text())
+    return {"model": doc["task_model"], "slots": doc["slots_per_node"], "heartbeat_s": doc["heartbeat_s"],
+            "am": {k: doc["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")},
+            "schedule": fit_path.parent / "schedule.json"}
+
+
+def scaled_schedule(schedule: dict, copies: int) -> dict:
+    """``copies`` of the schedule, copy c reading files c x F .. c x F + F - 1 of a data set
+    ``copies`` times as large and submitting its jobs c x (mean gap / copies) later: the same
+    jobs per slot per second on a cluster ``copies`` times as large."""
+    files = schedule["dataset"]["files"]
+    root = schedule["dataset"]["path"].rstrip("/")
+    jobs = schedule["jobs"]
+    gap = (jobs[-1]["submit_s"] - jobs[0]["submit_s"]) / max(len(jobs) - 1, 1)
+    scaled = []
+    for c in range(copies):
+        for job in jobs:
+            inputs = [f"{root}/part-{c * files + int(p.rsplit('-', 1)[1]):05d}" for p in job["inputs"]]
+            scaled.append({**job, "job_id": f"c{c}-{job['job_id']}", "inputs": inputs,
+                           "submit_s": round(job["submit_s"] + c * gap / copies, 3)})
+    scaled.sort(key=lambda j: j["submit_s"])
+    return {**schedule, "dataset": {**schedule["dataset"], "files": files * copies}, "jobs": scaled,
+            "notes": {**schedule.get("notes", {}), "scaled_copies": copies}}
+
+
+def hot_files(schedule: dict, copies: int) -> set[int]:
+    """The block (file row) each copy's hot file has: the file most of the schedule's maps read."""
+    counts = collections.Counter(int(p.rsplit("-", 1)[1]) for j in schedule["jobs"] for p in j["inputs"])
+    hot = counts.most_common(1)[0][0]
+    return {c * schedule["dataset"]["files"] + hot for c in range(copies)}
+
+
+def run_one(fit: dict, arm: str, schedule_path: Path, hot: set[int], seed: int, nodes: int,
+            am_heartbeat_s: float) -> dict:
+    cfg = arm_config(arm, fit["model"], fit["slots"], INTERVAL_S, fit["heartbeat_s"], fit["am"],
+                     {"binding": "yarn-mr", "am_heartbeat_s": am_heartbeat_s}, seed,
+                     nodes=nodes, racks=max(2, nodes // 30))
+    res = simulate(cfg, WorkloadSpec(source=f"schedule:{schedule_path}"))
+    s, t = res.summary, res.tasks
+    local = np.asarray(t["locality"]) == 0
+    on_hot = np.isin(np.asarray(t["block_id"]), list(hot))
+    g = s["container_grants"]
+    return {"arm": arm, "seed": seed, "nodes": nodes, "am_heartbeat_s": am_heartbeat_s,
+            "maps": s["tasks"], "node_locality": 100 * s["node_locality"],
+            "off_node_maps": int((~local).sum()), "handed_on": g["handed_on"],
+            "delay_expired": g["delay_expired"], "containers_released": g["containers_released"],
+            "hot_file_node_locality": 100 * float(local[on_hot].mean()),
+            "other_files_node_locality": 100 * float(local[~on_hot].mean()),
+            "mean_response_s": s["mean_response_s"], "extra_storage_mean": 100 * s["extra_storage_mean"]}
+
+
+MEASURES = ("node_locality", "handed_on_pct", "delay_expired_pct", "mean_response_s",
+            "hot_file_node_locality", "other_files_node_locality")
+
+
+def with_shares(row: dict) -> dict:
+    """The row with handed-on and delay-expired maps as percent of its maps (comparable across
+    cluster sizes)."""
+    return {**row, "handed_on_pct": 100 * row["handed_on"] / row["maps"],
+            "delay_expired_pct": 100 * row["delay_expired"] / row["maps"]}
+
+
+def paired(rows: list[dict], key: str, base: dict, other: dict) -> dict | None:
+    """``key`` of the rows matching ``other`` minus those matching ``base`` (fields and their
+    values), paired by seed: mean and 95% t-interval."""
+    def by_seed(match: dict) -> dict[int, float]:
+        return {r["seed"]: r[key] for r in rows if all(r[k] == v for k, v in match.items())}
+
+    a, b = by_seed(other), by_seed(base)
+    ci = t_interval([a[s] - b[s] for s in sorted(set(a) & set(b))])
+    return None if ci is None else dict(zip(("mean", "low", "high"), ci))
+
+
+def captured(rows: list[dict], nodes: int) -> dict | None:
+    """dsbra's share of the oracle's gain in mean response, per seed, in percent: mean and 95%
+    t-interval over the seeds."""
+    by = {(r["arm"], r["seed"]): r["mean_response_s"] for r in rows if r["nodes"] == nodes}
+    shares = [100 * (by[("static", s)] - by[("dsbra", s)]) / (by[("static", s)] - by[("oracle", s)])
+              for (arm, s) in by if arm == "dsbra" and by[("static", s)] > by[("oracle", s)]]
+    ci = t_interval(shares)
+    return None if ci is None else dict(zip(("mean", "low", "high"), ci))
+
+
+def _ci(c: dict | None, digits: int = 1) -> str:
+    return "-" if c is None else f"{c['mean']:+.{digits}f} [{c['low']:+.{digits}f}, {c['high']:+.{digits}f}]"
+
+
+def _mean(rows: list[dict], key: str, **match) -> str:
+    vals = [r[key] for r in rows if all(r[k] == v for k, v in match.items())]
+    return f"{statistics.fmean(vals):.1f}" if vals else "-"
+
+
+def markdown(command: str, fit: dict, hb_rows: list[dict], scale_rows: list[dict]) -> str:
+    lines = ["# The YARN binding in the simulator: the AM heartbeat and the cluster's size", "",
+             f"`{command}`", "",
+             f"6.11's schedule with compare_sim_real.py's fit on its static arm ({fit['slots']} slots per "
+             f"node, node heartbeat {fit['heartbeat_s']} s, AM start-up {fit['am']['am_startup_s']} s, "
+             f"maxAMShare {fit['am']['max_am_share']}); seeds are placements, paired across settings. "
+             "Handed on / delay expired: percent of all maps run off their data in a container granted "
+             "NODE_LOCAL / RACK_LOCAL or OFF_SWITCH.", "",
+             "## The ApplicationMaster's heartbeat (4 workers)", "",
+             "| arm | AM heartbeat s | node locality % | handed on % | delay expired % | mean response s "
+             "| node locality, points vs 0.5 s | handed on, points vs 0.5 s | response s vs 0.5 s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for arm in ("static", "dsbra"):
+        base = {"arm": arm, "am_heartbeat_s": BASE_AM_HEARTBEAT_S}
+        for hb in AM_HEARTBEATS_S:
+            other = {"arm": arm, "am_heartbeat_s": hb}
+            lines.append(f"| {arm} | {hb:g} | " + " | ".join(
+                _mean(hb_rows, k, arm=arm, am_heartbeat_s=hb) for k in
+                ("node_locality", "handed_on_pct", "delay_expired_pct", "mean_response_s")) + " | "
+                + " | ".join("" if hb == BASE_AM_HEARTBEAT_S else _ci(paired(hb_rows, k, base, other), 2)
+                             for k in ("node_locality", "handed_on_pct", "mean_response_s")) + " |")
+    lines += ["", "## Scale: the same load per slot on 4 to 600 workers (AM heartbeat 0.5 s)", "",
+              "| workers | arm | node locality % | handed on % | delay expired % | mean response s | "
+              "hot files' maps local % | other files' maps local % | extra storage mean % |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for w in sorted({r["nodes"] for r in scale_rows}):
+        for arm in ("static", "dsbra", "oracle"):
+            lines.append(f"| {w} | {arm} | " + " | ".join(
+                _mean(scale_rows, k, arm=arm, nodes=w) for k in
+                ("node_locality", "handed_on_pct", "delay_expired_pct", "mean_response_s",
+                 "hot_file_node_locality", "other_files_node_locality", "extra_storage_mean")) + " |")
+    lines += ["", "dsbra against static on the same seed, mean [95% interval]:", "",
+              "| workers | response s | node locality, points | hot files' maps, points | other files' maps, "
+              "points | handed on, points | captured share of the oracle's response gain % |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
+    for w in sorted({r["nodes"] for r in scale_rows}):
+        diff = {k: paired(scale_rows, k, {"nodes": w, "arm": "static"}, {"nodes": w, "arm": "dsbra"})
+                for k in MEASURES}
+        lines.append(f"| {w} | {_ci(diff['mean_response_s'], 2)} | {_ci(diff['node_locality'])} | "
+                     f"{_ci(diff['hot_file_node_locality'])} | {_ci(diff['other_files_node_locality'])} | "
+                     f"{_ci(diff['handed_on_pct'])} | {_ci(captured(scale_rows, w), 0)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--fit", type=Path, default=FIT, help="a compare_sim_real.py sim-vs-real.json")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--large-seeds", type=int, default=3,
+                    help=f"seeds on clusters over {LARGE_WORKERS} workers (a 600-worker run takes minutes)")
+    ap.add_argument("--workers", type=int, nargs="+", default=list(WORKERS),
+                    help=f"cluster sizes, each a multiple of {BASE_WORKERS}")
+    a = ap.parse_args()
+    if min(a.seeds, a.large_seeds) < 2:
+        ap.error(f"--seeds and --large-seeds must be at least 2 (intervals are paired over seeds), "
+                 f"got {min(a.seeds, a.large_seeds)}")
+    bad = [w for w in a.workers if w < BASE_WORKERS or w % BASE_WORKERS]
+    if bad:
+        ap.error(f"--workers must be multiples of {BASE_WORKERS}, got {bad[0]}")
+    if not a.fit.exists():
+        ap.error(f"no fit at {a.fit} (run compare_sim_real.py on that result set first)")
+    fit = fitted(a.fit)
+    command = "python benchmarks/sim_yarn_binding.py " + " ".join(sys.argv[1:])
+    base = load_schedule(fit["schedule"])
+    a.out.mkdir(parents=True, exist_ok=True)
+    hot = hot_files(base, 1)
+    hb_rows = [with_shares(run_one(fit, arm, fit["schedule"], hot, seed, BASE_WORKERS, hb))
+               for arm in ("static", "dsbra") for hb in AM_HEARTBEATS_S for seed in range(a.seeds)]
+    (a.out / "heartbeat.json").write_text(json.dumps({"command": command, "rows": hb_rows}, indent=1) + "\n")
+    scale_rows = []
+    for w in a.workers:
+        copies = w // BASE_WORKERS
+        path = a.out / f"schedule-{w}w.json"
+        write_schedule(path, scaled_schedule(base, copies))
+        hot = hot_files(base, copies)
+        for arm in ("static", "dsbra", "oracle"):
+            for seed in range(a.seeds if w <= LARGE_WORKERS else a.large_seeds):
+                scale_rows.append(with_shares(run_one(fit, arm, path, hot, seed, w, BASE_AM_HEARTBEAT_S)))
+                print(f"{w} workers, {arm}, seed {seed}: node locality {scale_rows[-1]['node_locality']:.1f}%, "
+                      f"handed on {scale_rows[-1]['handed_on_pct']:.1f}%", flush=True)
+        (a.out / "scale.json").write_text(json.dumps({"command": command, "rows": scale_rows}, indent=1) + "\n")
+    (a.out / "sim-yarn-binding.md").write_text(markdown(command, fit, hb_rows, scale_rows))
+    print(markdown(command, fit, hb_rows, scale_rows))
+    print(f"reproduce: {command}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""benchmarks/sim_yarn_binding.py's scaled schedules, on 6.11's committed schedule."""
+
+from __future__ import annotations
+
+from dsbra.schedule_format import load_schedule
+from repo_scripts import ROOT, load_script
+
+script = load_script("benchmarks/sim_yarn_binding.py")
+SCHEDULE = load_schedule(ROOT / "benchmarks" / "results" / "bench-hotspot-long-grants" / "schedule.json")
+
+
+def test_a_scaled_schedule_is_copies_on_their_own_files_at_the_same_load_per_slot():
+    scaled = script.scaled_schedule(SCHEDULE, 3)
+    jobs, base = scaled["jobs"], SCHEDULE["jobs"]
+    assert len(jobs) == 3 * len(base) and len({j["job_id"] for j in jobs}) == len(jobs)
+    assert scaled["dataset"]["files"] == 48
+    assert [j["submit_s"] for j in jobs] == sorted(j["submit_s"] for j in jobs)
+    # three times the jobs over the same span: three times the arrivals, on three times the slots
+    span = base[-1]["submit_s"] - base[0]["submit_s"]
+    assert jobs[-1]["submit_s"] - jobs[0]["submit_s"] < span * 1.1
+    copy2 = [j for j in jobs if j["job_id"].startswith("c2-")]
+    assert [j["maps"] for j in copy2] == [j["maps"] for j in base]
+    first = base[0]["inputs"][0]  # part-00003 of copy 0 is part-00035 of copy 2
+    assert copy2[0]["inputs"][0] == first[:-5] + f"{int(first[-5:]) + 32:05d}"
+
+
+def test_each_copy_has_its_own_hot_file():
+    assert script.hot_files(SCHEDULE, 3) == {6, 22, 38}  # part-00006 in each copy's 16 files
