@@ -369,6 +369,21 @@ def until_replicas(client, path: str, n: int, timeout_s: float = 60) -> list[str
     raise AssertionError(f"{path}: {holders(client, path)}, not {n} replicas after {timeout_s} s")
 
 
+def heat_document(heat: dict[str, float], raised=(), round_: int = 1, lowering=None) -> str:
+    """A heat document as the daemon writes one, made by hand so that each of the plugin's
+    choices is known in advance. ``lowering``: path -> (its new replication, its block's
+    holders now): the files the round lowers, whose deletions the plugin orders by heat."""
+    lowering = {p: {"replication": r, "holders": [sorted(h)]} for p, (r, h) in (lowering or {}).items()}
+    return json.dumps({"format": "dsbra-heat", "version": 1, "generated_ms": int(time.time() * 1000),
+                       "round": round_, "nodes": heat, "raised": list(raised),
+                       "lowered": list(lowering), "lowering": lowering})
+
+
+#: the plugin's line for each deletion it orders, e.g. "dsbra heat round 4 deletion from [d1] by
+#: HDFS's default, no lowering of the heat document (holders [d1, d2, d3] down to 2)"
+DELETION = re.compile(r"deletion from \[(.*?)\] by (heat|HDFS's default).*\(holders \[(.*?)\] down to (\d+)\)")
+
+
 def log_heat_rounds(namenode_url: str) -> None:
     """Turns on the plugin's line for each round it reads, for each copy it places and for
     each deletion it orders, through the NameNode's log-level servlet (what `hadoop daemonlog`
@@ -402,10 +417,10 @@ HA_INTERVAL_S = 15
 #: (10 s); both then load state. Bounds for a loaded 2-core machine
 NAMENODE_FAILOVER_BOUND_S = 60
 RM_FAILOVER_BOUND_S = 90
-#: how long a new hot file may take to be raised after a failover: the workload's jobs (a
-#: client JVM each, and grep's sort job) need a round or two to queue, the daemon one or two
-#: to decide, the NameNode its copies
-RAISE_AFTER_FAILOVER_S = 480
+#: how long a new hot file may take to be raised after a failover: the workload's next jobs
+#: read it within seconds, their maps queue for its one holder for a round, the daemon decides
+#: at the round's end, and the next round sees the NameNode's copies
+RAISE_AFTER_FAILOVER_S = 300
 ROUND_MAPS = re.compile(r" blocks=\d+ map_tasks=(\d+) ")
 
 
@@ -439,31 +454,35 @@ def failover_namenode(layout: StateLayout, active: str, standby: str, spec: Clus
 
 
 class HotWorkload:
-    """Three of the hot jobs (a client JVM each, which follows failovers as Hadoop's own client
-    does), over and over until closed, reading ``hot``, which the test may change between
-    rounds; a failed job (its client lost the ResourceManager) is not the daemon's concern."""
+    """The hot jobs as a stream, until closed: a job (Hadoop's grep example, a client JVM that
+    follows failovers as Hadoop's own client does) every ``gap_s`` while fewer than
+    ``in_flight`` run, each reading ``hot`` as it is when the job starts: a test that changes
+    it has the next job read the new files within seconds. A failed job (its client lost the
+    ResourceManager) is not the daemon's concern."""
 
-    def __init__(self, layout: StateLayout, hot: list[str]):
+    def __init__(self, layout: StateLayout, hot: list[str], gap_s: float = 5.0, in_flight: int = 3):
         import threading
 
-        from dsbra.cluster.jobs import submit_spaced
+        from dsbra.cluster.jobs import submit_job
 
         self.hot = list(hot)
         self.done = threading.Event()
 
         def run():
-            while not self.done.is_set():
-                runs = submit_spaced(hot_jobs(self.hot)[:3], 3.0, lambda runs: None,
-                                     state_dir=layout.root)
-                for r in runs:
-                    r.wait(timeout=600, check=False)
+            runs = []
+            while not self.done.wait(gap_s):
+                runs = [r for r in runs if r.poll() is None]
+                if len(runs) < in_flight:
+                    runs.append(submit_job(hot_jobs(self.hot)[0], state_dir=layout.root))
+            for r in runs:
+                r.kill()
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
 
     def close(self) -> None:
         self.done.set()
-        self.thread.join(timeout=1)
+        self.thread.join(timeout=60)
 
 
 def replication_at(namenode_url: str, path: str, session=None) -> int:

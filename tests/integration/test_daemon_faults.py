@@ -128,7 +128,7 @@ def test_dead_datanode_is_a_refusal(daemon_cluster, tmp_path):
 
 def test_kill_9_while_applying_then_restart_reconciles(daemon_cluster, tmp_path):
     layout, env, client = daemon_cluster
-    daemon = _daemon(tmp_path, env, "kill", interval_s=30, poll_s=3).start()
+    daemon = _daemon(tmp_path, env, "kill", interval_s=15, poll_s=3).start()
     failed: list[BaseException] = []
 
     def workload():

@@ -23,8 +23,9 @@ import requests
 from dsbra.cluster.config import DEFAULT_QUEUES
 from dsbra.cluster.docker import DAEMON_HTTP_PORT, work_dir
 from dsbra.cluster.spec import ClusterSpec
+from harness import (compose_cluster, heat_document, holders, log_heat_rounds, until_logged, until_replicas,
+                     until_round_read)
 from netslots import SLOT
-from harness import compose_cluster, holders, log_heat_rounds, until_logged, until_replicas, until_round_read
 from test_cluster_hdfs import (  # noqa: F401  (collected here, against this module's cluster)
     scratch,
     test_block_locations_name_distinct_worker_hosts,
@@ -168,9 +169,8 @@ def hand_heat(compose, cluster):
         assert time.monotonic() < deadline, _namenode_log()[-3000:]
         time.sleep(1)
 
-    def publish(heat: dict[str, float], raised=(), round_: int = 1) -> None:
-        doc = json.dumps({"format": "dsbra-heat", "version": 1, "generated_ms": int(time.time() * 1000),
-                          "round": round_, "nodes": heat, "raised": list(raised), "lowered": []})
+    def publish(heat: dict[str, float], raised=(), round_: int = 1, lowering=None) -> None:
+        doc = heat_document(heat, raised, round_, lowering)
         _compose("exec", "-T", "namenode", "sh", "-c",
                  "mkdir -p /tmp/heatdoc && cat > /tmp/heatdoc/.heat && mv /tmp/heatdoc/.heat /tmp/heatdoc/heat",
                  stdin=doc)
@@ -206,8 +206,9 @@ def test_a_raised_files_new_copy_goes_to_the_least_heated_node_the_rack_rule_all
 
 
 def test_an_excess_replica_goes_from_the_hottest_holder_the_rack_rule_allows(hand_heat, webhdfs):
-    """RF 4 -> 3 -> 2 -> 1: HDFS may drop any of 4, then only one of the rack left with two,
-    then either; the plugin drops the one marked hottest (HDFS's default by chance: 1 in 16)."""
+    """RF 4 -> 3 -> 2 -> 1, each lowering in the heat document: HDFS may drop any of 4, then
+    only one of the rack left with two, then either; the plugin drops the one marked hottest
+    (HDFS's default by chance: 1 in 16)."""
     nodes = list(RACK)
     path = "/docker-placement/lower"
     webhdfs.write(path, b"y" * 1024, overwrite=True, replication=4)
@@ -219,7 +220,7 @@ def test_an_excess_replica_goes_from_the_hottest_holder_the_rack_rule_allows(han
         hottest = allowed[step % len(allowed)]
         heat = {n: 0.2 for n in nodes}
         heat[hottest] = 0.8
-        hand_heat(heat, round_=20 + step)
+        hand_heat(heat, round_=20 + step, lowering={path: (len(left) - 1, left)})
         webhdfs.set_replication(path, len(left) - 1)
         left.remove(hottest)
         assert until_replicas(webhdfs, path, len(left)) == sorted(left), (step, heat, _heat_lines())

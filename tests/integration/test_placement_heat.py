@@ -2,20 +2,9 @@
 issue 24): a real NameNode runs BlockPlacementPolicyDsbraHeat and reads the heat document.
 
 First with heat documents the test writes itself (so each choice is known in advance): a new
-copy of a raised file's block lands on the least heated node, an excess replica goes from the
-hottest holder, a malformed document leaves HDFS placing as its default. Then the daemon's own
-end-to-end test (`dsbra run --apply`, a real process, test_daemon.py's set-up): it raises the hot
-files while grep jobs queue for them and lowers them when they cool, its journal shows each
-change sent and closed, and every replica added or dropped is checked against the heat it
-published that round. One rack, so HDFS's rack rule never overrides the heat.
-"""
-
-"""dsbra's NameNode placement plugin on the bundled cluster (`dsbra cluster up --placement heat`,
-issue 24): a real NameNode runs BlockPlacementPolicyDsbraHeat and reads the heat document.
-
-First with heat documents the test writes itself (so each choice is known in advance): a new
-copy of a raised file's block lands on the least heated node, an excess replica goes from the
-hottest holder, a malformed document leaves HDFS placing as its default. Then the daemon's own
+copy of a raised file's block lands on the least heated node, an excess replica of a file the
+document lowers goes from the hottest holder, one of a file it does not list goes as HDFS's
+default chooses, a malformed document leaves HDFS placing as its default. Then the daemon's own
 end-to-end test (`dsbra run --apply`, a real process, on the daemon tests' cluster of
 harness.py, which runs the plugin on one rack so HDFS's rack rule never overrides the heat): it
 raises the hot files while grep jobs queue for them and lowers them when they cool, its journal
@@ -37,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from dsbra.cluster import state as st
-from harness import (BASE, HOT, Daemon, daemon_config, holders, log_heat_rounds, replay_until_raised,
-                     replication, until_logged, until_replicas, until_round_read)
+from harness import (BASE, DELETION, HOT, Daemon, daemon_config, heat_document, holders, log_heat_rounds,
+                     replay_until_raised, replication, until_logged, until_replicas, until_round_read)
 
 pytestmark = pytest.mark.cluster
 
@@ -73,17 +62,12 @@ def heat_placements(log: str) -> dict[tuple[int, str], set[str]]:
 
 
 def publish(env: dict, heat: dict[str, float], raised=(), round_=1, lowering=None) -> None:
-    """A heat document as the daemon writes it (whole, by a rename), once the plugin has read
-    it. ``lowering``: path -> (its new replication, its block's holders), the files the round
-    lowers, whose deletions the plugin orders by heat."""
+    """harness.heat_document's, written whole (by a rename) as the daemon writes it, once the
+    plugin has read it."""
     path = Path(env["heat_file"])
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    lowering = {p: {"replication": r, "holders": [sorted(h)]} for p, (r, h) in (lowering or {}).items()}
-    partial.write_text(json.dumps({"format": "dsbra-heat", "version": 1,
-                                   "generated_ms": int(time.time() * 1000), "round": round_,
-                                   "nodes": heat, "raised": list(raised), "lowered": list(lowering),
-                                   "lowering": lowering}))
+    partial.write_text(heat_document(heat, raised, round_, lowering))
     partial.replace(path)
     until_round_read(lambda: namenode_log(env), round_)
 
@@ -139,10 +123,12 @@ HEARTBEAT_S, TOLERATE_HEARTBEATS = 1, 4
 
 
 def test_a_file_dsbra_never_raised_loses_the_replica_hdfss_default_chooses(heat_cluster):
-    """A usable heat document that does not list the file: its excess replica is deleted as
-    HDFS's default deletes it, whatever the heat says. The default's choice is made known in
-    advance: the holder whose heartbeat is overdue (its DataNode paused) goes first, while the
-    heat names another holder the hottest."""
+    """A usable heat document whose lowering is another file's (with the same holders, down to
+    another replication): this file's excess replica is deleted as HDFS's default deletes it,
+    and the plugin says so. The default's choice is made known in advance: a holder whose
+    heartbeat is overdue (its DataNode paused) goes first, while the heat names another holder
+    the hottest. (The heat path too would delete an overdue holder's replica first: the
+    plugin's line tells the two paths apart, its JUnit test every other case.)"""
     layout, env, client = heat_cluster
     workers = {w["host"]: w["name"] for w in env["workers"]}
     path = "/tp/never-raised"
@@ -155,12 +141,13 @@ def test_a_file_dsbra_never_raised_loses_the_replica_hdfss_default_chooses(heat_
     pid = st.load(layout.state_file)["daemons"][f"datanode-{workers[silent]}"]["pid"]
     os.kill(pid, signal.SIGSTOP)
     try:
-        time.sleep(HEARTBEAT_S * TOLERATE_HEARTBEATS + 3)
+        time.sleep(HEARTBEAT_S * TOLERATE_HEARTBEATS + 4)
         client.set_replication(path, 2)  # the NameNode chooses the replica to delete now
     finally:
         os.kill(pid, signal.SIGCONT)
     assert until_replicas(client, path, 2) == sorted(set(held) - {silent})
-    until_logged(lambda: namenode_log(env), DEFAULT_DELETION)
+    deletions = [m for m in DELETION.findall(namenode_log(env)) if m[2].split(", ") == held]
+    assert deletions and deletions[-1] == (silent, "HDFS's default", ", ".join(held), "2"), deletions
 
 
 def test_malformed_heat_leaves_the_default_placement_and_says_so(heat_cluster):
