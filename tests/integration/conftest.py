@@ -83,7 +83,9 @@ class SecondSlot:
         """A state dir for a test's own cluster, the slot emptied first; the test brings its
         cluster down, and what it left up is brought down after it (``release``)."""
         self.free()
-        return self._state_dir("own")
+        path = self._state_dir("own")
+        path.mkdir(parents=True)
+        return path
 
     def release(self, path: Path) -> None:
         cl.down(StateLayout(path.resolve()))
