@@ -17,7 +17,7 @@ class HealthLimits:
     #: replies captured from the bundled 4-node cluster while jobs ran show 24 and 8
     max_under_replicated_blocks: int = 100
     max_dead_datanodes: int = 0
-    max_pending_actions: int = 0  #: earlier SETREPLICATIONs whose copies are not there yet
+    max_pending_actions: int = 0  #: earlier raises whose copies are not there yet
     max_observation_age_s: float = 300.0
 
 
@@ -37,8 +37,8 @@ def refusals(health: dict, limits: HealthLimits, *, pending_actions: int = 0,
     if dead > limits.max_dead_datanodes:
         out.append(f"dead-datanodes: {dead} > {limits.max_dead_datanodes}")
     if pending_actions > limits.max_pending_actions:
-        out.append(f"pending-replication: {pending_actions} earlier change(s) not yet "
-                   "reported done by the NameNode")
+        out.append(f"pending-replication: {pending_actions} earlier raise(s) whose copies the "
+                   "NameNode has not reported yet")
     if observation_age_s > limits.max_observation_age_s:
         out.append(f"stale-observations: {observation_age_s:.0f} s old > "
                    f"{limits.max_observation_age_s:.0f} s")

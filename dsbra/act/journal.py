@@ -143,6 +143,14 @@ class Journal:
     def pending(self) -> list[Action]:
         return [a for a in self.actions.values() if a.pending]
 
+    def pending_raises(self) -> list[Action]:
+        """Pending raises: copies the NameNode may still be making (network and disk in use).
+        A pending lowering only keeps an extra replica until the NameNode deletes it, which after
+        a NameNode failover waits for each DataNode's next full block report (HDFS postpones
+        excess replicas on storages it has no report from; dfs.blockreport.intervalMsec, 6 h by
+        default), so it must not hold the daemon back."""
+        return [a for a in self.pending() if a.target > a.before]
+
     def raised_files(self) -> dict[str, int]:
         """Files whose replication we left above their base: path -> base."""
         return {p: self.base[p] for p, r in self.replication.items() if r > self.base[p]}

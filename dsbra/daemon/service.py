@@ -282,7 +282,7 @@ class Daemon:
                                                 h.max_under_replicated_blocks,
                                                 h.max_dead_datanodes, h.max_pending_actions,
                                                 h.max_observation_age_s),
-                           pending_actions=len(self.journal.pending()),
+                           pending_actions=len(self.journal.pending_raises()),
                            observation_age_s=time.time() - self.last_poll_ok)
         if self.paused:
             reasons.append("paused: dsbra pause (resume with dsbra resume)")

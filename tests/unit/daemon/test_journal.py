@@ -96,3 +96,16 @@ def test_appends_are_fsynced_lines(tmp_path, monkeypatch):
     j = Journal.open(tmp_path / "j.jsonl")
     j.mark(j.intent("/f", 1, 2, 1, REASON, 1), SENT)
     assert len(synced) == 2
+
+
+def test_only_raises_still_making_copies_are_pending_raises(tmp_path):
+    """A lowering the NameNode has not finished (after a failover it waits for block reports)
+    keeps an extra replica and copies nothing: it is pending, but not a pending raise."""
+    j = Journal.open(tmp_path / "j.jsonl")
+    up, down = j.intent("/hot", 1, 3, 1, REASON, 1), j.intent("/cool", 4, 3, 1, REASON, 1)
+    done = j.intent("/done", 1, 2, 1, REASON, 1)
+    for a in (up, down, done):
+        j.mark(a, SENT)
+    j.mark(done, DONE, "replicas [2]")
+    assert {a.id for a in j.pending()} == {up.id, down.id}
+    assert [a.id for a in j.pending_raises()] == [up.id]
