@@ -29,6 +29,7 @@ from pathlib import Path
 import click
 import yaml
 
+from dsbra.act.journal import DONE, Journal
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.jobs import submit_spaced
 from dsbra.cluster.paths import StateLayout, default_state_dir
@@ -162,7 +163,7 @@ def demo(spec: ClusterSpec = DEMO_SPEC) -> dict:
                        + (" (back to base)" if summary["lowered"] else " (not lowered yet)"))
             # a change is done once the NameNode reports its replicas, which the daemon checks
             # at its next round: the lowering's is seen a round later
-            _wait_for(lambda: _changes(state_dir)[0] == _changes(state_dir)[1], 2 * WINDOW_S)
+            _wait_for(lambda: _all_done(_changes(state_dir)), 2 * WINDOW_S)
     finally:
         lines = _stop(proc, log_path)
     summary["final_replication"] = client.status(hot)["replication"]
@@ -180,9 +181,12 @@ def demo(spec: ClusterSpec = DEMO_SPEC) -> dict:
 
 def _changes(state_dir: Path) -> tuple[int, int]:
     """The daemon journal's changes, and those the NameNode reported done."""
-    path = state_dir / "journal.jsonl"
-    journal = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    return sum(r["op"] == "intent" for r in journal), sum(r["op"] == "done" for r in journal)
+    actions = Journal.open(state_dir / "journal.jsonl").actions.values()
+    return len(actions), sum(a.state == DONE for a in actions)
+
+
+def _all_done(changes: tuple[int, int]) -> bool:
+    return changes[0] == changes[1]
 
 
 @click.command()

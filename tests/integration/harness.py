@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,9 +33,10 @@ from dsbra.bench.submitter import run_schedule
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
 from dsbra.cluster.install import HadoopInstall
-from dsbra.cluster.jobs import grep_lines
+from dsbra.cluster.jobs import client_command, grep_lines, submit_job
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS, ClusterSpec
+from dsbra.errors import ClusterError
 from netslots import SECOND
 
 SPEC = ClusterSpec(workers=4, replication=1, **SECOND, continuous_scheduling=True,
@@ -337,8 +339,6 @@ def scan(client, ops: list[dict]) -> None:
 
 def dfsadmin(layout: StateLayout, *args: str) -> str:
     """`hdfs dfsadmin ...` through the cluster's client conf (the same JVM line as its jobs)."""
-    from dsbra.cluster.jobs import client_command
-
     cmd = client_command(layout, [])
     cmd = cmd[:cmd.index("org.apache.hadoop.util.RunJar")] + [
         "org.apache.hadoop.hdfs.tools.DFSAdmin", *args]
@@ -441,8 +441,6 @@ def failover_namenode(layout: StateLayout, active: str, standby: str, spec: Clus
     """`haadmin -failover` through the ZKFCs. A NameNode that just answered may need one more
     health check of its ZKFC before it takes part (refused: "... is not currently healthy.
     Cannot be failover target"): retried for a minute."""
-    from dsbra.errors import ClusterError
-
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -461,10 +459,6 @@ class HotWorkload:
     ResourceManager) is not the daemon's concern."""
 
     def __init__(self, layout: StateLayout, hot: list[str], gap_s: float = 5.0, in_flight: int = 3):
-        import threading
-
-        from dsbra.cluster.jobs import submit_job
-
         self.hot = list(hot)
         self.done = threading.Event()
 
@@ -569,7 +563,6 @@ def follow_failovers(spec: ClusterSpec, layout: StateLayout, client, daemon: Dae
 def need_docker() -> None:
     """A Docker engine and the Compose v2 plugin (`make docker-deps` installs both)."""
     from dsbra.cluster.docker import docker_client
-    from dsbra.errors import ClusterError
 
     try:
         docker_client()

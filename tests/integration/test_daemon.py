@@ -10,12 +10,10 @@ them back in apply mode: test_placement_heat.py, which checks where each replica
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from harness import BASE, HOT, Daemon, daemon_config, dfsadmin, replay_until, replication
+from harness import BASE, HOT, Daemon, daemon_config, dfsadmin, replay_until, replication, run_dsbra
 
 pytestmark = pytest.mark.cluster
 
@@ -98,8 +96,7 @@ def test_holdout_keeps_control_files_unchanged_and_impact_reads_the_state(daemon
     assert status["experiment"]["files"]["control"] >= 1
     assert status["experiment"]["files"]["treatment"] >= 1
     assert list((state / "maps").glob("*/*.parquet"))
-    proc = subprocess.run([sys.executable, "-m", "dsbra", "impact", str(state), "--json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = run_dsbra("impact", str(state), "--json", timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
     assert doc["files"]["treated"] >= 1 and doc["files"]["control"] >= 1

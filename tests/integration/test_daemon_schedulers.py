@@ -8,15 +8,12 @@ at all: the daemon says so in one line at start and refuses to act in every roun
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
-from harness import HOT, Daemon, daemon_config, need_root, replay_until_raised, write_data
+from harness import HOT, Daemon, daemon_config, need_root, replay_until_raised, run_dsbra, write_data
 from netslots import SECOND
 
 pytestmark = pytest.mark.cluster
@@ -60,8 +57,7 @@ def test_fifo_scheduler_is_refused_in_one_line_and_in_status(second_cluster_slot
         daemon = Daemon.configure(tmp_path, "fifo", daemon_config(cl.env(layout), tmp_path / "fifo",
                                                                   interval_s=5, poll_s=1))
         runs = [daemon.once() for _ in range(2)]
-        shown = subprocess.run([sys.executable, "-m", "dsbra", "status", "--config", str(daemon.path)],
-                               capture_output=True, text=True, timeout=60)
+        shown = run_dsbra("status", "--config", str(daemon.path), timeout=60)
     finally:
         cl.down(layout)
     for run in runs:

@@ -26,7 +26,8 @@ import pytest
 from dsbra.act.hdfs_client import make_client
 from dsbra.cluster import security as sec
 from dsbra.cluster.jobs import submit_spaced
-from harness import BASE, HOT, HOT_PROFILE, SPEC, WINDOW_S, Daemon, hot_jobs, replication, write_data
+from harness import (BASE, HOT, HOT_PROFILE, SPEC, WINDOW_S, Daemon, hot_jobs, replication, run_dsbra,
+                     write_data)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
 
@@ -196,8 +197,7 @@ def test_the_daemon_raises_a_hot_file_with_tickets_shorter_than_its_run(secure_c
     assert any(v > BASE[p] for p, v in replication(client).items())
     # no HTTP 401; a log timestamp's milliseconds (",401") are not one (a run failed on that)
     assert "Traceback" not in err and not re.search(r"(?<!,)\b401\b", err), err[-4000:]
-    status = subprocess.run([sys.executable, "-m", "dsbra", "status", "--config", str(daemon.path)],
-                            capture_output=True, text=True, timeout=60)
+    status = run_dsbra("status", "--config", str(daemon.path), timeout=60)
     assert status.returncode == 0 and "mode apply" in status.stdout, status.stdout + status.stderr
     # the run outlived at least two of dsbra's tickets, and every request authenticated (above)
     assert ran_s > 2 * TICKET_LIFETIME_S, ran_s

@@ -369,17 +369,14 @@ public class BlockPlacementPolicyDsbraHeat extends BlockPlacementPolicyDefault {
         || !doc.mayBeLowering(expectedNumOfReplicas, availableReplicas.size()) ? null
         : doc.loweringOf(expectedNumOfReplicas, namesOf(availableReplicas));
     List<DatanodeStorageInfo> chosen;
-    if (lowered == null) {
+    if (lowered != null) {
+      DELETING.set(doc);
+    }
+    try {
       chosen = super.chooseReplicasToDelete(availableReplicas, delCandidates,
           expectedNumOfReplicas, excessTypes, addedNode, delNodeHint);
-    } else {
-      DELETING.set(doc);
-      try {
-        chosen = super.chooseReplicasToDelete(availableReplicas, delCandidates,
-            expectedNumOfReplicas, excessTypes, addedNode, delNodeHint);
-      } finally {
-        DELETING.remove();
-      }
+    } finally {
+      DELETING.remove();
     }
     if (LOG.isDebugEnabled()) {
       String block = "(holders " + hostsOf(availableReplicas) + " down to "
