@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 
@@ -127,6 +127,21 @@ def check_ticket(principal: str | None = None) -> None:
                           f"KRB5CCNAME at a ticket cache): {detail}") from None
 
 
+def _peer(exc: requests.RequestException) -> str:
+    """host:port of the request that failed (a DataNode, after a NameNode's redirect)."""
+    url = urlsplit(exc.request.url) if exc.request is not None else None
+    return url.netloc if url else "the NameNode"
+
+
+def _innermost(exc: BaseException) -> str:
+    """The root cause's text, on one line (urllib3 wraps it in two layers of retries)."""
+    while exc.args and isinstance(exc.args[0], BaseException):
+        exc = exc.args[0]
+    if getattr(exc, "reason", None) is not None and isinstance(exc.reason, BaseException):
+        return _innermost(exc.reason)
+    return " ".join(str(exc).split())[:300]
+
+
 class HdfsActor:
     """The two WebHDFS calls acting needs: read a file's status, set its replication."""
 
@@ -146,10 +161,15 @@ class HdfsActor:
                                   "(HTTP 401)", exception=ACCESS_REFUSED) from None
             raise HadoopError(f"WebHDFS {what}: {name + ': ' if name else ''}{text}",
                               exception=name) from None
-        except requests.exceptions.SSLError:
-            raise HadoopError(f"WebHDFS {what}: TLS verification of the NameNode failed "
-                              "(cluster.ca_bundle names the CA that signed its certificate)",
-                              exception=ACCESS_REFUSED) from None
+        except requests.exceptions.SSLError as exc:
+            if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+                raise HadoopError(f"WebHDFS {what}: TLS verification of the NameNode failed "
+                                  "(cluster.ca_bundle names the CA that signed its certificate)",
+                                  exception=ACCESS_REFUSED) from None
+            # the handshake itself broke (a peer closing it under load, a DataNode a CREATE was
+            # redirected to): not a configuration error, the next try may pass
+            raise HadoopError(f"WebHDFS {what}: TLS error with {_peer(exc)}: "
+                              f"{_innermost(exc)}") from None
         except requests.RequestException as exc:
             if type(exc).__name__ in ("KerberosExchangeError", "MutualAuthenticationError"):
                 detail = " ".join(str(exc).split())[:300]

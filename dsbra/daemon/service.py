@@ -40,6 +40,9 @@ log = logging.getLogger("dsbra.daemon")
 
 PAUSE_FILE, STATUS_FILE, LOCK_FILE, HEAT_FILE = "paused", "status.json", "dsbra.lock", "heat.json"
 TOP_HOT = 10
+#: the cluster lock at start: tries, and seconds between them, before starting without it
+START_LOCK_ATTEMPTS = 3
+START_LOCK_RETRY_S = 5.0
 
 
 def write_json_atomic(path: Path, doc) -> None:
@@ -142,13 +145,28 @@ class Daemon:
             return f"cluster-lock: {exc}"
         return None
 
+    def _take_cluster_lock_at_start(self) -> None:
+        """The cluster lock before the first round; SafetyError (another daemon acts on this
+        cluster) ends the start. A NameNode that cannot be asked is tried again a few seconds
+        later (a broken handshake under load, a failover under way) before the daemon starts
+        without the lock and retries it every round, refusing to act until it holds it."""
+        for attempt in range(1, START_LOCK_ATTEMPTS + 1):
+            try:
+                self.hold_cluster_lock()
+                return
+            except HadoopError as exc:
+                if attempt == START_LOCK_ATTEMPTS or exc.exception == ACCESS_REFUSED:
+                    log.warning("start without the cluster lock, retried every round: %s", exc)
+                    return
+                log.info("cluster lock: attempt %d of %d failed, again in %.0f s: %s", attempt,
+                         START_LOCK_ATTEMPTS, START_LOCK_RETRY_S, exc)
+                if self.stop.wait(START_LOCK_RETRY_S):
+                    return
+
     def run(self, once: bool = False) -> None:
         self.acquire_lock()
         self.connect()
-        try:
-            self.hold_cluster_lock()  # SafetyError: another daemon acts on this cluster, exit
-        except HadoopError as exc:
-            log.warning("start without the cluster lock, retried every round: %s", exc)
+        self._take_cluster_lock_at_start()
         server = None
         if self.cfg.http.enabled:
             from dsbra.daemon.http import serve

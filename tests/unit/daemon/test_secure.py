@@ -177,3 +177,30 @@ def test_kerberos_without_a_ticket_is_a_one_line_error_and_exit_2(tmp_path, monk
     assert len(lines) == 1, proc.stderr
     assert "cluster.kerberos: no valid Kerberos ticket for dsbra@EXAMPLE.COM" in lines[0]
     assert "kinit" in lines[0]
+
+
+def test_a_broken_handshake_is_a_tls_error_naming_the_peer_not_a_verification_failure():
+    """A peer that answers https in plain HTTP (as a DataNode closing a handshake under load
+    breaks it): a one-line error with no exception name, so the round retries; only a
+    certificate the CA bundle does not verify is the configuration error above."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer_in_plain_http():
+        while True:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(4096)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=answer_in_plain_http, daemon=True).start()
+    port = listener.getsockname()[1]
+    actor = HdfsActor(make_client(f"https://127.0.0.1:{port}", user="root"))
+    with pytest.raises(HadoopError) as err:
+        actor.replication(FILE)
+    listener.close()
+    assert str(err.value).startswith(f"WebHDFS GETFILESTATUS {FILE}: TLS error with 127.0.0.1:{port}: ")
+    assert "WRONG_VERSION_NUMBER" in str(err.value) and "\n" not in str(err.value)
+    assert err.value.exception is None
