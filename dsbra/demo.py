@@ -2,8 +2,9 @@
 
 1. Bring the cluster up (time-based delay scheduling, D = 10 s; a cluster already up is used
    as it is). Write one hot one-block file at replication 1 and six cold ones.
-2. Replay grep jobs a few seconds apart, each reading the hot file four times and one cold
-   file, so they queue for the one node holding the hot block, while the daemon
+2. Replay grep jobs a few seconds apart (map-only, from one submitter JVM, as `dsbra bench
+   replay` runs them), each reading the hot file four times and one cold file, so they queue
+   for the one node holding the hot block, while the daemon
    (`dsbra run --apply`, a real process) watches, decides and raises the hot file's
    replication. Print per-job locality of the hot file's maps and response time.
 3. Wait for the NameNode to make the copies, replay the same jobs: print the same table.
@@ -30,8 +31,11 @@ import click
 import yaml
 
 from dsbra.act.journal import DONE, Journal
+from dsbra.bench.grepjar import grep_jar
+from dsbra.bench.submitter import run_schedule
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.jobs import submit_spaced
+from dsbra.cluster import state as st
+from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import DsbraError, HadoopError
@@ -39,7 +43,7 @@ from dsbra.observe.collector import Collector, Endpoints
 
 DEMO_DIR = "/demo"
 WORDS = ["delay", "scheduling", "locality", "replica", "dsbra", "hadoop", "block", "rack"]
-JOBS, GAP_S, WINDOW_S = 6, 3.0, 45
+JOBS, GAP_S, WINDOW_S = 6, 3.0, 30
 DEMO_SPEC = ClusterSpec(continuous_scheduling=True, locality_delay_node_ms=10_000,
                         locality_delay_rack_ms=10_000)
 
@@ -49,21 +53,26 @@ def _text(seed: int) -> bytes:
 
 
 def _replay(ep, layout, hot: str, cold: list[str], label: str) -> list[dict]:
-    """Run the jobs; per job, the hot file's maps node-local / all and the client's seconds."""
+    """Run the jobs; per job, the hot file's maps node-local / all, their wait for a container
+    and the job's response (submission to finish, from the JobHistoryServer)."""
     collector = Collector(ep, since_ms=int(time.time() * 1000))
-    jobs = [["grep", ",".join([hot] * 4 + [cold[i % len(cold)]]),
-             f"{DEMO_DIR}/out-{label}-{i}", "dsbra"] for i in range(JOBS)]
-    runs = submit_spaced(jobs, GAP_S, lambda runs: collector.poll(), state_dir=layout.root)
-    results = [r.wait(timeout=300, check=False) for r in runs]
-    if not all(r.ok for r in results):
-        raise HadoopError("a demo job failed; see `dsbra cluster logs`")
-    collector.poll_until_read([j for r in results for j in r.job_ids], timeout_s=120)
+    data = st.load(layout.state_file)
+    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
+    plan = [(GAP_S * i, f"demo-{label}-{i}", ",".join([hot] * 4 + [cold[i % len(cold)]]),
+             f"{DEMO_DIR}/out-{label}-{i}") for i in range(JOBS)]
+    jobs = run_schedule(layout, jar, plan, int(time.time() * 1000), collector.poll, timeout_s=600,
+                        log_path=layout.root / f"demo-submitter-{label}.log")
+    if not all(j.ok for j in jobs):
+        raise HadoopError(f"a demo job failed ({[(j.index, j.state, j.error) for j in jobs if not j.ok]}); "
+                          f"see {layout.root / f'demo-submitter-{label}.log'} and `dsbra cluster logs`")
+    collector.poll_until_read([j.job_id for j in jobs], timeout_s=120)
     obs = collector.take()
     rows = []
-    for r in results:
-        maps = [o for o in obs if o.job_id == r.job_ids[0] and o.path == hot]
-        rows.append({"job": r.job_ids[0], "local": sum(o.node in o.split_hosts for o in maps),
-                     "maps": len(maps), "seconds": r.seconds,
+    for j in jobs:
+        job = ep.jhs.job(j.job_id)
+        maps = [o for o in obs if o.job_id == j.job_id and o.path == hot]
+        rows.append({"job": j.job_id, "local": sum(o.node in o.split_hosts for o in maps),
+                     "maps": len(maps), "seconds": (job["finishTime"] - job["submitTime"]) / 1000,
                      "wait_s": sum(o.launch_ms - o.scheduled_ms for o in maps) / 1000})
     return rows
 
