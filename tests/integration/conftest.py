@@ -96,18 +96,35 @@ class SecondSlot:
             up.close()
 
 
+#: the session's SecondSlot while the second_slot fixture holds it
+_second_slot: SecondSlot | None = None
+
+
 @pytest.fixture(scope="session")
 def second_slot(tmp_path_factory):
+    global _second_slot
     with open(SECOND_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if SECOND_LAST.exists():
             cl.down(StateLayout(Path(SECOND_LAST.read_text().strip())))
-        slot = SecondSlot(tmp_path_factory.mktemp("second-slot"))
+        slot = _second_slot = SecondSlot(tmp_path_factory.mktemp("second-slot"))
         try:
             yield slot
         finally:
+            _second_slot = None
             slot.free()
             SECOND_LAST.unlink(missing_ok=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The SECOND network's cluster goes down as soon as the next module's first test does
+    not use it (once this module's fixtures are torn down): its idle daemons would take CPU
+    from the tests that run meanwhile, on 2 cores."""
+    yield
+    if _second_slot is not None and (nextitem is None or (
+            nextitem.module is not item.module and "second_slot" not in nextitem.fixturenames)):
+        _second_slot.free()
 
 
 @pytest.fixture

@@ -84,32 +84,44 @@ def check_grep_job(cluster, webhdfs, grep) -> None:
         webhdfs.delete(root, recursive=True)
 
 
-def check_concurrent_jobs(summary: dict, rm_url: str) -> None:
-    """`dsbra cluster load`'s 12 grep jobs 3 s apart with Hadoop's job defaults (issue 27):
+def check_container_geometry(spec) -> None:
+    """The ResourceManager's own view of the cluster's containers, which decides whether Hadoop's
+    job defaults can stall (issue 27): the map, reduce and AM asks are all granted at 512 MB and
+    fill every NodeManager's memory exactly."""
+    from dsbra.cluster import cluster as cl
+
+    slots = cl.containers(spec)
+    assert slots["nodemanagers"] == spec.workers, slots
+    assert slots["map_container_mb"] == slots["am_container_mb"] == spec.map_memory_mb == 512
+    assert slots["map_slots"] == spec.workers * spec.nm_memory_mb // 512
+    assert slots["unused_mb_per_node"] == [0] * spec.workers
+
+
+def check_concurrent_jobs(summary: dict, rm_url: str, jobs: int = 12) -> None:
+    """`dsbra cluster load`'s ``jobs`` grep jobs 3 s apart with Hadoop's job defaults (issue 27):
     every container granted at the configured size, all jobs done, and never a stall (early
     reducers holding every container made the jobs wait for MapReduce's 300 s reducer
     preemption)."""
     props = requests.get(f"{rm_url}/conf", headers={"Accept": "application/json"}, timeout=10).json()["properties"]
     increment = int({p["key"]: p["value"] for p in props}["yarn.resource-types.memory-mb.increment-allocation"])
-    assert summary["job_conf"] == {} and summary["jobs"] == 12
+    assert summary["job_conf"] == {} and summary["jobs"] == jobs
     assert summary["failed_jobs"] == 0, summary["logs"]
     # the cluster's map, reduce and AM sizes are equal (512 MB): every sample's allocated memory
     # is that size times its containers, so no container was rounded up to the increment
     assert summary["container_mb"] == [512] and summary["uneven_samples"] == 0, summary["container_mb"]
     assert 512 % increment == 0
     assert summary["longest_stall_s"] < 60, summary["longest_stall_s"]
-    assert summary["seconds"] < 300 + 12 * 3
+    assert summary["seconds"] < 300 + jobs * 3
 
 
 @pytest.mark.timeout(1200)
 def test_concurrent_jobs_with_job_defaults_do_not_stall(cluster, cluster_layout):
+    """Twelve jobs at once: their AMs and early reducers can hold every container of the four
+    workers, which is what stalled them before issue 27."""
     from dsbra.cluster import cluster as cl
     from dsbra.cluster import loadcheck
     from dsbra.cluster.spec import ClusterSpec
 
     spec = ClusterSpec.from_dict(cl.status(cluster_layout).data["spec"])
-    slots = cl.containers(spec)
-    assert slots["map_container_mb"] == spec.map_memory_mb == 512
-    assert slots["map_slots"] == spec.workers * spec.nm_memory_mb // 512
-    assert slots["unused_mb_per_node"] == [0] * spec.workers
+    check_container_geometry(spec)
     check_concurrent_jobs(loadcheck.run(cluster_layout, jobs=12, gap_s=3.0), cluster["rm"])

@@ -5,10 +5,9 @@ endpoint, SASL on block transfer, grep jobs with delegation tokens.
 One bring-up for the module, in the second slot, with test_daemon.py's hot and cold files and
 workload. First the refusals: a missing keytab, an out-of-date one, a wrong principal and an
 untrusted certificate each stop `dsbra run --apply` in one line with nothing changed in HDFS.
-Then `dsbra conf check` and `dsbra observe` through SPNEGO and the CA, and the daemon's own
-round: a real `dsbra run --apply` process logged in from dsbra's keytab raises a hot file while
-its tickets last 30 s and the cluster's SPNEGO cookies 60 s, so it logs in again, with a ticket
-gssapi took anew from the keytab, several times during the run; `dsbra status` shows it.
+Then `dsbra conf check` and `dsbra observe` through SPNEGO and the CA. The daemon's own run
+on a Kerberized cluster, raising hot files with tickets shorter than its run, is
+test_secure_ha.py's (the same Kerberos and TLS set-up, with HA).
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -25,15 +23,11 @@ import pytest
 
 from dsbra.act.hdfs_client import make_client
 from dsbra.cluster import security as sec
-from dsbra.cluster.jobs import submit_spaced
-from harness import (BASE, HOT, HOT_PROFILE, SPEC, WINDOW_S, Daemon, hot_jobs, replication, run_dsbra,
-                     write_data)
+from harness import BASE, HOT_PROFILE, SPEC, WINDOW_S, Daemon, replication, write_data
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
 
 SECURE_SPEC = dataclasses.replace(SPEC, kerberos=True, tls=True)
-#: dsbra's tickets live this long (the principal's maxlife), so the daemon's run outlives several
-TICKET_LIFETIME_S = 30
 #: the bundled secure cluster's hadoop.http.authentication.token.validity: how long a SPNEGO
 #: login's cookie lasts, so the daemon logs in again every minute, with the ticket it has then
 COOKIE_VALIDITY_S = 60
@@ -47,7 +41,6 @@ def secure_cluster(second_slot):
         client = make_client(env["namenode"], kerberos=True, principal=sec.client_principal(),
                              ca_bundle=env["ca_bundle"])
         write_data(client)
-        sec.kadmin(paths, f'modprinc -maxlife "{TICKET_LIFETIME_S} seconds" {sec.DSBRA_PRINCIPAL}')
         yield layout, env, client
 
 
@@ -154,50 +147,3 @@ def test_conf_check_and_observe_work_through_spnego_and_the_ca(secure_cluster):
     assert observe.returncode == 0, observe.stderr[-2000:]
     doc = json.loads(observe.stdout)
     assert sorted(doc["live_nodes"]) == sorted(w["host"] for w in env["workers"]), observe.stdout[:2000]
-
-
-class _Raised(Exception):
-    pass
-
-
-def _replay_until_a_raise_is_done(layout, daemon: Daemon, replays: int = 3) -> bool:
-    """The hot jobs (harness.hot_jobs: grep's client JVMs, which log in), until the journal
-    shows a raise the NameNode confirmed; then the job clients still running stop."""
-    runs: list = []
-
-    def tick(current: list) -> None:
-        runs[:] = current
-        daemon.alive()
-        if daemon.raised():
-            raise _Raised
-
-    for _ in range(replays):
-        try:
-            submit_spaced(hot_jobs(), 3.0, tick, interval_s=5.0, state_dir=layout.root)
-        except _Raised:
-            return True
-        finally:
-            for run in runs:
-                run.kill()
-    return bool(daemon.raised())
-
-
-def test_the_daemon_raises_a_hot_file_with_tickets_shorter_than_its_run(secure_cluster, tmp_path):
-    layout, env, client = secure_cluster
-    daemon = _daemon(tmp_path, env, "apply")
-    started = time.monotonic()
-    daemon.start()
-    try:
-        raised = _replay_until_a_raise_is_done(layout, daemon)
-    finally:
-        err = daemon.stop()
-    ran_s = time.monotonic() - started
-    assert raised, err[-4000:]
-    assert daemon.raised(HOT), (daemon.confirmed(), err[-4000:])
-    assert any(v > BASE[p] for p, v in replication(client).items())
-    # no HTTP 401; a log timestamp's milliseconds (",401") are not one (a run failed on that)
-    assert "Traceback" not in err and not re.search(r"(?<!,)\b401\b", err), err[-4000:]
-    status = run_dsbra("status", "--config", str(daemon.path), timeout=60)
-    assert status.returncode == 0 and "mode apply" in status.stdout, status.stdout + status.stderr
-    # the run outlived at least two of dsbra's tickets, and every request authenticated (above)
-    assert ran_s > 2 * TICKET_LIFETIME_S, ran_s

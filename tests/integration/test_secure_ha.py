@@ -12,12 +12,16 @@ files busy; the active NameNode is killed, then the active RM, and the daemon mu
 the new active ones (one more SPNEGO handshake each), raise the new hot file the jobs read
 after each failover through the new active NameNode, keep its cluster lock, and leave a journal
 with every change sent once or reconciled and no file below its base (harness.follow_failovers).
+dsbra's tickets last 30 s, so the daemon logs in again from its keytab several times during the
+run, and no request of its is refused (no 401 in its log).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +36,10 @@ from harness import (HA_INTERVAL_S, SHORT_WINDOW_PROFILE, SPEC, Daemon, failover
 pytestmark = [pytest.mark.cluster, pytest.mark.secure, pytest.mark.ha]
 
 SECURE_HA_SPEC = dataclasses.replace(SPEC, ha=True, kerberos=True, tls=True)
+#: dsbra's tickets live this long (the principal's maxlife), so the daemon's run through both
+#: failovers outlives several: each SPNEGO login after the first (a new active NameNode or RM,
+#: or the cluster's 60 s cookie expired) is made with a ticket gssapi took anew from the keytab
+TICKET_LIFETIME_S = 30
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +49,8 @@ def secure_ha_cluster(second_slot):
         client = make_client(";".join(env["namenode"].split(",")), kerberos=True,
                              principal=sec.client_principal(), ca_bundle=env["ca_bundle"])
         write_data(client)
+        sec.kadmin(sec.security_paths(layout),
+                   f'modprinc -maxlife "{TICKET_LIFETIME_S} seconds" {sec.DSBRA_PRINCIPAL}')
         yield layout, env, client, session
 
 
@@ -75,5 +85,11 @@ def test_daemon_follows_namenode_and_resourcemanager_failover_with_spnego(secure
     layout, env, client, session = secure_ha_cluster
     daemon = Daemon.configure(tmp_path, "secure-ha", _config(env, tmp_path / "secure-ha"),
                               _daemon_env(env))
+    started = time.monotonic()
     text = follow_failovers(SECURE_HA_SPEC, layout, client, daemon, session=session)
+    ran_s = time.monotonic() - started
     assert "Traceback" not in text, text[-3000:]
+    # no HTTP 401; a log timestamp's milliseconds (",401") are not one (a run failed on that)
+    assert not re.search(r"(?<!,)\b401\b", text), text[-4000:]
+    # the run outlived at least two of dsbra's tickets, and every request authenticated (above)
+    assert ran_s > 2 * TICKET_LIFETIME_S, ran_s
