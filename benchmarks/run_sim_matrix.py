@@ -20,7 +20,8 @@ small setups also YARN-style delay (static-yarn, dsbra-yarn) and a DSBRA ablatio
 gate 0, hot margin 0.1).
 Issue 43's candidates (small setups): dsbra-hysteresis, dsbra-capped, dsbra-hysteresis-capped
 (the named profiles), dsbra-confirm2of3, dsbra-confirm-bypass4, dsbra-hold2/3/5, dsbra-cap0.25,
-and dsbra-maxrep20 / dsbra-cap0.75-maxrep20 (the simulator's max_replication 10 lifted to 20).
+and dsbra-maxrep20 / dsbra-cap0.75-maxrep20 / dsbra-hold3-maxrep20 (the simulator's
+max_replication 10 lifted to 20).
 Writes benchmarks/results/sim-<setup>/<variant>/seed<k>/ and benchmarks/results/sim-summary.md,
 or the same under ``--results-dir DIR`` (a separate result set; benchmarks/sim_candidates_report.py
 DIR then writes DIR/candidates.md, paired against the default).
@@ -124,6 +125,10 @@ VARIANTS = {
     "dsbra-cap0.75-maxrep20": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                                "cluster": {"max_replication": 20},
                                "params": {"replica_cap_fraction": 0.75}},
+    # every worker as the ceiling, with the minimum hold against the churn it brings
+    "dsbra-hold3-maxrep20": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                             "cluster": {"max_replication": 20},
+                             "params": {"min_hold_rounds": 3}},
 }
 # the policies were tuned on seeds 0-2 (benchmarks/tune notes in docs/algorithm.md); the
 # reported runs use other seeds
