@@ -18,7 +18,13 @@ Setups (see docs/simulator.md for why each number):
 Variants: static with delay scheduling off and on, dsbra, dsbra-literal, scarlett, dare; on the
 small setups also YARN-style delay (static-yarn, dsbra-yarn) and a DSBRA ablation (dsbra-gate0:
 gate 0, hot margin 0.1).
-Writes benchmarks/results/sim-<setup>/<variant>/seed<k>/ and benchmarks/results/sim-summary.md.
+Issue 43's candidates (small setups): dsbra-hysteresis, dsbra-capped, dsbra-hysteresis-capped
+(the named profiles), dsbra-confirm2of3, dsbra-confirm-bypass4, dsbra-hold2/3/5, dsbra-cap0.25,
+and dsbra-maxrep20 / dsbra-cap0.75-maxrep20 / dsbra-hold3-maxrep20 (the simulator's
+max_replication 10 lifted to 20).
+Writes benchmarks/results/sim-<setup>/<variant>/seed<k>/ and benchmarks/results/sim-summary.md,
+or the same under ``--results-dir DIR`` (a separate result set; benchmarks/sim_candidates_report.py
+DIR then writes DIR/candidates.md, paired against the default).
 
     .venv/bin/python benchmarks/run_sim_matrix.py [--setups paper bundled fb2009-day fb2010]
         [--seeds 5] [--workers 2]
@@ -90,6 +96,39 @@ VARIANTS = {
                        "signals": "observed"},
     "dsbra-calibrated-observed": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                                   "signals": "observed", "params": {"profile": "calibrated"}},
+    # issue 43's candidates (docs/algorithm.md, "Candidates"): hysteresis against churn, a
+    # replica cap short of every worker, both, and each half of the hysteresis alone
+    "dsbra-hysteresis": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                         "params": {"profile": "adaptive-hysteresis"}},
+    "dsbra-capped": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                     "params": {"profile": "adaptive-capped"}},
+    "dsbra-hysteresis-capped": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                                "params": {"profile": "adaptive-hysteresis-capped"}},
+    "dsbra-confirm2of3": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                          "params": {"hot_rounds": 2, "hot_window": 3}},
+    "dsbra-hold3": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                    "params": {"min_hold_rounds": 3}},
+    "dsbra-cap0.25": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                      "params": {"replica_cap_fraction": 0.25}},
+    "dsbra-hold2": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                    "params": {"min_hold_rounds": 2}},
+    "dsbra-hold5": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                    "params": {"min_hold_rounds": 5}},
+    # confirmation in 2 of 3 rounds, except for a block 4x past the hot threshold
+    "dsbra-confirm-bypass4": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                              "params": {"hot_rounds": 2, "hot_window": 3,
+                                         "confirm_bypass": 4.0}},
+    # the simulator's constant ceiling (max_replication 10, half the paper cluster) lifted:
+    # does the replica count bind? With it lifted, a cap at 3/4 of the live nodes
+    "dsbra-maxrep20": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                       "cluster": {"max_replication": 20}},
+    "dsbra-cap0.75-maxrep20": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                               "cluster": {"max_replication": 20},
+                               "params": {"replica_cap_fraction": 0.75}},
+    # every worker as the ceiling, with the minimum hold against the churn it brings
+    "dsbra-hold3-maxrep20": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                             "cluster": {"max_replication": 20},
+                             "params": {"min_hold_rounds": 3}},
 }
 # the policies were tuned on seeds 0-2 (benchmarks/tune notes in docs/algorithm.md); the
 # reported runs use other seeds
@@ -101,7 +140,8 @@ SMALL_SETUPS = ("paper", "paper-long-tasks", "hotspot-stress", "hotspot-stress-l
 from dsbra.sim.setups import SETUPS  # noqa: E402
 
 
-def run_one(setup: str, variant: str, seed: int, command: str) -> dict:
+def run_one(setup: str, variant: str, seed: int, command: str,
+            results: Path | None = None) -> dict:
     from dsbra.sim.config import SimConfig
     from dsbra.sim.metrics import write_run
     from dsbra.sim.run import WorkloadSpec, simulate
@@ -113,12 +153,12 @@ def run_one(setup: str, variant: str, seed: int, command: str) -> dict:
     else:
         w = 5.0 if v["delay"] == "hfs" else 0.0
         delay = dict(delay_node_s=w, delay_rack_s=w, delay_threshold_s=5.0)
-    cfg = SimConfig(**s["cluster"], **delay, policy=v["policy"],
+    cfg = SimConfig(**{**s["cluster"], **v.get("cluster", {})}, **delay, policy=v["policy"],
                     policy_params=v.get("params", {}), signals=v.get("signals", "scheduler"),
                     interval_s=v.get("interval_s", 60.0), seed=seed)
     t0 = time.perf_counter()
     res = simulate(cfg, WorkloadSpec(**s["workload"]))
-    out = RESULTS / f"sim-{setup}" / variant / f"seed{seed}"
+    out = (results or RESULTS) / f"sim-{setup}" / variant / f"seed{seed}"
     tasks = res.tasks if s["keep_tasks"] else {k: v[:0] for k, v in res.tasks.items()}
     write_run(out, res.jobs, tasks, res.summary, res.rounds)
     if not s["keep_tasks"]:
@@ -388,7 +428,13 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--markdown-only", action="store_true",
                     help="only rewrite sim-summary.md from sim-matrix-runs.json")
+    ap.add_argument("--results-dir", type=Path, default=None,
+                    help="write runs, sim-matrix-runs.json, sim-summary.md and plots here "
+                         "instead of benchmarks/results (a separate result set)")
     args = ap.parse_args()
+    global RESULTS
+    if args.results_dir is not None:
+        RESULTS = args.results_dir.resolve()
     command = "python benchmarks/run_sim_matrix.py " + " ".join(sys.argv[1:])
     jobs = [(setup, variant, seed) for setup in args.setups for variant in args.variants
             for seed in range(SEED_BASE, SEED_BASE + (args.seeds or SETUPS[setup]["seeds"]))
@@ -402,7 +448,7 @@ def main() -> None:
     from tqdm import tqdm
 
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        futures = [pool.submit(run_one, *j, command) for j in jobs]
+        futures = [pool.submit(run_one, *j, command, RESULTS) for j in jobs]
         for fut in tqdm(futures, desc="simulations", unit="run"):
             r = fut.result()
             rows.append(r)

@@ -34,6 +34,7 @@ RULE_READERS_LOWER = 6  #: Scarlett: readers fell, extra replica released
 RULE_BUDGET = 7  #: Scarlett: wanted more replicas, the storage budget said no
 RULE_NONLOCAL = 8  #: DARE: a non-local read kept a replica (coin came up heads)
 RULE_AGED = 9  #: DARE: an extra replica unused for too many rounds was aged out
+RULE_HOT_PENDING = 10  #: DSBRA hysteresis: hot this round, not yet in enough recent rounds
 
 RULE_NAMES: dict[int, str] = {
     RULE_NONE: "none",
@@ -46,9 +47,11 @@ RULE_NAMES: dict[int, str] = {
     RULE_BUDGET: "budget",
     RULE_NONLOCAL: "nonlocal",
     RULE_AGED: "aged",
+    RULE_HOT_PENDING: "hot-pending",
 }
 
 STATE_FORMAT_VERSION = 2
+SINCE_HOT_NEVER = 1 << 30  #: BlockState.since_hot of a block never seen hot
 
 
 def _as(a, dtype) -> np.ndarray:
@@ -125,6 +128,8 @@ class RoundInput:
     round's own blocks at base replication, right when the round covers the whole file system
     (the simulator); the daemon, whose round holds only the window's blocks, passes the
     cluster's stored bytes.
+    ``node_racks`` (optional): per live node, its rack (any hashable label; node id = index).
+    None = rack unknown, counted as one rack (a replica cap's rack floor is then 1).
     """
 
     block_ids: np.ndarray
@@ -140,8 +145,11 @@ class RoundInput:
     node_names: np.ndarray
     files: FileTable | None = None
     storage_base_bytes: float | None = None
+    node_racks: np.ndarray | None = None
 
     def __post_init__(self):
+        if self.node_racks is not None:
+            object.__setattr__(self, "node_racks", np.asarray(self.node_racks))
         for name, dt in (("file_index", np.int32), ("tasks", np.int32),
                          ("delayed_tasks", np.int32), ("delay_s", np.float64),
                          ("nonlocal_tasks", np.int32), ("peak_readers", np.int32),
@@ -166,6 +174,13 @@ class RoundInput:
     @property
     def n_nodes(self) -> int:
         return len(self.node_names)
+
+    @property
+    def n_racks(self) -> int:
+        """Racks among the live nodes (1 without ``node_racks``)."""
+        if self.node_racks is None or not len(self.node_racks):
+            return 1
+        return len(np.unique(self.node_racks))
 
     def budget_base_bytes(self, own: float) -> float:
         """What a storage budget is a fraction of: ``storage_base_bytes`` when the caller gave
@@ -220,6 +235,9 @@ class RoundInput:
         sb = self.storage_base_bytes
         if sb is not None and not (np.isfinite(sb) and sb >= 0):
             raise InputError(f"round input: storage_base_bytes must be >= 0, got {sb!r}")
+        if self.node_racks is not None and self.node_racks.shape != (self.n_nodes,):
+            raise InputError(f"round input: node_racks has shape {self.node_racks.shape}, "
+                             f"expected ({self.n_nodes},)")
         if self.files is not None:
             if n and (self.file_index.min() < 0 or self.file_index.max() >= len(self.files)):
                 raise InputError("round input: file_index out of range of the file table")
@@ -233,6 +251,11 @@ class BlockState:
     ``base_replication``: DRC_i, recorded when the block was first seen. ``file_index``: its file
     (row in that round's FileTable). ``idle_rounds``: rounds since the block was last read (DARE
     ages extra replicas out on it). ``round``: rounds completed so far (seeds DARE's RNG).
+    ``hot_history``: bit k set when the block was hot (DSBRA's adaptive hot rule, before any
+    hysteresis) k + 1 rounds ago (uint8, the last 8 rounds). ``since_hot``: rounds completed
+    since the block was last hot (int32, saturating at SINCE_HOT_NEVER, its value for a block
+    never seen hot). Both default when omitted (no history), so states written before them
+    load as blocks without hot rounds.
     """
 
     block_ids: np.ndarray
@@ -243,10 +266,19 @@ class BlockState:
     idle_rounds: np.ndarray
     round: int = 0
     format_version: int = STATE_FORMAT_VERSION
+    hot_history: np.ndarray | None = None
+    since_hot: np.ndarray | None = None
 
     def __post_init__(self):
         for name, dt in (("y", np.float64), ("n", np.int32), ("base_replication", np.int16),
                          ("file_index", np.int32), ("idle_rounds", np.int32)):
+            object.__setattr__(self, name, _as(getattr(self, name), dt))
+        k = len(self.y)
+        if self.hot_history is None:
+            object.__setattr__(self, "hot_history", np.zeros(k, np.uint8))
+        if self.since_hot is None:
+            object.__setattr__(self, "since_hot", np.full(k, SINCE_HOT_NEVER, np.int32))
+        for name, dt in (("hot_history", np.uint8), ("since_hot", np.int32)):
             object.__setattr__(self, name, _as(getattr(self, name), dt))
         ids = np.asarray(self.block_ids)
         if ids.dtype.kind in "iu":
@@ -260,7 +292,8 @@ class BlockState:
     def nbytes(self) -> int:
         """Bytes held by the per-block arrays (object ids count their pointers only)."""
         return sum(getattr(self, f).nbytes for f in
-                   ("block_ids", "y", "n", "base_replication", "file_index", "idle_rounds"))
+                   ("block_ids", "y", "n", "base_replication", "file_index", "idle_rounds",
+                    "hot_history", "since_hot"))
 
     @classmethod
     def empty(cls) -> BlockState:
@@ -302,10 +335,13 @@ class BlockState:
         src = order[pos_c[hit]]
         y, n = out.y.copy(), out.n.copy()
         base, idle = out.base_replication.copy(), out.idle_rounds.copy()
+        hist, since = out.hot_history.copy(), out.since_hot.copy()
         y[hit], n[hit] = self.y[src], self.n[src]
         base[hit], idle[hit] = self.base_replication[src], self.idle_rounds[src]
+        hist[hit], since[hit] = self.hot_history[src], self.since_hot[src]
         return BlockState(block_ids=ri.block_ids, y=y, n=n, base_replication=base,
-                          file_index=ri.file_index, idle_rounds=idle, round=self.round)
+                          file_index=ri.file_index, idle_rounds=idle, round=self.round,
+                          hot_history=hist, since_hot=since)
 
 
 @dataclass(frozen=True)

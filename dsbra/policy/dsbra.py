@@ -22,7 +22,8 @@ import numpy as np
 
 from dsbra.policy import placement
 from dsbra.policy.api import (RULE_BUDGET, RULE_COLD, RULE_COOL, RULE_HOT, RULE_HOT_AT_CAP,
-                              BlockState, Decision, RoundInput)
+                              RULE_HOT_PENDING, SINCE_HOT_NEVER, BlockState, Decision,
+                              RoundInput)
 from dsbra.policy.profiles import DEFAULT_PROFILE, DsbraParams, params_for
 
 # floor((RF - GAvg) / step) is taken after adding this much, so that a difference that is a
@@ -78,15 +79,51 @@ def fixed_actions(st: BlockState, p: DsbraParams, rf: np.ndarray, gavg: float,
         hot = np.flatnonzero(hot_mask)
     # 7. replication: r replicas at once, on the coolest non-holders, within the cap
     r = np.maximum(1, np.floor((rf[hot] - gavg) / p.step + _FLOOR_EPS)).astype(np.int64)
-    room = np.maximum(ceiling - rc[hot].astype(np.int64), 0)
+    room = np.maximum(_at(ceiling, hot) - rc[hot].astype(np.int64), 0)
     r = np.minimum(r, room)
     rule[hot] = np.where(r > 0, RULE_HOT, RULE_HOT_AT_CAP)
     grow = r > 0
     return rule, np.flatnonzero(cold), hot[grow], r[grow]
 
 
+def _at(ceiling, rows: np.ndarray):
+    """The ceiling of the given rows: a scalar as it is, a per-block array indexed."""
+    return ceiling[rows] if isinstance(ceiling, np.ndarray) else ceiling
+
+
+def replica_ceiling(ri: RoundInput, st: BlockState, p: DsbraParams):
+    """The most replicas a block may reach: min(max_replication, live nodes), a scalar; with
+    ``replica_cap_fraction`` f, per block min(that, max(ceil(f x live nodes), racks, base + 1)):
+    short of every worker, at least one per rack, and always room for one above base."""
+    top = min(p.max_replication, ri.n_nodes)
+    if p.replica_cap_fraction is None:
+        return top
+    cap = max(int(np.ceil(p.replica_cap_fraction * ri.n_nodes - _FLOOR_EPS)), ri.n_racks)
+    out = np.maximum(st.base_replication.astype(np.int64) + 1, cap)
+    return np.minimum(out, top)
+
+
+def hot_confirmed(st: BlockState, p: DsbraParams, hot_now: np.ndarray, rc: np.ndarray,
+                  pressure: np.ndarray, threshold: float) -> np.ndarray:
+    """Of the blocks hot this round, those hysteresis lets grow: hot in at least hot_rounds of
+    the last hot_window rounds (this one included), already above base replication, or (with
+    ``confirm_bypass``) this round's pressure at least confirm_bypass x the hot threshold."""
+    if p.hot_rounds <= 1:
+        return hot_now
+    earlier = st.hot_history & np.uint8((1 << (p.hot_window - 1)) - 1)
+    # popcount of the few bits kept: hot_window <= 8, so at most 7 shifts of a uint8 array
+    count = np.zeros(len(earlier), np.uint8)
+    for bit in range(p.hot_window - 1):
+        count += (earlier >> np.uint8(bit)) & np.uint8(1)
+    ok = count + 1 >= p.hot_rounds
+    ok |= rc > st.base_replication
+    if p.confirm_bypass is not None:
+        ok |= pressure >= p.confirm_bypass * threshold
+    return hot_now & ok
+
+
 def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndarray,
-                     rc: np.ndarray, ceiling: int):
+                     rc: np.ndarray, ceiling):
     """Steps 6-7 with thresholds taken from this window instead of fixed 0.2s.
 
     The paper advises tuning its thresholds to the cluster load, the delay threshold and data
@@ -104,16 +141,23 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
       needs it (an unread block needs none);
     - a storage budget: extra bytes at most budget_fraction of the base bytes (the round's
       blocks', or ``ri.storage_base_bytes`` when the round sees only part of the data), one
-      replica per hot block per pass, hottest first (as Scarlett grants).
+      replica per hot block per pass, hottest first (as Scarlett grants);
+    - hysteresis (off by default): a block grows only once hot in hot_rounds of the last
+      hot_window rounds (:func:`hot_confirmed`; a pending one is RULE_HOT_PENDING and keeps
+      its replicas), and an extra replica goes only after min_hold_rounds rounds without heat.
+    Returns (rule, rows losing one replica, rows growing, replicas each gains, hot-now mask).
     """
     n_blocks = len(rf)
     tasks = ri.tasks
     pressure = tasks * rf
     n_read = int(np.count_nonzero(tasks))
     mean_pressure = float(pressure.sum() / n_read) if n_read else 0.0
-    hot_mask = pressure > max(p.min_pressure, p.hot_factor * mean_pressure)
+    threshold = max(p.min_pressure, p.hot_factor * mean_pressure)
+    hot_mask = pressure > threshold
     if p.min_reads > 1:
         hot_mask &= tasks >= p.min_reads
+    hot_now = hot_mask
+    hot_mask = hot_confirmed(st, p, hot_now, rc, pressure, threshold)
     hot = np.flatnonzero(hot_mask)
     hot = hot[np.argsort(-pressure[hot], kind="stable")]  # hottest first, for the budget
     del pressure
@@ -123,12 +167,16 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     np.ceil(need, out=need)
     rule = np.zeros(n_blocks, np.int8)
     cold = rc > st.base_replication
-    cold &= ~hot_mask
+    cold &= ~hot_now
     cold &= need < rc
+    if p.min_hold_rounds > 1:
+        # rounds without heat, this one included: the state's count (saturating) plus one
+        cold &= st.since_hot >= p.min_hold_rounds - 1
+    rule[hot_now & ~hot_mask] = RULE_HOT_PENDING
     del hot_mask
     rule[cold] = RULE_COOL
     rc_hot = rc[hot].astype(np.int64)
-    r = np.minimum(np.maximum(need[hot].astype(np.int64), rc_hot + 1), ceiling) - rc_hot
+    r = np.minimum(np.maximum(need[hot].astype(np.int64), rc_hot + 1), _at(ceiling, hot)) - rc_hot
     del need
     r = np.maximum(r, 0)
     rule[hot] = np.where(r > 0, RULE_HOT, RULE_HOT_AT_CAP)
@@ -155,7 +203,7 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
         r = np.bincount(which[order][fits], minlength=len(hot)).astype(np.int64)
         rule[hot[(r == 0) & (wanted > 0)]] = RULE_BUDGET
     grow = r > 0
-    return rule, np.flatnonzero(cold), hot[grow], r[grow]
+    return rule, np.flatnonzero(cold), hot[grow], r[grow], hot_now
 
 
 def _block_bytes(ri: RoundInput) -> np.ndarray:
@@ -210,9 +258,10 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
     dn_avg = np.divide(nsum, held, out=np.zeros(ri.n_nodes), where=held > 0)
     order, rank = placement.node_order(dn_avg, ri.node_names)
 
-    ceiling = min(p.max_replication, ri.n_nodes)
+    ceiling = replica_ceiling(ri, st, p)
+    hot_now = None
     if p.thresholds == "adaptive":
-        rule, cold_rows, hot_rows, r = adaptive_actions(ri, st, p, rf, rc, ceiling)
+        rule, cold_rows, hot_rows, r, hot_now = adaptive_actions(ri, st, p, rf, rc, ceiling)
     else:
         rule, cold_rows, hot_rows, r = fixed_actions(st, p, rf, gavg, rc, ceiling)
     drop_node = placement.hottest_holder(ri.replica_indptr, ri.replica_nodes, cold_rows,
@@ -231,9 +280,18 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
     y_next = st.y * st.n
     y_next += rf
     y_next /= n_next
+    # hysteresis history: this round's hot flag shifted in, rounds since the block was hot
+    if hot_now is None:
+        hot_now = np.isin(rule, (RULE_HOT, RULE_HOT_AT_CAP))
+    hist = st.hot_history << np.uint8(1)
+    hist |= hot_now.view(np.uint8)
+    since = np.minimum(st.since_hot, SINCE_HOT_NEVER - 1)
+    since += 1
+    since[hot_now] = 0
     new_state = BlockState(block_ids=ri.block_ids, y=y_next, n=n_next,
                            base_replication=st.base_replication, file_index=ri.file_index,
-                           idle_rounds=idle, round=st.round + 1)
+                           idle_rounds=idle, round=st.round + 1, hot_history=hist,
+                           since_hot=since)
     return {
         "decision": dict(replicate_block=hot_rows, replicate_indptr=indptr,
                          replicate_nodes=nodes, dereplicate_block=cold_rows,

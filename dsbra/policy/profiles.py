@@ -26,6 +26,7 @@ from dsbra.errors import InputError
 GAVG_SCOPES = ("all", "active")
 PLACEMENT_ORDERS = ("ascending", "descending")
 THRESHOLDS = ("fixed", "adaptive")
+MAX_HOT_WINDOW = 8  #: rounds of hot history a block's state keeps (BlockState.hot_history)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,18 @@ class DsbraParams:
     node); an extra replica goes when the block's demand no longer needs it.
     ``budget_fraction``: extra replicas' bytes at most this fraction of the base bytes
     (hottest first; None = no budget).
+
+    Hysteresis and a replica cap (adaptive thresholds only; the defaults change nothing):
+    ``hot_rounds`` / ``hot_window``: a block at base replication is raised only when it was hot
+    in at least ``hot_rounds`` of the last ``hot_window`` rounds (this one included; at most 8);
+    one round's evidence is not enough. A block already above base is not held back (it proved
+    itself already). ``confirm_bypass``: a block whose pressure is at least this many times
+    the round's hot threshold grows on one round's evidence (None = never; every block then
+    waits for hot_rounds). ``min_hold_rounds``: an extra replica stays until its block has gone this
+    many rounds in a row without being hot (this one included), so a copy is kept long enough
+    to pay for itself. ``replica_cap_fraction``: a hot block grows to at most
+    max(ceil(fraction x live nodes), racks, its base + 1) replicas (within max_replication and
+    the live nodes), not to every worker; None = no such cap.
     """
 
     delay_threshold_s: float | None = None
@@ -75,6 +88,11 @@ class DsbraParams:
     min_reads: int = 1
     holder_share: float = 0.5
     budget_fraction: float | None = None
+    hot_rounds: int = 1
+    hot_window: int = 1
+    confirm_bypass: float | None = None
+    min_hold_rounds: int = 0
+    replica_cap_fraction: float | None = None
 
     def validated(self) -> DsbraParams:
         """Self, after checking every value; raises InputError naming the bad one."""
@@ -102,6 +120,22 @@ class DsbraParams:
         if (isinstance(self.min_reads, bool) or not isinstance(self.min_reads, int)
                 or self.min_reads < 1):
             raise InputError(f"min_reads must be an integer >= 1, got {self.min_reads!r}")
+        for name, low in (("hot_rounds", 1), ("hot_window", 1), ("min_hold_rounds", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise InputError(f"{name} must be an integer >= {low}, got {v!r}")
+        if self.hot_window > MAX_HOT_WINDOW:
+            raise InputError(f"hot_window must be <= {MAX_HOT_WINDOW} (the rounds a block's "
+                             f"hot history keeps), got {self.hot_window!r}")
+        if self.hot_rounds > self.hot_window:
+            raise InputError(f"hot_rounds ({self.hot_rounds}) must be <= hot_window "
+                             f"({self.hot_window})")
+        cb = self.confirm_bypass
+        if cb is not None and (not _is_number(cb) or cb < 1):
+            raise InputError(f"confirm_bypass must be a number >= 1 or null, got {cb!r}")
+        cap = self.replica_cap_fraction
+        if cap is not None and (not _is_number(cap) or not 0 < cap <= 1):
+            raise InputError(f"replica_cap_fraction must be in (0, 1] or null, got {cap!r}")
         if self.gavg_scope not in GAVG_SCOPES:
             raise InputError(f"gavg_scope must be one of {', '.join(GAVG_SCOPES)}, got "
                              f"{self.gavg_scope!r}")
@@ -139,6 +173,17 @@ PROFILES: dict[str, dict] = {
     "calibrated": {"rf_divisor": 1.0, "gavg_scope": "active"},
     "paper-literal": {"rf_divisor": 2.0, "gavg_scope": "all"},
 }
+# issue 43's candidates: the adaptive profile with hysteresis against churn (a block is raised
+# when hot in 2 of the last 3 rounds, an extra replica kept until 3 rounds without heat), with a
+# replica cap short of every worker (half the live nodes, at least one per rack), and both;
+# measured in benchmarks/results/sim-policy-candidates/ (docs/algorithm.md), not the default
+_HYSTERESIS = {"hot_rounds": 2, "hot_window": 3, "min_hold_rounds": 3}
+_CAP = {"replica_cap_fraction": 0.5}
+PROFILES.update({
+    "adaptive-hysteresis": {**PROFILES["adaptive"], **_HYSTERESIS},
+    "adaptive-capped": {**PROFILES["adaptive"], **_CAP},
+    "adaptive-hysteresis-capped": {**PROFILES["adaptive"], **_HYSTERESIS, **_CAP},
+})
 DEFAULT_PROFILE = "adaptive"
 """The profile of ``dsbra plan``, the simulator's ``--policy dsbra`` and the daemon."""
 
@@ -153,7 +198,7 @@ def params_for(profile: str = DEFAULT_PROFILE, **overrides) -> DsbraParams:
     if unknown:
         raise InputError(f"unknown parameter {unknown[0]!r}; known: {', '.join(PARAM_NAMES)}")
     values = {**PROFILES[profile], **overrides}
-    for key in ("max_replication", "min_reads"):
+    for key in ("max_replication", "min_reads", "hot_rounds", "hot_window", "min_hold_rounds"):
         if isinstance(values.get(key), float) and values[key].is_integer():
             values[key] = int(values[key])
     return DsbraParams(**values).validated()

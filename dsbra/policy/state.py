@@ -1,7 +1,9 @@
 """Per-block history between rounds, on disk: one Parquet file, replaced atomically.
 
-The file holds one row per block (block_id, y, n, base_replication, file_index, idle_rounds)
-and, in the schema metadata, ``dsbra.format_version`` and ``dsbra.round``. A write goes to a
+The file holds one row per block (block_id, y, n, base_replication, file_index, idle_rounds,
+and the hysteresis columns hot_history and since_hot, optional on read: a file without them
+loads as blocks without hot rounds, and a reader that does not know them ignores them) and,
+in the schema metadata, ``dsbra.format_version`` and ``dsbra.round``. A write goes to a
 temporary file in the same directory, is fsynced, renamed over the old file, and the directory
 is fsynced: a crash leaves either the old state or the new one, never a torn file.
 A file of another format version is refused with a StateError naming both versions; a format
@@ -34,6 +36,7 @@ _META_ROUND = b"dsbra.round"
 _COLUMNS = ("block_id", "y", "n", "base_replication", "file_index", "idle_rounds")
 _DTYPES = {"y": np.float64, "n": np.int32, "base_replication": np.int16,
            "file_index": np.int32, "idle_rounds": np.int32}
+_OPTIONAL = {"hot_history": np.uint8, "since_hot": np.int32}  #: absent from older files
 _NAMES_VERSION = 1  #: the last version holding the daemon's ids as "blk_<n>" names
 _BATCH_ROWS = 1 << 16
 
@@ -48,6 +51,8 @@ def save_state(path: str | os.PathLike, state: BlockState) -> None:
         "base_replication": pa.array(state.base_replication),
         "file_index": pa.array(state.file_index),
         "idle_rounds": pa.array(state.idle_rounds),
+        "hot_history": pa.array(state.hot_history),
+        "since_hot": pa.array(state.since_hot),
     }).replace_schema_metadata({_META_VERSION: str(state.format_version).encode(),
                                 _META_ROUND: str(state.round).encode()})
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -105,15 +110,19 @@ def load_state(path: str | os.PathLike, missing_ok: bool = True) -> BlockState |
         with pf:
             ids = _read_block_ids(pf, rows, names_to_numbers=version == _NAMES_VERSION)
             col = {c: _read_column(pf, c, np.empty(rows, dt)) for c, dt in _DTYPES.items()}
+            col.update({c: _read_column(pf, c, np.empty(rows, dt)) for c, dt in _OPTIONAL.items()
+                        if c in pf.schema_arrow.names})
     except (OSError, pa.ArrowException) as exc:
         raise StateError(f"state file {path} is unreadable: {exc}") from None
     pa.default_memory_pool().release_unused()  # the read buffers: the round allocates via numpy
     if rows and (np.any(col["n"] < 0) or np.any(col["base_replication"] < 1)
-                 or not np.all(np.isfinite(col["y"]))):
+                 or not np.all(np.isfinite(col["y"]))
+                 or ("since_hot" in col and np.any(col["since_hot"] < 0))):
         raise StateError(f"state file {path} holds invalid values (n < 0, base < 1 or bad y)")
     return BlockState(block_ids=ids, y=col["y"], n=col["n"],
                       base_replication=col["base_replication"], file_index=col["file_index"],
-                      idle_rounds=col["idle_rounds"], round=round_)
+                      idle_rounds=col["idle_rounds"], round=round_,
+                      hot_history=col.get("hot_history"), since_hot=col.get("since_hot"))
 
 
 def as_arrow_ids(ids: np.ndarray) -> pa.Array:

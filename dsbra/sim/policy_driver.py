@@ -88,7 +88,8 @@ class PolicyDriver:
                           delay_s=signals["delay_s"], nonlocal_tasks=signals["nonlocal_tasks"],
                           peak_readers=signals["peak_readers"], replica_indptr=indptr,
                           replica_nodes=nodes, base_replication=self.replicas.base,
-                          node_names=self.topo.node_names, files=self.files())
+                          node_names=self.topo.node_names, files=self.files(),
+                          node_racks=self.topo.rack_of)
 
     def _held_out(self, ri: RoundInput, decision, now: float) -> np.ndarray:
         """Per block to raise, whether the daemon's rails hold its file out (the range rail,
