@@ -525,7 +525,12 @@ def follow_failovers(spec: ClusterSpec, layout: StateLayout, client, daemon: Dae
         raised_after[name] = path
 
     try:
-        daemon.wait_rounds(1, 300)  # it runs rounds against the first active ones
+        daemon.wait_rounds(2, 300)
+        # and a round saw maps: their block locations came through WebHDFS, so the daemon's
+        # client is on the active NameNode, the one killed next (a run that killed it after
+        # one empty round saw no WebHDFS failover: the client had never left the other one)
+        assert daemon.until(lambda: any(int(n) for n in ROUND_MAPS.findall(daemon.text())), 300), \
+            daemon.text()[-3000:]
         # the NameNode: killed mid-run; the standby's ZKFC makes it active
         nn_kill_at = len(daemon.text())
         t0 = time.monotonic()
