@@ -155,6 +155,11 @@ def cluster_up(delay: bool, seed: int, scheduler: str = "fair", node_delay: int 
     dsbra("bench", "data", "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(seed))
 
 
+def data_seed(schedule: Path) -> int:
+    """The seed of the data set the schedule's jobs read (`dsbra bench data --data-seed`)."""
+    return int(json.loads(schedule.read_text())["dataset"]["seed"])
+
+
 def set_data_replication(actor: HdfsActor, paths: list[str], n: int, timeout_s: float = 900) -> float:
     """Every file at replication n, and the NameNode reporting n live replicas of each block;
     the seconds it took."""
@@ -252,7 +257,7 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     if (run_dir / "summary.json").exists():
         print(f"{name} rep{rep}: done before, kept", flush=True)
         return
-    cluster_up(delay=arm != "static-nodelay", seed=json.loads(schedule.read_text())["seed"],
+    cluster_up(delay=arm != "static-nodelay", seed=data_seed(schedule),
                scheduler=scheduler, node_delay=node_delay, shared_cache=engine == "hive")
     if scheduler == "fair":
         set_max_am_share(max_am_share)
@@ -352,11 +357,14 @@ def main() -> None:
         ap.error("--max-am-share: each must be -1 (no limit) or within (0, 1]")
     a.out.mkdir(parents=True, exist_ok=True)
     schedule = a.out / "schedule.json"
-    sched = {"scheduler": a.scheduler, "node_delay": a.node_locality_delay}
-    cluster_up(delay=a.arms != ["static-nodelay"], seed=a.seed, **sched, shared_cache=a.engine == "hive")
-    sched |= {"max_load": a.max_load, "engine": a.engine, "record_grants": a.record_grants}
     if a.schedule and not schedule.exists():
         schedule.write_text(a.schedule.read_text())
+    sched = {"scheduler": a.scheduler, "node_delay": a.node_locality_delay}
+    # a given schedule names its data set's seed, which need not be its own (`dsbra bench
+    # schedule --seed 29` over data seed 0); a schedule made here uses --seed for both
+    cluster_up(delay=a.arms != ["static-nodelay"], seed=data_seed(schedule) if schedule.exists() else a.seed,
+               **sched, shared_cache=a.engine == "hive")
+    sched |= {"max_load": a.max_load, "engine": a.engine, "record_grants": a.record_grants}
     if not schedule.exists():
         dsbra("bench", "schedule", "--out", str(schedule), "--jobs", str(a.jobs), "--seed", str(a.seed),
               "--slots", str(a.slots), "--inter-arrival-s", str(a.inter_arrival_s),

@@ -20,3 +20,17 @@ def test_the_first_repetition_keeps_the_order_given():
     arms = ["static", "dsbra", "scarlett", "oracle"]
     assert arm_order(arms, 1) == arms
     assert arm_order(arms, 2) == ["dsbra", "scarlett", "oracle", "static"]
+
+
+def test_the_cluster_gets_the_data_set_the_schedule_names_not_the_schedules_own_seed(tmp_path):
+    """`dsbra bench schedule --seed 29` over data seed 0 (issue 43): the matrix writes data set
+    0, the one the schedule's jobs read, so the cluster does not hold "another data set"."""
+    import subprocess
+    import sys
+
+    data_seed = load_script("benchmarks/run_bench_matrix.py").data_seed
+    schedule = tmp_path / "schedule.json"
+    subprocess.run([sys.executable, "-m", "dsbra", "bench", "schedule", "--out", str(schedule),
+                    "--jobs", "5", "--seed", "29", "--slots", "16", "--size", "1g",
+                    "--block-size", "64m", "--data-seed", "0"], check=True, capture_output=True)
+    assert data_seed(schedule) == 0
