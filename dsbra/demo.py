@@ -31,11 +31,10 @@ import click
 import yaml
 
 from dsbra.act.journal import DONE, Journal
-from dsbra.bench.grepjar import grep_jar
+from dsbra.bench.grepjar import cluster_grep_jar
 from dsbra.bench.submitter import run_schedule
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
-from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import DsbraError, HadoopError
@@ -57,7 +56,7 @@ def _replay(ep, layout, hot: str, cold: list[str], label: str) -> list[dict]:
     and the job's response (submission to finish, from the JobHistoryServer)."""
     collector = Collector(ep, since_ms=int(time.time() * 1000))
     data = st.load(layout.state_file)
-    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
+    jar = cluster_grep_jar(data)
     plan = [(GAP_S * i, f"demo-{label}-{i}", ",".join([hot] * 4 + [cold[i % len(cold)]]),
              f"{DEMO_DIR}/out-{label}-{i}") for i in range(JOBS)]
     jobs = run_schedule(layout, jar, plan, int(time.time() * 1000), collector.poll, timeout_s=600,

@@ -24,6 +24,12 @@ MAIN_CLASS = "dsbra.GrepScan"
 SUBMITTER_CLASS = "dsbra.GrepSubmitter"
 
 
+def cluster_grep_jar(state: dict) -> Path:
+    """The jar for a bundled cluster, from its state file's data (`dsbra.cluster.state.load`):
+    its Hadoop install and JDK."""
+    return grep_jar(HadoopInstall(Path(state["hadoop_home"])), Path(state["java_home"]))
+
+
 def grep_jar(install: HadoopInstall, java_home: Path) -> Path:
     """The jar's path, built with the JDK's javac if not cached yet."""
     source = b"".join(path.name.encode() + b"\0" + path.read_bytes() for path in SOURCES)

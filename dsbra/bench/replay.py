@@ -27,12 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.bench.grepjar import MAIN_CLASS, grep_jar
+from dsbra.bench.grepjar import MAIN_CLASS, cluster_grep_jar
 from dsbra.bench.hive import job_name
 from dsbra.bench.submitter import run_schedule
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
-from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.jobs import submit_at
 from dsbra.cluster.paths import StateLayout
 from dsbra.errors import DsbraError, HadoopError, InputError
@@ -137,7 +136,7 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
     if engine == "hive":
         return _replay_hive(schedule, layout, out_dir, env, ep, run_tag, daemon_config=daemon_config,
                             queue=queue, job_timeout_s=job_timeout_s, log=log)
-    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
+    jar = cluster_grep_jar(data)
     out_base = f"{OUT_BASE}/{run_tag}"
     out_dir.mkdir(parents=True, exist_ok=True)
     daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None

@@ -28,11 +28,10 @@ import pytest
 import requests
 import yaml
 
-from dsbra.bench.grepjar import grep_jar
+from dsbra.bench.grepjar import cluster_grep_jar
 from dsbra.bench.submitter import run_schedule
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
-from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.jobs import client_command, grep_lines, submit_job
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS, ClusterSpec
@@ -139,7 +138,7 @@ def replay(layout: StateLayout, hot: list[str] = HOT) -> None:
     replay` runs them), to their end: a client JVM per job and grep's sort job each cost this
     2-core machine more than the maps the daemon watches."""
     data = st.load(layout.state_file)
-    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
+    jar = cluster_grep_jar(data)
     tag = time.time_ns()
     plan = [(3.0 * i, f"td-{tag}-{i}", inputs, f"/td/out-{tag}-{i}")
             for i, inputs in enumerate(hot_inputs(hot))]

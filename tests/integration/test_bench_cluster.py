@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -147,14 +146,13 @@ def test_job_conf_reaches_every_job_uber_mode_runs_its_maps_in_the_am(cluster, d
 def test_the_submitter_reports_a_job_it_could_not_submit(cluster, cluster_layout, dataset, tmp_path):
     """A missing input fails the job's submission; the submitter says which and why, goes on
     with the others and exits non-zero."""
-    from dsbra.bench.grepjar import grep_jar
+    from dsbra.bench.grepjar import cluster_grep_jar
     from dsbra.bench.submitter import ScheduleClient, follow
     from dsbra.cluster import state as st
-    from dsbra.cluster.install import HadoopInstall
 
     layout = cluster_layout
     data = st.load(layout.state_file)
-    jar = grep_jar(HadoopInstall(Path(data["hadoop_home"])), Path(data["java_home"]))
+    jar = cluster_grep_jar(data)
     label = uuid.uuid4().hex[:8]
     plan = [(0.0, "missing-input", f"{dataset}/no-such-file", f"/bench/out/{label}/a"),
             (0.5, "missing-input-2", f"{dataset}/no-such-file-2", f"/bench/out/{label}/b")]
