@@ -27,7 +27,7 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dsbra.cluster import daemons as dmn  # noqa: E402
+from dsbra.cluster import processes as procs  # noqa: E402
 from dsbra.cluster.jobs import run_grep  # noqa: E402
 
 STATE = ROOT / ".dsbra" / "bench-cluster"
@@ -78,7 +78,7 @@ def main() -> None:
         cli("up", "--workers", str(args.workers), *NET)
         up_times.append(time.monotonic() - start)
         time.sleep(args.settle)
-        rss.append(rss_bytes(dmn.state_processes(STATE.resolve())) / 2**30)
+        rss.append(rss_bytes(procs.state_processes(STATE.resolve())) / 2**30)
         if _ is not args.repeats - 1:
             start = time.monotonic()
             cli("down")

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 import bench_cluster  # noqa: E402
 from bench_cluster import rss_bytes, summary  # noqa: E402
 
-from dsbra.cluster import daemons as dmn  # noqa: E402
+from dsbra.cluster import processes as procs  # noqa: E402
 from dsbra.cluster import state as st  # noqa: E402
 
 STATE = ROOT / ".dsbra" / "bench-cluster-modes"
@@ -53,7 +53,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 def cluster_pids() -> list[int]:
     """Every process of the running cluster: its daemons and their children, and the KDC."""
-    pids = set(dmn.state_processes(STATE.resolve()))
+    pids = set(procs.state_processes(STATE.resolve()))
     kdc = (st.load(STATE.resolve() / "state.json") or {}).get("kdc")
     if kdc:
         pids.add(kdc["pid"])

@@ -60,8 +60,9 @@ from dsbra.act.journal import Journal  # noqa: E402
 from dsbra.daemon.config import RailsConfig  # noqa: E402
 from dsbra.daemon.round import merge_state, split_state  # noqa: E402
 from dsbra.observe.window import build_round  # noqa: E402
-from dsbra.policy.api import RoundInput, make_policy  # noqa: E402
+from dsbra.policy.api import RoundInput  # noqa: E402
 from dsbra.policy.rails import Rails, plan_files  # noqa: E402
+from dsbra.policy.registry import make_policy  # noqa: E402
 from dsbra.policy.state import load_state, save_state  # noqa: E402
 
 NODES = 1000

@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dsbra.cluster.paths import stage_sources  # noqa: E402
+from dsbra.daemon.config import bundled_cluster_section  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 EXTRAS_PACKAGES = ("matplotlib", "docker", "pyhive", "thrift")
@@ -151,8 +152,7 @@ def free_port() -> int:
 def cluster_urls(state_dir: Path) -> dict:
     out = run([sys.executable, "-m", "dsbra", "cluster", "env", "--json", "--state-dir", state_dir]).stdout
     env = json.loads(out)
-    return {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"], "user": "root",
-            "lock_path": None}
+    return bundled_cluster_section(env) | {"lock_path": None}
 
 
 def main() -> None:

@@ -34,8 +34,9 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from dsbra.policy.api import BlockState, RoundInput, make_policy
+from dsbra.policy.api import BlockState, RoundInput
 from dsbra.policy.reference import as_python_blocks, loop_round
+from dsbra.policy.registry import make_policy
 
 D = 10.0
 

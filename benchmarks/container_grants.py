@@ -40,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
 
 from first_map_wait import paired_by_rep  # noqa: E402
 
+from dsbra.errors import HadoopError  # noqa: E402
+from dsbra.hadoop.rest import ResourceManager  # noqa: E402
 from dsbra.results_schema import LOCALITY_NAMES as GRANTS  # noqa: E402
 from dsbra.sim.metrics import grant_counts  # noqa: E402
 
@@ -51,14 +53,13 @@ CAUSES = {"handed_on": "off-node map in a container granted NODE_LOCAL (asked fo
           "delay_expired": "off-node map in a container granted RACK_LOCAL or OFF_SWITCH"}
 
 
-def debug_allocations(rm_url: str, session=None) -> None:
+def debug_allocations(rm_url: str) -> None:
     """Raise the ResourceManager's FSAppAttempt logger to DEBUG, where it logs every allocation
     with its locality level (until the ResourceManager restarts)."""
-    import requests
-
-    resp = (session or requests).get(f"{rm_url}/logLevel", params={"log": FS_APP, "level": "DEBUG"}, timeout=10)
-    if "DEBUG" not in resp.text:
-        raise SystemExit(f"could not set {FS_APP} to DEBUG: {resp.status_code} {resp.text[:300]}")
+    try:
+        ResourceManager(rm_url).set_log_level(FS_APP, "DEBUG")
+    except HadoopError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def _ms(stamp: str) -> int:

@@ -55,6 +55,7 @@ from dsbra.cluster import cluster as cl  # noqa: E402
 from dsbra.cluster.jobs import grep_lines, submit_spaced  # noqa: E402
 from dsbra.cluster.paths import StateLayout  # noqa: E402
 from dsbra.cluster.spec import ClusterSpec  # noqa: E402
+from dsbra.daemon.config import bundled_cluster_section  # noqa: E402
 from dsbra.observe.collector import Endpoints  # noqa: E402
 
 DIR = "/lowering"
@@ -262,8 +263,7 @@ def measure(args, layout, rep: int = 0) -> dict:
                                       "min_pressure": args.min_pressure}},
                 "placement": {"heat_file": str(heat_file),
                               "lead_s": args.lead_s if args.placement == "heat" else 0.0},
-                "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"],
-                            "user": "root"}}
+                "cluster": bundled_cluster_section(env)}
     log = state_dir / "daemon.log"
     hot_cfg = state_dir / "hot.yaml"
     hot_cfg.write_text(yaml.safe_dump({**base_cfg, "interval_s": args.window}))

@@ -83,11 +83,12 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
 
 import container_grants  # noqa: E402
-from dsbra.act.hdfs_client import HdfsActor  # noqa: E402
 from dsbra.cluster import cluster as cl  # noqa: E402
 from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file  # noqa: E402
 from dsbra.cluster.paths import StateLayout, default_state_dir  # noqa: E402
 from dsbra.cluster.spec import ClusterSpec  # noqa: E402
+from dsbra.daemon.config import bundled_cluster_section  # noqa: E402
+from dsbra.hadoop.hdfs import HdfsActor  # noqa: E402
 from dsbra.observe.collector import Endpoints  # noqa: E402
 from dsbra.observe.hadoop_conf import read_site  # noqa: E402
 
@@ -222,7 +223,7 @@ def arm_job_conf(arm: str, mapred_site: dict[str, str]) -> dict[str, str]:
 def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -> Path:
     cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
            "state_dir": str(run_dir / "daemon-state"),
-           "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"], "user": "root"},
+           "cluster": bundled_cluster_section(env),
            "http": {"enabled": False}}
     cfg.update(sections)
     path = run_dir / "daemon.yaml"

@@ -112,6 +112,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dsbra.cluster.jobs import grep_lines, submit_spaced  # noqa: E402
+from dsbra.errors import HadoopError  # noqa: E402
+from dsbra.hadoop.rest import ResourceManager  # noqa: E402
 from dsbra.observe.activities import OFF_SWITCH_DELAY  # noqa: E402
 from dsbra.observe.collector import Collector, Container, Endpoints, MapObservation  # noqa: E402
 from dsbra.observe.window import (LAUNCH_ALLOWANCE_S, compute_blocks, map_to_blocks,  # noqa: E402
@@ -175,11 +177,16 @@ COMPLETE = re.compile(STAMP + r"DEBUG .*Completed container: (\S+) in state")
 
 def trace_scheduler(rm_url: str) -> None:
     """Turn on the Fair Scheduler's per-offer TRACE lines at run time (the RM's /logLevel)."""
-    import requests
+    set_log_levels(rm_url, [FS_APP], "TRACE")
 
-    resp = requests.get(f"{rm_url}/logLevel", params={"log": FS_APP, "level": "TRACE"}, timeout=10)
-    if "TRACE" not in resp.text:
-        sys.exit(f"could not set {FS_APP} to TRACE: {resp.status_code} {resp.text[:300]}")
+
+def set_log_levels(rm_url: str, loggers: list[str], level: str) -> None:
+    try:
+        rm = ResourceManager(rm_url)
+        for name in loggers:
+            rm.set_log_level(name, level)
+    except HadoopError as exc:
+        sys.exit(str(exc))
 
 
 def _ms(stamp: str) -> int:
@@ -219,13 +226,7 @@ CS_CONSIDERED = re.compile(STAMP + r"DEBUG .*post-assignContainers for applicati
 
 def debug_capacity_scheduler(rm_url: str) -> None:
     """Turn on the Capacity Scheduler's DEBUG lines at run time (the RM's /logLevel)."""
-    import requests
-
-    for name in CS_LOGGERS:
-        resp = requests.get(f"{rm_url}/logLevel", params={"log": name, "level": "DEBUG"},
-                            timeout=10)
-        if "DEBUG" not in resp.text:
-            sys.exit(f"could not set {name} to DEBUG: {resp.status_code} {resp.text[:300]}")
+    set_log_levels(rm_url, CS_LOGGERS, "DEBUG")
 
 
 def capacity_log(lines, since_ms: int) -> dict:

@@ -35,8 +35,9 @@ from dsbra.bench.grepjar import cluster_grep_jar
 from dsbra.bench.submitter import run_schedule
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
-from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
+from dsbra.daemon.config import bundled_cluster_section
 from dsbra.errors import DsbraError, HadoopError
 from dsbra.observe.collector import Collector, Endpoints
 
@@ -118,7 +119,7 @@ def _table(rows: list[dict]) -> str:
 def demo(spec: ClusterSpec = DEMO_SPEC) -> dict:
     """The demo on ``spec``'s cluster (the state dir's, if one is up there); its summary."""
     logging.getLogger("dsbra.observe").setLevel(logging.ERROR)
-    layout = StateLayout(default_state_dir().resolve())
+    layout = StateLayout.at()
     _, started = cl.up(spec, layout, log=lambda msg: click.echo(msg, err=True))
     click.echo("cluster " + ("started (time-based delay scheduling, D = 10 s)" if started
                              else "already up; used as it is"))
@@ -137,8 +138,7 @@ def demo(spec: ClusterSpec = DEMO_SPEC) -> dict:
     shutil.rmtree(state_dir, ignore_errors=True)
     config = layout.root / "demo-daemon.yaml"
     cfg = {"interval_s": WINDOW_S, "poll_s": 3, "state_dir": str(state_dir),
-           "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"],
-                       "user": "root"}, "http": {"enabled": False}}
+           "cluster": bundled_cluster_section(env), "http": {"enabled": False}}
     config.write_text(yaml.safe_dump(cfg))
 
     click.echo(f"\nbefore: {JOBS} grep jobs {GAP_S:.0f} s apart, while the daemon (apply mode, "

@@ -32,7 +32,7 @@ from dsbra.cluster import cluster as cl  # noqa: E402
 from dsbra.cluster.paths import StateLayout  # noqa: E402
 from dsbra.cluster.spec import ClusterSpec  # noqa: E402
 from dsbra.errors import HadoopError  # noqa: E402
-from dsbra.observe.http import Jmx, ResourceManager, WebHdfs  # noqa: E402
+from dsbra.hadoop.rest import Jmx, ResourceManager, WebHdfs  # noqa: E402
 from dsbra.observe.replay import Recorder  # noqa: E402
 
 FILE = "/ha-fixture/data.txt"

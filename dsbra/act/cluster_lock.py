@@ -24,8 +24,8 @@ import socket
 import time
 import uuid
 
-from dsbra.act.hdfs_client import HdfsActor
 from dsbra.errors import HadoopError, SafetyError
+from dsbra.hadoop.hdfs import HdfsActor
 
 log = logging.getLogger(__name__)
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class HealthLimits:
+    """The refusal thresholds; also the daemon config's ``health:`` section, key for key."""
+
     max_missing_blocks: int = 0
     #: a healthy cluster has some: job submission files ask for replication 10
     #: (mapreduce.client.submit.file.replication) and stay under-replicated on small clusters;
@@ -18,7 +20,7 @@ class HealthLimits:
     max_under_replicated_blocks: int = 100
     max_dead_datanodes: int = 0
     max_pending_actions: int = 0  #: earlier raises whose copies are not there yet
-    max_observation_age_s: float = 300.0
+    max_observation_age_s: float = 300.0  #: since the last poll the ResourceManager answered
 
 
 def refusals(health: dict, limits: HealthLimits, *, pending_actions: int = 0,

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from dsbra.cluster.cli import job_properties, state_dir_option
+from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import parse_size
 from dsbra.errors import HadoopError
 
@@ -16,9 +17,8 @@ DEFAULT_PATH = "/bench/grep"
 
 def _hdfs_client(state_dir: Path | None):
     from dsbra.cluster import cluster as cl
-    from dsbra.cluster.cli import _layout
 
-    env = cl.env(_layout(state_dir))
+    env = cl.env(StateLayout.at(state_dir))
     return env, cl.hdfs_client(env["namenode"], timeout=300)
 
 
@@ -129,10 +129,9 @@ def _slots(value: str, state_dir: Path | None) -> int:
             raise click.BadParameter(f"a number of containers or 'auto', got {value!r}",
                                      param_hint="--slots") from None
     from dsbra.cluster import cluster as cl
-    from dsbra.cluster.cli import _layout
     from dsbra.cluster.spec import ClusterSpec
 
-    layout = _layout(state_dir)
+    layout = StateLayout.at(state_dir)
     current, found = cl.status(layout), None
     if current.state == "up":  # as `dsbra cluster status` asks: through SPNEGO and the CA if secure
         spec = ClusterSpec.from_dict(current.data["spec"])
@@ -173,7 +172,6 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engin
     running cluster, then write per-job and per-task results in the simulator's Parquet schema."""
     from dsbra.bench.replay import replay as run_replay
     from dsbra.schedule_format import load_schedule
-    from dsbra.cluster.cli import _layout
 
     schedule = load_schedule(schedule_file)
     if job_conf and engine == "hive":
@@ -181,7 +179,7 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engin
                                  "HiveServer2", param_hint="--job-conf")
     if daemon_config is not None and not daemon_config.is_file():
         raise click.BadParameter(f"{daemon_config} does not exist", param_hint="--daemon-config")
-    summary = run_replay(schedule, _layout(state_dir), out, daemon_config=daemon_config, queue=queue,
+    summary = run_replay(schedule, StateLayout.at(state_dir), out, daemon_config=daemon_config, queue=queue,
                          job_timeout_s=job_timeout_s, label=label, engine=engine, clients=clients,
                          job_conf=job_conf,
                          log=lambda m: click.echo(m, err=True))
@@ -229,10 +227,9 @@ def hive_start(timeout, shared_cache, state_dir) -> None:
     """Start the cluster's HiveServer2 (its state in <state dir>/hive) and wait until it accepts
     sessions. Already running: says so."""
     from dsbra.bench.hive import start_server
-    from dsbra.cluster.cli import _layout
 
     started = time.monotonic()
-    server, fresh = start_server(_layout(state_dir), timeout_s=timeout, log=lambda m: click.echo(m, err=True),
+    server, fresh = start_server(StateLayout.at(state_dir), timeout_s=timeout, log=lambda m: click.echo(m, err=True),
                                  shared_cache=shared_cache)
     if fresh:
         click.echo(f"HiveServer2 up on {server.host}:{server.port} in {time.monotonic() - started:.0f} s "
@@ -246,9 +243,8 @@ def hive_start(timeout, shared_cache, state_dir) -> None:
 def hive_stop(state_dir) -> None:
     """Stop the cluster's HiveServer2. Safe to run twice."""
     from dsbra.bench.hive import stop_server
-    from dsbra.cluster.cli import _layout
 
-    click.echo("HiveServer2 stopped" if stop_server(_layout(state_dir)) else "HiveServer2 is not running")
+    click.echo("HiveServer2 stopped" if stop_server(StateLayout.at(state_dir)) else "HiveServer2 is not running")
 
 
 @hive_group.command("status")
@@ -256,9 +252,8 @@ def hive_stop(state_dir) -> None:
 def hive_status(state_dir) -> None:
     """Whether the cluster's HiveServer2 runs. Exit 0 if it does, 3 if not."""
     from dsbra.bench.hive import running
-    from dsbra.cluster.cli import _layout
 
-    server = running(_layout(state_dir))
+    server = running(StateLayout.at(state_dir))
     if server is None:
         click.echo("HiveServer2: down")
         raise SystemExit(3)

@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.cluster import state as st
-from dsbra.cluster.config import ADD_OPENS, _environment
-from dsbra.cluster.jobs import start_at
+from dsbra.cluster.config import ADD_OPENS, template_environment
 from dsbra.cluster.install import DEPENDENCY_PLUGIN, maven_fetch
+from dsbra.cluster.jobs import start_at
 from dsbra.cluster.paths import StateLayout, project_root
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError, DsbraError, HadoopError, InputError
@@ -163,7 +163,7 @@ def render_hive_site(host: str, port: int, paths: ServerPaths, aux_jars: list[Pa
                "shared_cache": shared_cache,
                "paths": {name: str(getattr(paths, name))
                          for name in ("metastore_db", "local_scratch", "operation_logs", "logs")}}
-    return _environment().get_template("hive-site.xml.j2").render(context).strip() + "\n"
+    return template_environment().get_template("hive-site.xml.j2").render(context).strip() + "\n"
 
 
 def server_command(java_home: Path, install: HiveInstall, paths: ServerPaths, client_conf: Path) -> list[str]:

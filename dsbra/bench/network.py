@@ -15,9 +15,9 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from dsbra.act.hdfs_client import use_ca_bundle
 from dsbra.errors import ClusterError, InputError
-from dsbra.observe.http import WebHdfs
+from dsbra.hadoop.auth import use_ca_bundle
+from dsbra.hadoop.rest import WebHdfs
 
 LEVELS = ("node_local", "rack_local", "off_rack")
 

@@ -12,7 +12,7 @@ import click
 
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.install import ensure_hadoop
-from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HA_FAILOVERS, HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS,
                                 SHARED_CACHE_ROOT, ClusterSpec, parse_size)
 from dsbra.errors import ClusterError, InputError
@@ -33,10 +33,6 @@ def job_properties(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter(f"{value!r} is not KEY=VALUE (a Hadoop property name, '=', its value)")
         out[key] = val
     return out
-
-
-def _layout(state_dir: Path | None) -> StateLayout:
-    return StateLayout((state_dir or default_state_dir()).resolve())
 
 
 @click.group("cluster")
@@ -159,7 +155,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
         fields["replication"] = min(3, max(fields["workers"], 1))
     spec = ClusterSpec(**fields)
     _require_root()
-    layout = _layout(state_dir)
+    layout = StateLayout.at(state_dir)
     started = time.monotonic()
     data, fresh = cl.up(spec, layout, timeout=timeout, log=lambda msg: click.echo(msg, err=True))
     if not fresh:
@@ -200,7 +196,7 @@ def down(purge, state_dir) -> None:
     """Stop every daemon and container, and remove the namespaces, links and bridge the cluster
     created (also after a crashed `up`). Safe to run twice."""
     _require_root()
-    layout = _layout(state_dir)
+    layout = StateLayout.at(state_dir)
     if cl.down(layout, purge=purge):
         click.echo("cluster down" + (" and state purged" if purge else f" (logs kept in {layout.logs})"))
     else:
@@ -212,7 +208,7 @@ def down(purge, state_dir) -> None:
 @state_dir_option
 def status(as_json, state_dir) -> None:
     """Show whether the cluster is up and which daemons run. Exit 0 if up, 3 if down, 1 otherwise."""
-    layout = _layout(state_dir)
+    layout = StateLayout.at(state_dir)
     current = cl.status(layout)
     missing, slots = {}, None
     if current.state == "up":
@@ -252,7 +248,7 @@ def haadmin(service, args, state_dir) -> None:
     --forceactive only once the other RM is dead), `... -getAllServiceState`. With automatic
     failover (the default) ZooKeeper elects the active ones: `hdfs -failover` goes through the
     ZKFCs, -transitionToActive/-transitionToStandby are refused."""
-    layout = _layout(state_dir)
+    layout = StateLayout.at(state_dir)
     data = cl.st.load(layout.state_file)
     if data is None:
         raise ClusterError(f"no cluster in {layout.root}; start one with: dsbra cluster up --ha")
@@ -264,7 +260,7 @@ def haadmin(service, args, state_dir) -> None:
 @state_dir_option
 def env(as_json, state_dir) -> None:
     """Print where the running cluster answers (WebHDFS, RM, JHS, workers and their racks)."""
-    info = cl.env(_layout(state_dir))
+    info = cl.env(StateLayout.at(state_dir))
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -291,7 +287,7 @@ def env(as_json, state_dir) -> None:
 def logs(daemon, lines, follow, out, state_dir) -> None:
     """Show a daemon's log (namenode, resourcemanager, historyserver, datanode-w1, nodemanager-w1, ...).
     Without DAEMON, list the daemons and their log files."""
-    layout = _layout(state_dir)
+    layout = StateLayout.at(state_dir)
     if daemon is None:
         for name in cl.daemon_names(layout):
             click.echo(f"{name:<22} {layout.log(name)}")
@@ -328,7 +324,7 @@ def load(jobs, gap_s, job_conf, as_json, state_dir) -> None:
     from dsbra.cluster import loadcheck
 
     with tqdm(total=2 * jobs, desc="applications finished", unit="app", disable=as_json) as bar:
-        summary = loadcheck.run(_layout(state_dir), jobs, gap_s, job_conf,
+        summary = loadcheck.run(StateLayout.at(state_dir), jobs, gap_s, job_conf,
                                 tick=lambda samples: bar.update(samples[-1]["finished_apps"] - bar.n))
     if as_json:
         click.echo(json.dumps(summary, indent=1))

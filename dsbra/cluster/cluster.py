@@ -25,6 +25,7 @@ import requests
 from tqdm import tqdm
 
 from dsbra.cluster import daemons as dmn
+from dsbra.cluster import processes as procs
 from dsbra.cluster import netns
 from dsbra.cluster import security as sec
 from dsbra.cluster import state as st
@@ -33,8 +34,8 @@ from dsbra.cluster.install import HadoopInstall, ensure_hadoop, ensure_placement
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import HA_NAMENODES, HA_NAMESERVICE, HA_RMS, SHARED_CACHE_ROOT, ClusterSpec
 from dsbra.errors import ClusterError, HadoopError, InputError
-from dsbra.observe import shapes
-from dsbra.observe.http import ResourceManager
+from dsbra.hadoop import shapes
+from dsbra.hadoop.rest import ResourceManager
 from dsbra.observe.scheduler import settings_from_conf
 
 HTTP_TIMEOUT = 2.0
@@ -53,7 +54,7 @@ def status(layout: StateLayout) -> Status:
         return Status("down", {}, None)
     if data.get("docker"):  # a container's client state: compose runs the daemons, not us
         return Status("up" if data.get("phase") == "up" else "down", {}, data)
-    alive = {name: dmn.is_ours(d["pid"], name, layout.root) for name, d in data["daemons"].items()}
+    alive = {name: procs.is_ours(d["pid"], name, layout.root) for name, d in data["daemons"].items()}
     if data.get("phase") == "up" and alive and all(alive.values()):
         return Status("up", alive, data)
     if any(alive.values()):
@@ -251,7 +252,7 @@ def _wait_for(ready, timeout: float, name: str, layout: StateLayout, data: dict)
     missing_once = False
     while not ready():
         d = data["daemons"][name]
-        if dmn.is_ours(d["pid"], name, layout.root):
+        if procs.is_ours(d["pid"], name, layout.root):
             missing_once = False
         elif missing_once:  # missing twice in a row (see _wait_ready)
             raise ClusterError(_exited(name, d))
@@ -469,7 +470,7 @@ def _wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: flo
         gone: set[str] = set()  # daemons not found at the previous check
         while True:
             for name, d in data["daemons"].items():
-                if dmn.is_ours(d["pid"], name, layout.root):
+                if procs.is_ours(d["pid"], name, layout.root):
                     gone.discard(name)
                 elif name not in gone:
                     # a JVM a few milliseconds old can read as another process in /proc (seen
@@ -576,24 +577,24 @@ def _down(layout: StateLayout, purge: bool = False) -> bool:
         if purge:
             shutil.rmtree(layout.root, ignore_errors=True)
         return False
-    live = {name: d for name, d in data["daemons"].items() if dmn.is_ours(d["pid"], name, layout.root)}
+    live = {name: d for name, d in data["daemons"].items() if procs.is_ours(d["pid"], name, layout.root)}
     # workers before the master: a NodeManager stopping after the RM retries to unregister for a
     # long time. Containers go first (nothing in them is worth a graceful stop).
     daemon_pids = {d["pid"] for d in live.values()}
-    containers = [pid for pid in dmn.state_processes(layout.root) if pid not in daemon_pids]
-    dmn.terminate(containers, timeout=2.0)
-    dmn.terminate([d["pid"] for d in live.values() if d["netns"]], timeout=10.0)
+    containers = [pid for pid in procs.state_processes(layout.root) if pid not in daemon_pids]
+    procs.terminate(containers, timeout=2.0)
+    procs.terminate([d["pid"] for d in live.values() if d["netns"]], timeout=10.0)
     masters = [d for d in live.values() if not d["netns"]]
-    dmn.terminate([d["pid"] for d in masters if d["kind"] != "zookeeper"], timeout=10.0)
+    procs.terminate([d["pid"] for d in masters if d["kind"] != "zookeeper"], timeout=10.0)
     # ZooKeeper last: its clients (the RMs' elector and state store, the ZKFCs) stop without
     # waiting for it to come back
-    dmn.terminate([d["pid"] for d in masters if d["kind"] == "zookeeper"], timeout=10.0)
+    procs.terminate([d["pid"] for d in masters if d["kind"] == "zookeeper"], timeout=10.0)
     # anything else still running in the worker namespaces or under data/
-    leftovers = set(dmn.state_processes(layout.root))
+    leftovers = set(procs.state_processes(layout.root))
     for ns in data["network"]["netns"]:
         leftovers.update(netns.netns_pids(ns))
     if leftovers:
-        dmn.terminate(sorted(leftovers), timeout=2.0)
+        procs.terminate(sorted(leftovers), timeout=2.0)
     for ns in data["network"]["netns"]:
         netns.delete_netns(ns)
     for veth in data["network"]["veths"]:
@@ -616,11 +617,11 @@ def stop_daemon(layout: StateLayout, name: str, *, kill: bool = False) -> None:
         if data is None or name not in data["daemons"]:
             raise ClusterError(f"the cluster in {layout.root} is not up; start it with: dsbra cluster up")
         pid = data["daemons"][name]["pid"]
-        if dmn.is_ours(pid, name, layout.root):
+        if procs.is_ours(pid, name, layout.root):
             if kill:
-                dmn.kill([pid])
+                procs.kill([pid])
             else:
-                dmn.terminate([pid])
+                procs.terminate([pid])
 
 
 def start_daemon(layout: StateLayout, *names: str, timeout: float = 120.0) -> None:
@@ -635,7 +636,7 @@ def start_daemon(layout: StateLayout, *names: str, timeout: float = 120.0) -> No
         java_home = Path(data["java_home"])
         for name in names:
             d = data["daemons"][name]
-            if not dmn.is_ours(d["pid"], name, layout.root):
+            if not procs.is_ours(d["pid"], name, layout.root):
                 daemon = next(x for x in dmn.cluster_daemons(spec) if x.name == name)
                 cmd = dmn.java_command(spec, layout, HadoopInstall(Path(data["hadoop_home"])),
                                        java_home, daemon)

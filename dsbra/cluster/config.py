@@ -100,7 +100,8 @@ def jvm_opts() -> list[str]:
     return FAST_JVM + ADD_OPENS
 
 
-def _environment() -> jinja2.Environment:
+def template_environment() -> jinja2.Environment:
+    """The jinja2 environment over conf-templates/: an undefined variable is an error."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined,
@@ -123,7 +124,7 @@ def render_host(
     render` writes (role 'master'). ``store_password``: of the --tls key stores."""
     from dsbra.cluster.security import REALM
 
-    env = _environment()
+    env = template_environment()
     namenode_id, rm_id = HA_HOST_IDS.get(host or role, (None, None))
     context = {
         "spec": spec,
@@ -166,7 +167,7 @@ def _fair_queues(spec: ClusterSpec) -> dict:
 def allocation_file(spec: ClusterSpec) -> str:
     """fair-scheduler.xml alone, as render_host writes it: the one file the Fair Scheduler
     reloads while it runs, so an operator (or a benchmark) can change queues without a restart."""
-    return _environment().get_template("fair-scheduler.xml.j2").render(**_fair_queues(spec)).strip() + "\n"
+    return template_environment().get_template("fair-scheduler.xml.j2").render(**_fair_queues(spec)).strip() + "\n"
 
 
 def host_paths(layout: StateLayout, host: str, lib: Path) -> HostPaths:

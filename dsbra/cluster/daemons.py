@@ -1,4 +1,5 @@
-"""The Hadoop daemons as plain `java -cp` processes: command lines, start, liveness, stop.
+"""The Hadoop daemons as plain `java -cp` processes: command lines and start (which of the
+machine's processes are ours, and stopping them: :mod:`dsbra.cluster.processes`).
 
 Each daemon runs in its own session (process group), writes its log4j log to logs/<name>.log
 and its stdout/stderr to logs/<name>.out, and carries -Ddsbra.daemon=<name> and
@@ -9,9 +10,7 @@ from __future__ import annotations
 
 import getpass
 import os
-import signal
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,87 +130,3 @@ def spawn(cmd: list[str], out: Path, env: dict[str, str], cwd: Path) -> subproce
             cmd, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=env, cwd=cwd, start_new_session=True,
         )
-
-
-def is_ours(pid: int, name: str, state_root: Path) -> bool:
-    """True if pid is alive and is the daemon `name` of the cluster in state_root."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[1].split()[0] == "Z":  # a zombie is dead
-            return False
-    except (OSError, IndexError):
-        return False
-    return f"-Ddsbra.daemon={name}".encode() in cmdline and f"-Ddsbra.state={state_root}".encode() in cmdline
-
-
-def state_processes(state_root: Path) -> list[int]:
-    """Every live process started by this cluster: daemons, and containers (cwd under data/)."""
-    marker = f"-Ddsbra.state={state_root}".encode()
-    root = str(state_root / "data")
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if marker in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-                continue
-            cwd = os.readlink(entry / "cwd")
-            if cwd == root or cwd.startswith(root + "/"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def terminate(pids: list[int], timeout: float = 15.0) -> list[int]:
-    """SIGTERM each process group, wait, then SIGKILL what is left. Returns the pids killed hard."""
-    for pid in pids:
-        _signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.2)
-        alive = [pid for pid in alive if _alive(pid)]
-    for pid in alive:
-        _signal(pid, signal.SIGKILL)
-    end = time.monotonic() + 5
-    while time.monotonic() < end and any(_alive(p) for p in alive):
-        time.sleep(0.1)
-    return alive
-
-
-def kill(pids: list[int], timeout: float = 10.0) -> None:
-    """SIGKILL each process group (kill -9: no shutdown hook runs) and wait until they are gone."""
-    for pid in pids:
-        _signal(pid, signal.SIGKILL)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
-        time.sleep(0.1)
-
-
-def _signal(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"

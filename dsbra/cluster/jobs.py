@@ -27,7 +27,7 @@ from dsbra.cluster import state as st
 from dsbra.cluster import security as sec
 from dsbra.cluster.config import jvm_opts, jvm_security_opts
 from dsbra.cluster.install import HadoopInstall
-from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError, HadoopError, InputError
 
@@ -148,7 +148,7 @@ def submit_job(
     MapReduce examples. queue/name/conf become -D generic options."""
     if not args:
         raise InputError("submit_job needs the job's arguments, e.g. ['grep', in, out, regex]")
-    layout = StateLayout(Path(state_dir or default_state_dir()).resolve())
+    layout = StateLayout.at(state_dir)
     options = dict(conf or {})
     if queue:
         options["mapreduce.job.queuename"] = queue

@@ -27,8 +27,8 @@ from dsbra.cluster.jobs import grep_lines, submit_spaced
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError, HadoopError
-from dsbra.observe import shapes
-from dsbra.observe.http import ResourceManager
+from dsbra.hadoop import shapes
+from dsbra.hadoop.rest import ResourceManager
 
 LOAD_DIR = "/dsbra-load"
 COLD_FILES = 6

@@ -60,6 +60,11 @@ class StateLayout:
 
     root: Path
 
+    @classmethod
+    def at(cls, state_dir: Path | str | None = None) -> "StateLayout":
+        """The cluster in ``state_dir``, or in :func:`default_state_dir` (``DSBRA_STATE_DIR``)."""
+        return cls(Path(state_dir or default_state_dir()).resolve())
+
     @property
     def state_file(self) -> Path:
         return self.root / "state.json"

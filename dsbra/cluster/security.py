@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.processes import terminate
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError
 
@@ -326,8 +327,6 @@ def stop_kdc(layout: StateLayout, data: dict) -> None:
         return
     paths = security_paths(layout)
     if is_our_kdc(kdc["pid"], paths):
-        from dsbra.cluster.daemons import terminate
-
         terminate([kdc["pid"]], timeout=5.0)
 
 
@@ -340,7 +339,7 @@ def client_session(spec: ClusterSpec, layout: StateLayout):
     as the cluster's client with --kerberos (use it inside :func:`client_environment`)."""
     import requests
 
-    from dsbra.act.hdfs_client import kerberos_auth, use_ca_bundle
+    from dsbra.hadoop.auth import kerberos_auth, use_ca_bundle
 
     session = requests.Session()
     paths = security_paths(layout)

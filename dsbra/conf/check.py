@@ -19,10 +19,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsbra.errors import InputError
-from dsbra.observe import shapes
-from dsbra.observe.http import Endpoint, ResourceManager, parse_conf
 from dsbra.conf.render import RENDERED
+from dsbra.errors import InputError
+from dsbra.hadoop import shapes
+from dsbra.hadoop.rest import Endpoint, ResourceManager, parse_conf
 
 #: the RM settings that decide scheduling, and Hadoop's default when a file leaves one out
 YARN_KEYS = {

@@ -29,7 +29,7 @@ def _log_setup() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(
         "ts=%(asctime)s level=%(levelname)s logger=%(name)s %(message)s"))
-    for name in ("dsbra.daemon", "dsbra.act", "dsbra.observe.http"):  # the last: failovers
+    for name in ("dsbra.daemon", "dsbra.act", "dsbra.hadoop"):  # the last: failovers
         lg = logging.getLogger(name)
         lg.setLevel(logging.INFO)
         lg.addHandler(handler)

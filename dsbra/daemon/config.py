@@ -14,8 +14,9 @@ from pathlib import Path
 
 import yaml
 
+from dsbra.act.health import HealthLimits
 from dsbra.errors import ConfigError
-from dsbra.observe.http import split_urls
+from dsbra.hadoop.rest import split_urls
 
 MODES = ("dry-run", "apply")
 DAEMON_POLICIES = ("dsbra", "scarlett", "dare")
@@ -44,6 +45,23 @@ class ClusterConfig:
     node_locality_delay: int | None = None
 
 
+def bundled_cluster_section(env: dict) -> dict:
+    """The ``cluster:`` section for the bundled cluster whose ``dsbra cluster env --json`` is
+    ``env``: every NameNode's and ResourceManager's URL (the daemon follows the active ones)
+    and the JobHistoryServer's; as root on a plain cluster, with --kerberos as dsbra's
+    principal from its keytab, with --tls trusting the cluster's CA."""
+    section = {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"]}
+    krb = env.get("kerberos")
+    if krb:
+        section |= {"kerberos": True, "kerberos_principal": krb["principal"],
+                    "keytab": krb["keytab"]}
+    else:
+        section["user"] = "root"
+    if env.get("ca_bundle"):
+        section["ca_bundle"] = env["ca_bundle"]
+    return section
+
+
 @dataclass(frozen=True)
 class PolicyConfig:
     #: dsbra, or a baseline to compare it with on the same cluster: scarlett, dare
@@ -61,15 +79,6 @@ class RailsConfig:
     max_replicas_per_round: int | None = 20
     max_bytes_per_round: int | None = None
     protected: tuple = ()
-
-
-@dataclass(frozen=True)
-class HealthConfig:
-    max_missing_blocks: int = 0
-    max_under_replicated_blocks: int = 100  #: see dsbra.act.health.HealthLimits
-    max_dead_datanodes: int = 0
-    max_pending_actions: int = 0
-    max_observation_age_s: float = 300.0  #: since the last poll the RM answered
 
 
 @dataclass(frozen=True)
@@ -117,7 +126,7 @@ class Config:
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     rails: RailsConfig = field(default_factory=RailsConfig)
-    health: HealthConfig = field(default_factory=HealthConfig)
+    health: HealthLimits = field(default_factory=HealthLimits)
     http: HttpConfig = field(default_factory=HttpConfig)
     experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     map_records: MapRecordsConfig = field(default_factory=MapRecordsConfig)
@@ -208,7 +217,7 @@ def _build(cls, raw, prefix: str):
 URL_LISTS = {"cluster.rm", "cluster.webhdfs"}
 
 _SECTIONS = {"ClusterConfig": ClusterConfig, "PolicyConfig": PolicyConfig,
-             "RailsConfig": RailsConfig, "HealthConfig": HealthConfig, "HttpConfig": HttpConfig,
+             "RailsConfig": RailsConfig, "HealthLimits": HealthLimits, "HttpConfig": HttpConfig,
              "ExperimentConfig": ExperimentConfig, "MapRecordsConfig": MapRecordsConfig,
              "PlacementConfig": PlacementConfig}
 
@@ -259,7 +268,7 @@ def _validate(obj, prefix: str):
         if obj.poll_s <= 0 or obj.poll_s > obj.interval_s:
             raise ConfigError(f"config: poll_s must be in (0, interval_s], got {obj.poll_s}")
     elif isinstance(obj, PolicyConfig):
-        from dsbra.policy.api import make_policy
+        from dsbra.policy.registry import make_policy
         from dsbra.policy.profiles import PARAM_NAMES, PROFILES
 
         if obj.name not in DAEMON_POLICIES:
@@ -315,7 +324,7 @@ def _validate(obj, prefix: str):
                                       f"{' or several' if len(urls) > 1 else ''}, got {url!r}")
             if v is not None and not urls:
                 raise ConfigError(f"config: cluster.{k} names no URL, got {v!r}")
-        from dsbra.act.hdfs_client import MUTUAL_AUTH
+        from dsbra.hadoop.auth import MUTUAL_AUTH
 
         if obj.kerberos_mutual_auth not in MUTUAL_AUTH:
             raise ConfigError(f"config: cluster.kerberos_mutual_auth must be one of "

@@ -23,9 +23,7 @@ import numpy as np
 
 from dsbra.act.apply import apply_plan
 from dsbra.act.cluster_lock import ClusterLock
-from dsbra.act.health import HealthLimits, refusals
-from dsbra.act.hdfs_client import (ACCESS_REFUSED, HdfsActor, login_from_keytab, make_client,
-                                    secure_session)
+from dsbra.act.health import refusals
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
 from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
@@ -33,6 +31,8 @@ from dsbra.daemon.metrics import Metrics
 from dsbra.daemon.records import MAPS_DIR, MapRecordStore, map_records
 from dsbra.daemon.round import add_cooling_blocks, decide, heat_document, top_hot_files
 from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
+from dsbra.hadoop.auth import login_from_keytab, secure_session
+from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
 from dsbra.policy.rails import Rails
 from dsbra.policy.state import load_state, save_state
 
@@ -295,11 +295,7 @@ class Daemon:
                                                round_=self.round, at_ms=end):
                 log.info("experiment round=%d file=%s group=%s", self.round, rec["file"],
                          rec["group"])
-        h = self.cfg.health
-        reasons = refusals(health, HealthLimits(h.max_missing_blocks,
-                                                h.max_under_replicated_blocks,
-                                                h.max_dead_datanodes, h.max_pending_actions,
-                                                h.max_observation_age_s),
+        reasons = refusals(health, self.cfg.health,
                            pending_actions=len(self.journal.pending_raises()),
                            observation_age_s=time.time() - self.last_poll_ok)
         if self.paused:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dsbra.observe import shapes
+from dsbra.hadoop import shapes
 
 OFF_SWITCH_DELAY = "Node skipped because of off-switch delay"
 #: how long one refresh keeps the RM recording an application: longer than a poll interval,

@@ -41,7 +41,7 @@ def secure_sessions(sessions, *, ca_bundle: str | None, kerberos: bool, principa
                     keytab: str | None) -> None:
     """Set up ``sessions`` from :func:`security_options`; a bad keytab, principal or missing
     ticket is a one-line error here, before any request."""
-    from dsbra.act.hdfs_client import check_ticket, login_from_keytab, secure_session
+    from dsbra.hadoop.auth import check_ticket, login_from_keytab, secure_session
 
     if keytab and not (kerberos and principal):
         raise InputError("--keytab needs --kerberos and the --principal to log in as")

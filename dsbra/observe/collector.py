@@ -27,8 +27,10 @@ from pathlib import Path
 import fastavro
 
 from dsbra.errors import HadoopError, StateError
-from dsbra.observe import activities, jhist, shapes, splits
-from dsbra.observe.http import AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs, split_urls
+from dsbra.hadoop import shapes
+from dsbra.hadoop.rest import (AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs,
+                               split_urls)
+from dsbra.observe import activities, jhist, splits
 from dsbra.observe.scheduler import (CAPACITY_NODE_DELAY_DEFAULT, SchedulerSettings,
                                      settings_from_conf)
 
@@ -137,7 +139,7 @@ class HistoryStream:
                     value, pos = decoder.raw_decode(text, pos)
                 except ValueError:
                     break
-                events.append(jhist._unwrap_json_union(value))
+                events.append(jhist.unwrap_json_union(value))
                 good = len(text[:pos].encode("utf-8"))
         self.offset += good
         return events

@@ -23,7 +23,7 @@ from typing import Any
 import fastavro
 
 from dsbra.errors import HadoopError
-from dsbra.observe import shapes
+from dsbra.hadoop import shapes
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +38,17 @@ class HistoryEvents:
     truncated: bool = False
 
 
-def _unwrap_json_union(value: Any) -> Any:
+def unwrap_json_union(value: Any) -> Any:
     """Avro JSON writes a non-null union member as ``{"typename": value}``; strip that."""
     if isinstance(value, dict):
         if len(value) == 1:
             (key, inner), = value.items()
             if key in ("string", "int", "long", "boolean", "double", "float", "bytes",
                        "array", "map") or key.startswith("org.apache.hadoop."):
-                return _unwrap_json_union(inner)
-        return {k: _unwrap_json_union(v) for k, v in value.items()}
+                return unwrap_json_union(inner)
+        return {k: unwrap_json_union(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_unwrap_json_union(v) for v in value]
+        return [unwrap_json_union(v) for v in value]
     return value
 
 
@@ -119,7 +119,7 @@ def _read_json(body: bytes) -> HistoryEvents:
             log.info("jhist: JSON stream stops at char %d of %d: partial record", pos, end)
             return HistoryEvents(JSON, events, truncated=True)
         if isinstance(value, dict):
-            events.append(_unwrap_json_union(value))
+            events.append(unwrap_json_union(value))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dsbra.errors import HadoopError
-from dsbra.observe import shapes
+from dsbra.hadoop import shapes
 from dsbra.observe.collector import Collector, Container, MapObservation
 from dsbra.signals import (AttributionParams, Containers, MapTasks, Samples, attribute,
                            block_metrics)

@@ -396,31 +396,3 @@ class Policy(Protocol):
         """One round. ``state`` may be None (first round) or cover other blocks (it is aligned
         to the round's rows). Returns the decision and the new state, aligned to the round."""
         ...
-
-
-def make_policy(name: str, **params) -> Policy:
-    """Policy by name: "static", "dsbra" (the default profile; ``profile=`` picks another),
-    "dsbra-literal" (paper-literal profile), "scarlett", "dare". Keyword arguments override
-    parameters."""
-    from dsbra.policy import baselines, dsbra as dsbra_mod
-    from dsbra.policy.profiles import DEFAULT_PROFILE
-
-    if name == "dsbra":
-        return dsbra_mod.DsbraPolicy.from_profile(params.pop("profile", DEFAULT_PROFILE),
-                                                  **params)
-    if name == "dsbra-literal":
-        return dsbra_mod.DsbraPolicy.from_profile("paper-literal", **params)
-    baseline = {"static": baselines.StaticPolicy, "scarlett": baselines.ScarlettPolicy,
-                "dare": baselines.DarePolicy}.get(name)
-    if baseline is not None:
-        known = {f.name for f in dataclasses.fields(baseline) if f.init and f.name != "name"}
-        unknown = sorted(set(params) - known)
-        if unknown:
-            raise InputError(f"policy {name!r} has no parameter {', '.join(unknown)}; known: "
-                             f"{', '.join(sorted(known)) or 'none'}")
-        return baseline(**params)
-    raise InputError(f"unknown policy {name!r}; known: static, dsbra, dsbra-literal, scarlett, "
-                     "dare")
-
-
-POLICY_NAMES = ("static", "dsbra", "dsbra-literal", "scarlett", "dare")

@@ -10,10 +10,10 @@ from pathlib import Path
 import click
 
 from dsbra.errors import InputError
+from dsbra.policy.profiles import parse_assignments
 from dsbra.sim.config import (BINDINGS, DELAY_MODES, HADOOP_AM_HEARTBEAT_S, ORACLE, PLACEMENTS,
                               REACTIVE_ORACLE, SCHEDULERS, SIGNALS, SimConfig)
 from dsbra.sim.workload import ARRIVALS
-from dsbra.policy.profiles import parse_assignments
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def sim(**kw) -> None:
     YARN's container grants and the MapReduce ApplicationMaster's binding) running a job
     schedule under a replication policy, calling the same policy code as the daemon every
     --interval-s. Deterministic for a given --seed."""
-    from dsbra.policy.api import POLICY_NAMES
+    from dsbra.policy.registry import POLICY_NAMES
     from dsbra.sim.run import WorkloadSpec, simulate
 
     known = (*POLICY_NAMES, ORACLE, REACTIVE_ORACLE)

@@ -13,10 +13,11 @@ import logging
 
 import numpy as np
 
-from dsbra.policy.api import FileTable, RoundInput, make_policy
+from dsbra.policy.api import FileTable, RoundInput
 from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
 from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails, plan_files
+from dsbra.policy.registry import make_policy
 from dsbra.sim.hdfs import default_add_targets, default_drop_nodes
 
 MB = 1 << 20

@@ -35,6 +35,7 @@ from dsbra.cluster import state as st
 from dsbra.cluster.jobs import client_command, grep_lines, submit_job
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS, ClusterSpec
+from dsbra.daemon.config import bundled_cluster_section
 from dsbra.errors import ClusterError
 from netslots import SECOND
 
@@ -162,8 +163,7 @@ def daemon_config(env: dict, state_dir: Path, *, mode: str = "apply", interval_s
     """A `dsbra run` config against the cluster of ``env`` (its plain URLs as user root, the
     HTTP endpoint off); ``sections`` replace or add top-level keys (``cluster`` replaces it)."""
     cfg = {"mode": mode, "interval_s": interval_s, "poll_s": poll_s, "state_dir": str(state_dir),
-           "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"],
-                       "user": "root"},
+           "cluster": bundled_cluster_section(env),
            "http": {"enabled": False}, "policy": policy or HOT_PROFILE}
     return cfg | sections
 

@@ -156,7 +156,7 @@ def test_crashed_cluster_is_detected_cleaned_and_restarted(cluster, second_clust
         assert run_dsbra("cluster", "status", *state).returncode == 0
         env = json.loads(run_dsbra("cluster", "env", "--json", *state).stdout)
         assert env["locality_delay"]["continuous_scheduling"] is True
-        from dsbra.observe.http import ResourceManager
+        from dsbra.hadoop.rest import ResourceManager
         from dsbra.observe.scheduler import settings_from_conf
 
         settings = settings_from_conf(ResourceManager(env["rm"]).conf(), nodes=1)
@@ -200,6 +200,6 @@ def test_a_daemon_that_dies_at_start_is_named_with_its_log(cluster, second_clust
 
 
 def _state_processes(state_dir: Path) -> list[int]:
-    from dsbra.cluster.daemons import state_processes
+    from dsbra.cluster.processes import state_processes
 
     return state_processes(state_dir)

@@ -21,8 +21,9 @@ import time
 
 import pytest
 
-from dsbra.act.hdfs_client import make_client
 from dsbra.cluster import security as sec
+from dsbra.daemon.config import bundled_cluster_section
+from dsbra.hadoop.hdfs import make_client
 from harness import BASE, HOT_PROFILE, SPEC, WINDOW_S, Daemon, replication, write_data
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
@@ -45,11 +46,8 @@ def secure_cluster(second_slot):
 
 
 def _daemon(tmp_path, env, name: str, **cluster) -> Daemon:
-    krb = env["kerberos"]
     cfg = {"mode": "apply", "interval_s": WINDOW_S, "poll_s": 3, "state_dir": str(tmp_path / name),
-           "cluster": {"rm": env["rm"], "webhdfs": env["namenode"], "jhs": env["jhs"],
-                       "kerberos": True, "kerberos_principal": krb["principal"],
-                       "keytab": krb["keytab"], "ca_bundle": env["ca_bundle"], **cluster},
+           "cluster": bundled_cluster_section(env) | cluster,
            "http": {"enabled": False}, "policy": HOT_PROFILE}
     return Daemon.configure(tmp_path, name, cfg, _daemon_env(env))
 
@@ -111,7 +109,7 @@ def test_a_bad_credential_is_a_one_line_refusal_and_changes_nothing(secure_clust
 def test_the_web_endpoints_refuse_anonymous_and_plain_http(secure_cluster):
     import requests
 
-    from dsbra.act.hdfs_client import kerberos_auth
+    from dsbra.hadoop.auth import kerberos_auth
 
     _, env, _ = secure_cluster
     for url in (f"{env['namenode']}/jmx", f"{env['rm']}/ws/v1/cluster/info", f"{env['jhs']}/ws/v1/history/info",

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from dsbra.act.hdfs_client import make_client
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS
+from dsbra.hadoop.hdfs import make_client
 from harness import (HA_INTERVAL_S, SHORT_WINDOW_PROFILE, SPEC, Daemon, failover_namenode,
                      follow_failovers, other, write_data)
 

@@ -19,10 +19,10 @@ import pytest
 import requests
 import yaml
 
-from dsbra.act.hdfs_client import make_client
 from dsbra.bench.network import time_reads
 from dsbra.cluster.jobs import grep_lines, run_grep
 from dsbra.cluster.spec import ClusterSpec
+from dsbra.hadoop.hdfs import make_client
 from netslots import SECOND
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]

@@ -14,7 +14,7 @@ from dsbra.conf.check import Live, compare, notes, read_rendered
 from dsbra.conf.render import render_values, write_rendered
 from dsbra.conf.values import parse_values
 from dsbra.errors import InputError
-from dsbra.observe.http import parse_conf
+from dsbra.hadoop.rest import parse_conf
 from test_conf_check import live as fair_live
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"

@@ -133,7 +133,7 @@ def test_without_the_ticket_the_daemon_stops_with_one_line(kdc, tmp_path):
 LOGIN_ACROSS_EXPIRY = """
 import sys, time
 import gssapi
-from dsbra.act.hdfs_client import login_from_keytab
+from dsbra.hadoop.auth import login_from_keytab
 keytab, principal, wait_s = sys.argv[1], sys.argv[2], float(sys.argv[3])
 login_from_keytab(keytab, principal)
 name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)

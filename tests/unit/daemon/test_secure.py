@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -22,10 +23,12 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 import yaml
 
-from dsbra.act.hdfs_client import HdfsActor, kerberos_auth, kerberos_client, make_client
 from dsbra.daemon.config import load_config
 from dsbra.daemon.service import Daemon
 from dsbra.errors import ConfigError, HadoopError
+from dsbra.hadoop.auth import kerberos_auth
+from dsbra.hadoop.hdfs import HdfsActor, kerberos_client, make_client
+from dsbra.hadoop.rest import ResourceManager
 
 CAPTURE = Path(__file__).resolve().parents[2] / "fixtures" / "captured" / "hadoop-3.4.2" / \
     "collector-binary"
@@ -179,28 +182,46 @@ def test_kerberos_without_a_ticket_is_a_one_line_error_and_exit_2(tmp_path, monk
     assert "kinit" in lines[0]
 
 
-def test_a_broken_handshake_is_a_tls_error_naming_the_peer_not_a_verification_failure():
-    """A peer that answers https in plain HTTP (as a DataNode closing a handshake under load
-    breaks it): a one-line error with no exception name, so the round retries; only a
-    certificate the CA bundle does not verify is the configuration error above."""
-    import socket
-    import threading
-
+@pytest.fixture
+def plain_http_port():
+    """A port whose server answers in plain HTTP whatever it is sent: a client speaking https
+    to it sees its handshake broken (as when a DataNode closes one under load)."""
     listener = socket.create_server(("127.0.0.1", 0))
 
     def answer_in_plain_http():
         while True:
-            conn, _ = listener.accept()
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed at teardown
+                return
             with conn:
                 conn.recv(4096)
                 conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
 
     threading.Thread(target=answer_in_plain_http, daemon=True).start()
-    port = listener.getsockname()[1]
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+def test_a_broken_handshake_is_a_tls_error_naming_the_peer_not_a_verification_failure(plain_http_port):
+    """A one-line error with no exception name, so the round retries; only a certificate the
+    CA bundle does not verify is the configuration error above."""
+    port = plain_http_port
     actor = HdfsActor(make_client(f"https://127.0.0.1:{port}", user="root"))
     with pytest.raises(HadoopError) as err:
         actor.replication(FILE)
-    listener.close()
     assert str(err.value).startswith(f"WebHDFS GETFILESTATUS {FILE}: TLS error with 127.0.0.1:{port}: ")
     assert "WRONG_VERSION_NUMBER" in str(err.value) and "\n" not in str(err.value)
     assert err.value.exception is None
+
+
+def test_a_broken_handshake_with_a_rest_endpoint_is_no_verification_failure(plain_http_port):
+    """The REST clients (ResourceManager, JobHistoryServer, JMX, WebHDFS reads) tell the two
+    apart too; with an HA pair the broken one is passed for the next."""
+    port = plain_http_port
+    rm = ResourceManager(f"https://127.0.0.1:{port}")
+    with pytest.raises(HadoopError) as err:
+        rm.get_json("/ws/v1/cluster/info")
+    assert str(err.value).startswith(f"ResourceManager at https://127.0.0.1:{port}: TLS error: ")
+    assert "WRONG_VERSION_NUMBER" in str(err.value) and "\n" not in str(err.value)
+    assert "verification" not in str(err.value)

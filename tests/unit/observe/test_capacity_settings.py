@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dsbra.observe.http import parse_conf
+from dsbra.hadoop.rest import parse_conf
 from dsbra.observe.scheduler import settings_from_conf
 
 CAPTURED = Path(__file__).parents[2] / "fixtures" / "capacity-3.4.2"

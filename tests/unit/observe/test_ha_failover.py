@@ -14,10 +14,10 @@ import hdfs
 import pytest
 import requests
 
-from dsbra.act.hdfs_client import HdfsActor
 from dsbra.errors import HadoopError
+from dsbra.hadoop.hdfs import HdfsActor
+from dsbra.hadoop.rest import Jmx, ResourceManager, WebHdfs, split_urls
 from dsbra.observe.collector import Endpoints
-from dsbra.observe.http import Jmx, ResourceManager, WebHdfs, split_urls
 from dsbra.observe.replay import Replayer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "ha" / "hadoop-3.4.2"

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsbra.errors import HadoopError
-from dsbra.observe import shapes
-from dsbra.observe.http import ResourceManager, WebHdfs, parse_conf, remote_exception
+from dsbra.hadoop import shapes
+from dsbra.hadoop.rest import ResourceManager, WebHdfs, parse_conf, remote_exception
 from dsbra.observe.scheduler import settings_from_conf
 
 from observe_captured import VERSIONS, bodies, expected, replay_endpoints

@@ -9,7 +9,8 @@ import pytest
 
 from dsbra.errors import InputError
 from dsbra.policy.api import (RULE_AGED, RULE_BUDGET, RULE_NONLOCAL, RULE_READERS,
-                              RULE_READERS_LOWER, FileTable, Policy, make_policy)
+                              RULE_READERS_LOWER, FileTable, Policy)
+from dsbra.policy.registry import make_policy
 from policy_helpers import dereplicate_map, make_round, replicate_map, state_for
 
 NODES = ["dn1", "dn2", "dn3", "dn4", "dn5"]

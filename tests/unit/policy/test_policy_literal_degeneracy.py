@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsbra.policy.api import make_policy
 from dsbra.policy.dsbra import DsbraPolicy
 from dsbra.policy.profiles import params_for
+from dsbra.policy.registry import make_policy
 from policy_helpers import make_round
 from policy_strategies import rounds
 

@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsbra.policy.api import BlockState, RoundInput, make_policy
+from dsbra.policy.api import BlockState, RoundInput
 from dsbra.policy.rails import Rails, plan_files
+from dsbra.policy.registry import make_policy
 from policy_strategies import rounds
 
 POLICIES = [("static", {}), ("dsbra", {"delay_threshold_s": 10.0}),

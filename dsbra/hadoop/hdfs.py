@@ -1,24 +1,24 @@
-"""WebHDFS writes through the ``hdfs`` package (HdfsCLI), every failure a HadoopError.
+"""WebHDFS through the ``hdfs`` package (HdfsCLI): the calls that change HDFS (the daemon's
+replication changes, its cluster lock) and the reads they need, every failure a HadoopError.
 
 HdfsCLI's ``HdfsError`` carries the Java exception name in ``.exception``; we keep it, so the
 daemon can tell ``SafeModeException`` from ``FileNotFoundException`` from a refused connection.
 Kerberos (SPNEGO) goes through ``hdfs.ext.kerberos.KerberosClient`` (needs the ``kerberos``
-extra); TLS through a CA bundle given to the session's ``verify``.
+extra); TLS through a CA bundle given to the session's ``verify`` (:mod:`dsbra.hadoop.auth`).
 """
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import requests
 
-from dsbra.errors import ConfigError, HadoopError
+from dsbra.errors import HadoopError
+from dsbra.hadoop.auth import check_ticket, use_ca_bundle
+from dsbra.hadoop.rest import innermost_cause
 
 
-MUTUAL_AUTH = ("REQUIRED", "OPTIONAL", "DISABLED")  #: requests_kerberos' settings
 #: HadoopError.exception of a call the NameNode's TLS or SPNEGO refused: a configuration error
 ACCESS_REFUSED = "AccessRefused"
 
@@ -42,13 +42,6 @@ def make_client(url: str, *, user: str | None = None, kerberos: bool = False,
     return hdfs.InsecureClient(url, user=user, session=session, timeout=timeout_s)
 
 
-def use_ca_bundle(session: requests.Session, ca_bundle: str) -> None:
-    """Verify https against ``ca_bundle``. requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE
-    override a session's ``verify`` (set on many hosts), so the environment is not consulted."""
-    session.verify = ca_bundle
-    session.trust_env = False
-
-
 def kerberos_client(url: str, principal: str | None, mutual_auth: str,
                     session: requests.Session, timeout_s: float):
     """HdfsCLI's ``KerberosClient``: SPNEGO on ``session`` (mutual authentication as given)."""
@@ -59,87 +52,10 @@ def kerberos_client(url: str, principal: str | None, mutual_auth: str,
                           **extra)
 
 
-def kerberos_auth(principal: str | None = None, mutual_auth: str = "OPTIONAL"):
-    """SPNEGO for the sessions of the observe endpoints (RM, JobHistoryServer, JMX)."""
-    import requests_kerberos
-
-    extra = {"principal": principal} if principal else {}
-    return requests_kerberos.HTTPKerberosAuth(
-        mutual_authentication=getattr(requests_kerberos, mutual_auth), **extra)
-
-
-def secure_session(session: requests.Session, *, ca_bundle: str | None = None, kerberos: bool = False,
-                   principal: str | None = None, mutual_auth: str = "OPTIONAL") -> None:
-    """A session of the observe endpoints set for a TLS and/or Kerberized cluster."""
-    if ca_bundle:
-        use_ca_bundle(session, ca_bundle)
-    if kerberos:
-        session.auth = kerberos_auth(principal, mutual_auth)
-
-
-def login_from_keytab(keytab: str, principal: str) -> None:
-    """Log in as ``principal`` from ``keytab`` for the life of this process, through MIT
-    krb5's client keytab: gssapi takes a ticket from the keytab into a private in-memory cache
-    now, and takes a new one whenever the cache holds none valid (the ticket expired), so
-    nothing has to run kinit. Every gssapi user in the process (HdfsCLI's KerberosClient,
-    requests_kerberos) reads the cache and keytab from the environment set here. A keytab that
-    is missing, without the principal or out of date is a ConfigError now."""
-    path = Path(keytab)
-    if not path.is_file() or not os.access(path, os.R_OK):
-        raise ConfigError(f"cluster.keytab {keytab!r} is not a readable file")
-    os.environ["KRB5_CLIENT_KTNAME"] = f"FILE:{path.resolve()}"
-    os.environ["KRB5CCNAME"] = f"MEMORY:dsbra-{os.getpid()}"
-    try:
-        import gssapi
-    except ImportError:
-        raise ConfigError("cluster.keytab: needs the 'kerberos' extra "
-                          "(pip install 'dsbra[kerberos]')") from None
-    try:
-        name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)
-        creds = gssapi.Credentials(name=name, usage="initiate", store={
-            "client_keytab": os.environ["KRB5_CLIENT_KTNAME"], "ccache": os.environ["KRB5CCNAME"]})
-        # a context toward the realm's own ticket service makes the KDC check the keytab's key
-        realm = principal.rsplit("@", 1)[1] if "@" in principal else None
-        target = gssapi.Name(f"krbtgt/{realm}@{realm}" if realm else "krbtgt",
-                             gssapi.NameType.kerberos_principal)
-        gssapi.SecurityContext(name=target, creds=creds, usage="initiate").step()
-    except gssapi.exceptions.GSSError as exc:
-        detail = " ".join(str(exc).split())
-        raise ConfigError(f"cluster.keytab: cannot log in as {principal} from {keytab}: {detail}") from None
-
-
-def check_ticket(principal: str | None = None) -> None:
-    """A ConfigError unless the Kerberos libraries are installed and hold a valid ticket."""
-    try:
-        import gssapi
-        import hdfs.ext.kerberos  # noqa: F401 -- needs requests_kerberos
-    except ImportError:
-        raise ConfigError("cluster.kerberos: needs the 'kerberos' extra "
-                          "(pip install 'dsbra[kerberos]')") from None
-    try:
-        name = gssapi.Name(principal, gssapi.NameType.kerberos_principal) if principal else None
-        creds = gssapi.Credentials(name=name, usage="initiate")
-        creds.lifetime  # noqa: B018 -- raises when the ticket expired
-    except gssapi.exceptions.GSSError as exc:
-        detail = " ".join(str(exc).split())
-        raise ConfigError(f"cluster.kerberos: no valid Kerberos ticket"
-                          f"{' for ' + principal if principal else ''} (run kinit, or point "
-                          f"KRB5CCNAME at a ticket cache): {detail}") from None
-
-
 def _peer(exc: requests.RequestException) -> str:
     """host:port of the request that failed (a DataNode, after a NameNode's redirect)."""
     url = urlsplit(exc.request.url) if exc.request is not None else None
     return url.netloc if url else "the NameNode"
-
-
-def _innermost(exc: BaseException) -> str:
-    """The root cause's text, on one line (urllib3 wraps it in two layers of retries)."""
-    while exc.args and isinstance(exc.args[0], BaseException):
-        exc = exc.args[0]
-    if getattr(exc, "reason", None) is not None and isinstance(exc.reason, BaseException):
-        return _innermost(exc.reason)
-    return " ".join(str(exc).split())[:300]
 
 
 class HdfsActor:
@@ -169,7 +85,7 @@ class HdfsActor:
             # the handshake itself broke (a peer closing it under load, a DataNode a CREATE was
             # redirected to): not a configuration error, the next try may pass
             raise HadoopError(f"WebHDFS {what}: TLS error with {_peer(exc)}: "
-                              f"{_innermost(exc)}") from None
+                              f"{innermost_cause(exc)}") from None
         except requests.RequestException as exc:
             if type(exc).__name__ in ("KerberosExchangeError", "MutualAuthenticationError"):
                 detail = " ".join(str(exc).split())[:300]

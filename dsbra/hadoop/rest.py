@@ -23,11 +23,20 @@ from urllib.parse import quote
 import requests
 
 from dsbra.errors import HadoopError
-from dsbra.observe import shapes
+from dsbra.hadoop import shapes
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 10.0
+
+
+def innermost_cause(exc: BaseException) -> str:
+    """The root cause's text, on one line (urllib3 wraps it in two layers of retries)."""
+    while exc.args and isinstance(exc.args[0], BaseException):
+        exc = exc.args[0]
+    if getattr(exc, "reason", None) is not None and isinstance(exc.reason, BaseException):
+        return innermost_cause(exc.reason)
+    return " ".join(str(exc).split())[:300]
 
 
 @dataclass
@@ -149,10 +158,17 @@ class Endpoint:
                 failure.__cause__ = exc
                 self._next_or_raise(failure)
                 continue
-            except requests.exceptions.SSLError as exc:  # a configuration error: no failover
-                raise HadoopError(f"{self.service} at {base}: TLS verification failed (the CA "
-                                  "bundle, cluster.ca_bundle or --ca-bundle, must name the CA that "
-                                  "signed its certificate)") from exc
+            except requests.exceptions.SSLError as exc:
+                if "CERTIFICATE_VERIFY_FAILED" in str(exc):  # a configuration error: no failover
+                    raise HadoopError(f"{self.service} at {base}: TLS verification failed (the "
+                                      "CA bundle, cluster.ca_bundle or --ca-bundle, must name the "
+                                      "CA that signed its certificate)") from exc
+                # the handshake itself broke (a peer closing it under load): the next URL, or
+                # the next round, may pass
+                failure = HadoopError(f"{self.service} at {base}: TLS error: {innermost_cause(exc)}")
+                failure.__cause__ = exc
+                self._next_or_raise(failure)
+                continue
             except requests.RequestException as exc:
                 failure = HadoopError(f"cannot reach {self.service} at {base}: {type(exc).__name__}")
                 failure.__cause__ = exc
@@ -199,6 +215,15 @@ class Endpoint:
 
     def get_bytes(self, path: str, params: dict | None = None, *, kind: str = "bytes") -> bytes:
         return self._get(path, params, kind).content
+
+    def set_log_level(self, logger: str, level: str) -> None:
+        """``logger`` at ``level`` until the daemon restarts, through its ``/logLevel`` servlet
+        (every Hadoop daemon's web server has one): how a benchmark records a scheduler's
+        DEBUG lines without restarting the ResourceManager."""
+        reply = self.get_bytes("/logLevel", {"log": logger, "level": level}, kind="logLevel")
+        if level.encode() not in reply:
+            raise HadoopError(f"{self.service}: could not set {logger} to {level}: "
+                              f"{reply[:300].decode(errors='replace')}")
 
 
 class ResourceManager(Endpoint):
