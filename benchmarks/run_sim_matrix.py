@@ -129,6 +129,21 @@ VARIANTS = {
     "dsbra-hold3-maxrep20": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                              "cluster": {"max_replication": 20},
                              "params": {"min_hold_rounds": 3}},
+    # what a hot block's jobs read with it: its new replicas near those blocks' holders or
+    # away from them (alone, and under the cap, where the choice of nodes is wider), and the
+    # blocks most of its jobs read raised beside it
+    "dsbra-near": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                   "params": {"co_read_placement": "near"}},
+    "dsbra-away": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                   "params": {"co_read_placement": "away"}},
+    "dsbra-capped-near": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                          "params": {"profile": "adaptive-capped", "co_read_placement": "near"}},
+    "dsbra-capped-away": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                          "params": {"profile": "adaptive-capped", "co_read_placement": "away"}},
+    "dsbra-coread0.5": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                        "params": {"co_read_share": 0.5}},
+    "dsbra-capped-coread0.5": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                               "params": {"profile": "adaptive-capped", "co_read_share": 0.5}},
 }
 # the policies were tuned on seeds 0-2 (benchmarks/tune notes in docs/algorithm.md); the
 # reported runs use other seeds

@@ -30,7 +30,8 @@ from dsbra.sim.run import WorkloadSpec, simulate  # noqa: E402
 
 ARMS = ("static", "oracle", "oracle-reactive", "dsbra", "dsbra-hysteresis", "dsbra-capped",
         "dsbra-hysteresis-capped", "dsbra-confirm2of3", "dsbra-confirm-bypass4", "dsbra-hold2",
-        "dsbra-hold3", "dsbra-hold5", "dsbra-cap0.25")
+        "dsbra-hold3", "dsbra-hold5", "dsbra-cap0.25", "dsbra-near", "dsbra-away",
+        "dsbra-capped-near", "dsbra-capped-away", "dsbra-coread0.5", "dsbra-capped-coread0.5")
 
 
 def config(fit: dict, variant: str, seed: int):

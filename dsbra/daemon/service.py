@@ -256,7 +256,7 @@ class Daemon:
             self.journal.settle(self.actor)
             obs = self.collector.take()
             doc = build_round(self.collector, obs, window_start_ms=start, window_end_ms=end,
-                              detail=self.cfg.map_records.enabled)
+                              detail=self.cfg.map_records.enabled, jobs=True)
             raised = self.journal.raised_files()
             paths = sorted({b["path"] for b in doc["blocks"] if b.get("path")} | set(raised))
             files = read_files(self.ep, paths)
@@ -264,6 +264,8 @@ class Daemon:
                        for p, v in files.items()}
             add_cooling_blocks(doc, located, raised)
             doc["blocks"] = [b for b in doc["blocks"] if files.get(b.get("path"))]
+            kept = {b["block_id"] for b in doc["blocks"]}
+            doc["jobs"] = {job: [b for b in read if b in kept] for job, read in doc["jobs"].items()}
             for b in doc["blocks"]:
                 b["default_replicas"] = files[b["path"]]["replication"] or b["default_replicas"]
             health = self.ep.jmx.namenode_health()

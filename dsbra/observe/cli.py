@@ -199,7 +199,8 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
     log.info("window %d..%d: %d map tasks, %d HTTP requests", start_ms, end_ms, len(obs),
              ep.stats.requests)
     doc = build_round(collector, obs, window_start_ms=start_ms, window_end_ms=end_ms,
-                      grace_s=grace_s, settle_s=settle_s, delay_threshold_s=delay_threshold_s)
+                      grace_s=grace_s, settle_s=settle_s, delay_threshold_s=delay_threshold_s,
+                      jobs=True)
     text = format_table(doc, top) if fmt == "table" else json.dumps(doc, indent=1)
     if output == "-":
         click.echo(text)

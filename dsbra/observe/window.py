@@ -195,8 +195,11 @@ def map_to_blocks(obs: list[MapObservation], files: dict[str, dict | None]) -> B
 
 def build_round(collector: Collector, obs: list[MapObservation], *, window_start_ms: int,
                 window_end_ms: int, grace_s: float | None = None, settle_s: float | None = None,
-                delay_threshold_s: float | None = None, detail: bool = False) -> dict:
-    """The ``dsbra plan`` input for this window, plus an ``observe`` section about the window."""
+                delay_threshold_s: float | None = None, detail: bool = False,
+                jobs: bool = False) -> dict:
+    """The ``dsbra plan`` input for this window, plus an ``observe`` section about the window.
+    ``jobs``: also which blocks each job's maps read (``jobs``: job id -> block ids), for the
+    policy's co-read options."""
     settings = collector.settings(refresh=True)
     ep = collector.ep
     d = delay_threshold_s
@@ -242,7 +245,7 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
              "sampled": bool(per_task["sampled"][j])}
             for j, (o, b) in enumerate(zip(obs, block_of))]
     blocks.sort(key=lambda b: (-b["delay_s"], -b["delayed_tasks"], -b["tasks"], b["block_id"]))
-    return {
+    doc = {
         "params": {"delay_threshold_s": round(d, 3)},
         "live_nodes": live,
         "blocks": blocks,
@@ -265,4 +268,11 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
             "http_requests": ep.stats.requests,
         } | ({"tasks": per_task_rows} if detail else {}),
     }
+    if jobs:
+        read_by_job: dict[str, set] = {}
+        for o, b in zip(obs, block_of):
+            if b >= 0:
+                read_by_job.setdefault(o.job_id, set()).add(row_info[b][0])
+        doc["jobs"] = {job: sorted(ids) for job, ids in sorted(read_by_job.items())}
+    return doc
 

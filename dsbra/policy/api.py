@@ -35,6 +35,7 @@ RULE_BUDGET = 7  #: Scarlett: wanted more replicas, the storage budget said no
 RULE_NONLOCAL = 8  #: DARE: a non-local read kept a replica (coin came up heads)
 RULE_AGED = 9  #: DARE: an extra replica unused for too many rounds was aged out
 RULE_HOT_PENDING = 10  #: DSBRA hysteresis: hot this round, not yet in enough recent rounds
+RULE_CO_READ = 11  #: DSBRA co-read: read by the same jobs as a hot block, raised beside it
 
 RULE_NAMES: dict[int, str] = {
     RULE_NONE: "none",
@@ -48,6 +49,7 @@ RULE_NAMES: dict[int, str] = {
     RULE_NONLOCAL: "nonlocal",
     RULE_AGED: "aged",
     RULE_HOT_PENDING: "hot-pending",
+    RULE_CO_READ: "co-read",
 }
 
 STATE_FORMAT_VERSION = 2
@@ -130,6 +132,9 @@ class RoundInput:
     cluster's stored bytes.
     ``node_racks`` (optional): per live node, its rack (any hashable label; node id = index).
     None = rack unknown, counted as one rack (a replica cap's rack floor is then 1).
+    ``job_indptr`` / ``job_blocks`` (optional, together): the window's jobs, each as the block
+    rows its maps read (CSR, a row once per job): which blocks the same jobs read together, for
+    DSBRA's co-read options. None = not observed (those options then change nothing).
     """
 
     block_ids: np.ndarray
@@ -146,10 +151,15 @@ class RoundInput:
     files: FileTable | None = None
     storage_base_bytes: float | None = None
     node_racks: np.ndarray | None = None
+    job_indptr: np.ndarray | None = None
+    job_blocks: np.ndarray | None = None
 
     def __post_init__(self):
         if self.node_racks is not None:
             object.__setattr__(self, "node_racks", np.asarray(self.node_racks))
+        for name in ("job_indptr", "job_blocks"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _as(getattr(self, name), np.int64))
         for name, dt in (("file_index", np.int32), ("tasks", np.int32),
                          ("delayed_tasks", np.int32), ("delay_s", np.float64),
                          ("nonlocal_tasks", np.int32), ("peak_readers", np.int32),
@@ -238,6 +248,15 @@ class RoundInput:
         if self.node_racks is not None and self.node_racks.shape != (self.n_nodes,):
             raise InputError(f"round input: node_racks has shape {self.node_racks.shape}, "
                              f"expected ({self.n_nodes},)")
+        if (self.job_indptr is None) != (self.job_blocks is None):
+            raise InputError("round input: job_indptr and job_blocks come together")
+        if self.job_indptr is not None:
+            jp, jb = self.job_indptr, self.job_blocks
+            if (jp.ndim != 1 or not len(jp) or jp[0] != 0 or jp[-1] != len(jb)
+                    or np.any(np.diff(jp) < 0)):
+                raise InputError("round input: job_indptr is not a valid CSR index")
+            if len(jb) and (jb.min() < 0 or jb.max() >= n):
+                raise InputError(f"round input: job_blocks has a block row out of range [0, {n})")
         if self.files is not None:
             if n and (self.file_index.min() < 0 or self.file_index.max() >= len(self.files)):
                 raise InputError("round input: file_index out of range of the file table")

@@ -21,9 +21,9 @@ import logging
 import numpy as np
 
 from dsbra.policy import placement
-from dsbra.policy.api import (RULE_BUDGET, RULE_COLD, RULE_COOL, RULE_HOT, RULE_HOT_AT_CAP,
-                              RULE_HOT_PENDING, SINCE_HOT_NEVER, BlockState, Decision,
-                              RoundInput)
+from dsbra.policy.api import (RULE_BUDGET, RULE_CO_READ, RULE_COLD, RULE_COOL, RULE_HOT,
+                              RULE_HOT_AT_CAP, RULE_HOT_PENDING, SINCE_HOT_NEVER, BlockState,
+                              Decision, RoundInput)
 from dsbra.policy.profiles import DEFAULT_PROFILE, DsbraParams, params_for
 
 # floor((RF - GAvg) / step) is taken after adding this much, so that a difference that is a
@@ -206,6 +206,26 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     return rule, np.flatnonzero(cold), hot[grow], r[grow], hot_now
 
 
+def co_read_actions(ri: RoundInput, p: DsbraParams, rule: np.ndarray, rc: np.ndarray, ceiling,
+                    cold_rows: np.ndarray, hot_rows: np.ndarray, r: np.ndarray):
+    """``co_read_share``: the blocks read with a hot block by at least that share of its
+    window's jobs grow to its target (within the ceiling) and are not lowered while they are
+    at or under it. Returns (cold rows, growing rows, replicas each gains), ``rule`` updated."""
+    anchors = np.flatnonzero((rule == RULE_HOT) | (rule == RULE_HOT_AT_CAP))
+    target = rc.astype(np.int64)
+    target[hot_rows] += r
+    wanted = placement.co_read_targets(ri.job_indptr, ri.job_blocks, anchors, target[anchors],
+                                       p.co_read_share, len(ri))
+    wanted = np.minimum(wanted, ceiling)
+    kept = wanted[cold_rows] >= rc[cold_rows]
+    rule[cold_rows[kept]] = RULE_CO_READ
+    # a hot block the budget or hysteresis held back is not raised by another's heat either
+    grow = np.flatnonzero((wanted > rc) & (rule != RULE_BUDGET) & (rule != RULE_HOT_PENDING))
+    rule[grow] = RULE_CO_READ
+    return (cold_rows[~kept], np.concatenate((hot_rows, grow)),
+            np.concatenate((r, wanted[grow] - rc[grow])))
+
+
 def _block_bytes(ri: RoundInput) -> np.ndarray:
     """Each block's size: its file's length over its blocks (1 per block without a file
     table, so the budget then counts replicas)."""
@@ -264,14 +284,24 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
         rule, cold_rows, hot_rows, r, hot_now = adaptive_actions(ri, st, p, rf, rc, ceiling)
     else:
         rule, cold_rows, hot_rows, r = fixed_actions(st, p, rf, gavg, rc, ceiling)
+    co_read = ri.job_indptr is not None
+    if co_read and p.co_read_share is not None:
+        cold_rows, hot_rows, r = co_read_actions(ri, p, rule, rc, ceiling, cold_rows, hot_rows, r)
     drop_node = placement.hottest_holder(ri.replica_indptr, ri.replica_nodes, cold_rows,
                                          rank, order)
     if p.placement_order == "ascending":
         p_order, p_rank = order, rank
     else:
         p_order, p_rank = placement.node_order(-dn_avg, ri.node_names)
-    indptr, nodes = placement.coolest_non_holders(ri.replica_indptr, ri.replica_nodes,
-                                                  hot_rows, r, p_order, p_rank)
+    if co_read and p.co_read_placement is not None and len(hot_rows):
+        score = placement.co_read_node_score(ri.job_indptr, ri.job_blocks, ri.replica_indptr,
+                                             ri.replica_nodes, hot_rows, len(ri), ri.n_nodes)
+        indptr, nodes = placement.preferred_non_holders(
+            ri.replica_indptr, ri.replica_nodes, hot_rows, r,
+            score if p.co_read_placement == "near" else -score, p_rank)
+    else:
+        indptr, nodes = placement.coolest_non_holders(ri.replica_indptr, ri.replica_nodes,
+                                                      hot_rows, r, p_order, p_rank)
     del rc
     idle = st.idle_rounds + 1
     idle[tasks > 0] = 0

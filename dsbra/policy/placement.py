@@ -94,3 +94,83 @@ def coolest_non_holders(indptr: np.ndarray, nodes: np.ndarray, blocks: np.ndarra
         _, cols = np.nonzero(take)  # row-major: per block, in placement order
         out_nodes[out_indptr[lo]:out_indptr[hi]] = order[cols]
     return out_indptr, out_nodes
+
+
+def job_rows(job_indptr: np.ndarray) -> np.ndarray:
+    """The job (row of a job CSR) of each of its entries."""
+    return np.repeat(np.arange(len(job_indptr) - 1), np.diff(job_indptr))
+
+
+def co_read_node_score(job_indptr: np.ndarray, job_blocks: np.ndarray, indptr: np.ndarray,
+                       nodes: np.ndarray, blocks: np.ndarray, n_blocks: int,
+                       n_nodes: int) -> np.ndarray:
+    """(len(blocks) x n_nodes): for each block row in ``blocks``, summed over the window's
+    jobs that read it, how many replicas of those jobs' blocks each node holds: where a
+    container granted for one of the job's asks could run another of its maps locally."""
+    score = np.zeros((len(blocks), n_nodes))
+    which = np.full(n_blocks, -1, np.int64)
+    which[blocks] = np.arange(len(blocks))
+    job_of = job_rows(job_indptr)
+    hit = which[job_blocks] >= 0
+    if not hit.any():
+        return score
+    reading_job, reading_row = job_of[hit], which[job_blocks[hit]]
+    jobs = np.unique(reading_job)
+    at = np.full(len(job_indptr) - 1, -1, np.int64)
+    at[jobs] = np.arange(len(jobs))
+    mine = at[job_of] >= 0
+    pos, lengths = csr_positions(indptr, job_blocks[mine])
+    per_job = np.zeros((len(jobs), n_nodes))
+    np.add.at(per_job, (np.repeat(at[job_of[mine]], lengths), nodes[pos].astype(np.int64)), 1)
+    np.add.at(score, reading_row, per_job[at[reading_job]])
+    return score
+
+
+def preferred_non_holders(indptr: np.ndarray, nodes: np.ndarray, blocks: np.ndarray,
+                          counts: np.ndarray, prefer: np.ndarray, rank: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`coolest_non_holders`, but each block row ``blocks[k]`` takes the non-holders
+    with the highest ``prefer[k]`` first (ties in ``rank`` order). ``prefer`` is dense
+    (len(blocks) x nodes), so this is for the few rows of a round's raises."""
+    counts = np.asarray(counts, np.int64)
+    out_indptr = np.zeros(len(blocks) + 1, np.int64)
+    np.cumsum(counts, out=out_indptr[1:])
+    if len(blocks) == 0:
+        return out_indptr, np.zeros(0, np.int32)
+    n_rows, n_nodes = prefer.shape
+    holder = np.zeros((n_rows, n_nodes), bool)
+    pos, lengths = csr_positions(indptr, blocks)
+    holder[np.repeat(np.arange(n_rows), lengths), nodes[pos]] = True
+    row = np.repeat(np.arange(n_rows), n_nodes)
+    order = np.lexsort((np.tile(rank, n_rows), -prefer.ravel(), holder.ravel(), row))
+    ranked = (order % n_nodes).reshape(n_rows, n_nodes)
+    take = np.arange(n_nodes)[None, :] < counts[:, None]
+    return out_indptr, ranked[take].astype(np.int32)
+
+
+def co_read_targets(job_indptr: np.ndarray, job_blocks: np.ndarray, anchors: np.ndarray,
+                    anchor_target: np.ndarray, share: float, n_blocks: int) -> np.ndarray:
+    """Per block row, the replicas it should have beside the ``anchors`` (hot blocks; their
+    targets ``anchor_target``): the largest target of an anchor with which at least ``share``
+    of that anchor's jobs in the window read it; 0 where none (and for the anchors)."""
+    wanted = np.zeros(n_blocks, np.int64)
+    if not len(anchors):
+        return wanted
+    which = np.full(n_blocks, -1, np.int64)
+    which[anchors] = np.arange(len(anchors))
+    job_of = job_rows(job_indptr)
+    hit = which[job_blocks] >= 0
+    a_job, a_row = job_of[hit], which[job_blocks[hit]]
+    if not len(a_job):
+        return wanted
+    readers = np.bincount(a_row, minlength=len(anchors))
+    # every (anchor, block) pair the same job read: the job's anchors x the job's blocks
+    first, n_of = job_indptr[a_job], np.diff(job_indptr)[a_job]
+    pair_anchor = np.repeat(a_row, n_of)
+    pair_block = job_blocks[np.arange(n_of.sum()) + np.repeat(first - (np.cumsum(n_of) - n_of),
+                                                              n_of)]
+    keys, together = np.unique(pair_anchor * n_blocks + pair_block, return_counts=True)
+    anchor, block = keys // n_blocks, keys % n_blocks
+    ok = (together >= share * readers[anchor]) & (which[block] < 0)
+    np.maximum.at(wanted, block[ok], anchor_target[anchor[ok]])
+    return wanted

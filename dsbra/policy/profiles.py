@@ -26,6 +26,7 @@ from dsbra.errors import InputError
 GAVG_SCOPES = ("all", "active")
 PLACEMENT_ORDERS = ("ascending", "descending")
 THRESHOLDS = ("fixed", "adaptive")
+CO_READ_PLACEMENTS = ("near", "away")
 MAX_HOT_WINDOW = 8  #: rounds of hot history a block's state keeps (BlockState.hot_history)
 
 
@@ -69,6 +70,18 @@ class DsbraParams:
     to pay for itself. ``replica_cap_fraction``: a hot block grows to at most
     max(ceil(fraction x live nodes), racks, its base + 1) replicas (within max_replication and
     the live nodes), not to every worker; None = no such cap.
+
+    What a hot block's jobs read with it (the round input's ``job_indptr``/``job_blocks``;
+    without them these change nothing; both off by default). On YARN a job is granted
+    containers where its asks are, and its ApplicationMaster hands a container to any map it
+    has pending, so a hot block's new replicas move its job's other maps too:
+    ``co_read_placement``: a hot block's new replicas go first to the nodes that hold the most
+    replicas of the blocks its window's jobs read with it ("near": a container granted there
+    serves either map locally) or the fewest ("away": its maps leave those nodes to the
+    others); None = the coolest nodes, as DSBRA places. ``co_read_share``: a block read by at
+    least this share of a hot block's jobs in the window grows beside it, to the hot block's
+    target replication (rule ``co-read``; outside ``budget_fraction``), and keeps those
+    replicas while the hot block is hot; None = off.
     """
 
     delay_threshold_s: float | None = None
@@ -93,6 +106,8 @@ class DsbraParams:
     confirm_bypass: float | None = None
     min_hold_rounds: int = 0
     replica_cap_fraction: float | None = None
+    co_read_placement: str | None = None
+    co_read_share: float | None = None
 
     def validated(self) -> DsbraParams:
         """Self, after checking every value; raises InputError naming the bad one."""
@@ -136,6 +151,12 @@ class DsbraParams:
         cap = self.replica_cap_fraction
         if cap is not None and (not _is_number(cap) or not 0 < cap <= 1):
             raise InputError(f"replica_cap_fraction must be in (0, 1] or null, got {cap!r}")
+        if self.co_read_placement is not None and self.co_read_placement not in CO_READ_PLACEMENTS:
+            raise InputError(f"co_read_placement must be one of {', '.join(CO_READ_PLACEMENTS)} "
+                             f"or null, got {self.co_read_placement!r}")
+        share = self.co_read_share
+        if share is not None and (not _is_number(share) or not 0 < share <= 1):
+            raise InputError(f"co_read_share must be in (0, 1] or null, got {share!r}")
         if self.gavg_scope not in GAVG_SCOPES:
             raise InputError(f"gavg_scope must be one of {', '.join(GAVG_SCOPES)}, got "
                              f"{self.gavg_scope!r}")

@@ -131,15 +131,38 @@ def read_round(doc: dict) -> tuple[RoundInput, BlockState, np.ndarray]:
     np.cumsum(lengths, out=indptr[1:])
     ids = np.array(cols["id"], dtype=object)
     zeros = np.zeros(k, np.int32)
+    row_of = {bid: i for i, bid in enumerate(cols["id"])}
+    job_indptr, job_blocks = read_jobs(doc.get("jobs"), row_of)
     ri = RoundInput(block_ids=ids, file_index=np.arange(k), tasks=cols["tasks"],
                     delayed_tasks=cols["delayed"], delay_s=cols["delay"],
                     nonlocal_tasks=cols["nonlocal"], peak_readers=cols["peak"],
                     replica_indptr=indptr,
                     replica_nodes=[j for r in cols["rc_nodes"] for j in r],
-                    base_replication=cols["base"], node_names=np.array(nodes, dtype=object))
+                    base_replication=cols["base"], node_names=np.array(nodes, dtype=object),
+                    job_indptr=job_indptr, job_blocks=job_blocks)
     state = BlockState(block_ids=ids, y=cols["y"], n=cols["n"], base_replication=cols["base"],
                        file_index=np.arange(k), idle_rounds=zeros)
     return ri, state, np.array(cols["bytes"], np.int64)
+
+
+def read_jobs(jobs, row_of: dict[str, int]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The optional ``jobs`` section (job id -> the block ids its maps read) as the round
+    input's job CSR, jobs in id order; (None, None) without it."""
+    if jobs is None:
+        return None, None
+    if not isinstance(jobs, dict):
+        raise InputError("input: 'jobs' must map job ids to lists of block ids")
+    indptr, rows = [0], []
+    for job in sorted(jobs):
+        read = jobs[job]
+        if not isinstance(read, list):
+            raise InputError(f"input: jobs[{job!r}] must be a list of block ids")
+        for bid in dict.fromkeys(str(b) for b in read):
+            if bid not in row_of:
+                raise InputError(f"input: jobs[{job!r}]: unknown block {bid} (not in blocks)")
+            rows.append(row_of[bid])
+        indptr.append(len(rows))
+    return np.array(indptr, np.int64), np.array(rows, np.int64)
 
 
 def read_rails(raw, max_replication: int) -> Rails:

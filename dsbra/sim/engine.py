@@ -151,7 +151,8 @@ class Simulation:
                           rack_locality_additional_delay=cfg.rack_locality_additional_delay,
                           binding=cfg.binding)
         window = Window(len(reps), wl.task_block, np.frombuffer(t_level, np.int8),
-                        np.frombuffer(t_delayed, np.int8), np.frombuffer(t_delay, np.float64))
+                        np.frombuffer(t_delayed, np.int8), np.frombuffer(t_delay, np.float64),
+                        np.repeat(np.arange(n_jobs), wl.maps))
         observer = None
         if cfg.signals == "observed":
             observer = Observer(cfg, wl, t_launch, t_finish, t_node, launched, job_pending,

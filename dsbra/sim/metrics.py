@@ -21,13 +21,13 @@ LOCALITY_KEYS = ("node_local", "rack_local", "off_switch")  # locality 0, 1, 2
 
 class Window:
     """Per-block counters since the previous policy round. The engine appends the id of every
-    map it launches; the per-task arrays (block, locality, the scheduler's delay accounting)
-    are read at the round."""
+    map it launches; the per-task arrays (block, locality, the scheduler's delay accounting,
+    job) are read at the round."""
 
     def __init__(self, n_blocks: int, task_block: np.ndarray, task_locality: np.ndarray,
-                 task_delayed: np.ndarray, task_delay: np.ndarray):
+                 task_delayed: np.ndarray, task_delay: np.ndarray, task_job: np.ndarray):
         self.n_blocks = n_blocks
-        self.task_block, self.task_locality = task_block, task_locality
+        self.task_block, self.task_locality, self.task_job = task_block, task_locality, task_job
         self.task_delayed, self.task_delay = task_delayed, task_delay
         self.readers = array("i", bytes(4 * n_blocks))
         self.peak = array("i", bytes(4 * n_blocks))
@@ -64,6 +64,8 @@ class Window:
             "nonlocal_tasks": np.bincount(blocks, weights=self.task_locality[ids] != 0,
                                           minlength=n).astype(np.int32),
             "peak_readers": np.frombuffer(self.peak, np.int32).copy(),
+            # the window's (job, block) reads: which blocks the same jobs read together
+            "task_job": self.task_job[ids], "task_block": blocks,
         }
         del self.tasks[:]
         self.peak[:] = self.readers

@@ -37,6 +37,13 @@ def policy_params(name: str, *, delay_threshold_s: float, max_replication: int,
     return {**base, **overrides}
 
 
+def window_jobs(task_job: np.ndarray, task_block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The window's jobs as CSR over the block rows their maps read, each block once a job."""
+    pairs = np.unique(np.stack((task_job, task_block), axis=1).astype(np.int64), axis=0)
+    _, starts = np.unique(pairs[:, 0], return_index=True)
+    return np.append(starts, len(pairs)).astype(np.int64), pairs[:, 1]
+
+
 class PolicyDriver:
     """One policy, its state across rounds, and the simulated HDFS it acts on."""
 
@@ -58,6 +65,10 @@ class PolicyDriver:
         self.groups: dict[str, str] = {}  #: path -> group, the same record by path
         self.rounds = 0
         self.policy = make_policy(name, **dict(params))
+        dsbra_params = getattr(self.policy, "params", None)
+        #: whether the policy reads the window's jobs (DSBRA's co-read options)
+        self.reads_jobs = any(getattr(dsbra_params, k, None) is not None
+                              for k in ("co_read_placement", "co_read_share"))
         self.state = None
         self.topo, self.dataset, self.replicas = topology, dataset, replicas
         self.copy_mbps = copy_mbps
@@ -84,13 +95,17 @@ class PolicyDriver:
 
     def round_input(self, signals: dict) -> RoundInput:
         indptr, nodes = self.replicas.csr()
+        job_indptr = job_blocks = None
+        if self.reads_jobs:
+            job_indptr, job_blocks = window_jobs(signals["task_job"], signals["task_block"])
         return RoundInput(block_ids=self.block_ids, file_index=self.dataset.block_file,
                           tasks=signals["tasks"], delayed_tasks=signals["delayed_tasks"],
                           delay_s=signals["delay_s"], nonlocal_tasks=signals["nonlocal_tasks"],
                           peak_readers=signals["peak_readers"], replica_indptr=indptr,
                           replica_nodes=nodes, base_replication=self.replicas.base,
                           node_names=self.topo.node_names, files=self.files(),
-                          node_racks=self.topo.rack_of)
+                          node_racks=self.topo.rack_of, job_indptr=job_indptr,
+                          job_blocks=job_blocks)
 
     def _held_out(self, ri: RoundInput, decision, now: float) -> np.ndarray:
         """Per block to raise, whether the daemon's rails hold its file out (the range rail,

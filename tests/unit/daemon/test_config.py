@@ -49,6 +49,7 @@ def test_a_named_profile_or_a_baseline_loads(tmp_path, section, policy):
     ("policy:\n  profile: nope\n", {}, "policy.profile must be one of"),
     ("policy:\n  params:\n    bogus: 1\n", {}, "unknown key policy.params.bogus"),
     ("policy:\n  params:\n    max_replication: 0\n", {}, "max_replication"),
+    ("policy:\n  params:\n    co_read_share: 2\n", {}, "co_read_share must be in (0, 1]"),
     ("policy:\n  name: hdfs\n", {}, "policy.name must be one of dsbra, scarlett, dare"),
     ("policy:\n  name: dare\n  profile: calibrated\n", {}, "policy.name dare takes none"),
     ("policy:\n  name: scarlett\n  params:\n    alpha: 1\n", {}, "has no parameter alpha"),

@@ -102,3 +102,21 @@ def test_restart_resumes_without_double_counting(scenario, tmp_path):
     together = taken_before + c2.take()
     assert sorted(o.attempt_id for o in together) == \
         sorted(o["attempt_id"] for o in exp["observations"])
+
+
+def test_jobs_list_the_blocks_each_jobs_maps_read(scenario):
+    """The co-read options' input: per job, the blocks its counted maps read, as the window's
+    per-task rows map them (maps not mapped to a block are left out)."""
+    c, ep, replayer, exp = replay_collector(scenario)
+    obs = c.take()
+    doc = build_round(c, obs, window_start_ms=exp["since_ms"], window_end_ms=exp["window_end_ms"],
+                      detail=True, jobs=True)
+    job_of = {o.attempt_id: o.job_id for o in obs}
+    expected_jobs: dict[str, set] = {}
+    for row in doc["observe"]["tasks"]:
+        if row["block_id"] is not None:
+            expected_jobs.setdefault(job_of[row["attempt_id"]], set()).add(row["block_id"])
+    assert expected_jobs and {j: set(b) for j, b in doc["jobs"].items()} == expected_jobs
+    assert all(b == sorted(b) for b in doc["jobs"].values())
+    assert "jobs" not in build_round(c, obs, window_start_ms=exp["since_ms"],
+                                     window_end_ms=exp["window_end_ms"])

@@ -42,7 +42,7 @@ class Scripted:
 
 
 class QuietWindow:
-    """A window in which every block was read once."""
+    """A window in which every block was read once, each by a job of its own."""
 
     def __init__(self, n_blocks: int):
         self.n = n_blocks
@@ -50,7 +50,8 @@ class QuietWindow:
     def drain(self, attributed=None):
         ones, zeros = np.ones(self.n, np.int32), np.zeros(self.n, np.int32)
         return {"tasks": ones, "delayed_tasks": zeros, "delay_s": np.zeros(self.n),
-                "nonlocal_tasks": zeros, "peak_readers": zeros}
+                "nonlocal_tasks": zeros, "peak_readers": zeros,
+                "task_job": np.arange(self.n), "task_block": np.arange(self.n)}
 
 
 def decision(n_blocks, raise_=(), lower=()):
