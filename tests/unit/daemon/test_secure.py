@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from dsbra.daemon.config import load_config
+from dsbra.daemon import service
 from dsbra.daemon.service import Daemon
 from dsbra.errors import ConfigError, HadoopError
 from dsbra.hadoop.auth import kerberos_auth
@@ -185,8 +186,10 @@ def test_kerberos_without_a_ticket_is_a_one_line_error_and_exit_2(tmp_path, monk
 @pytest.fixture
 def plain_http_port():
     """A port whose server answers in plain HTTP whatever it is sent: a client speaking https
-    to it sees its handshake broken (as when a DataNode closes one under load)."""
+    to it sees its handshake broken (as when a DataNode closes one under load). Yields
+    (port, the connections it answered so far)."""
     listener = socket.create_server(("127.0.0.1", 0))
+    answered = []
 
     def answer_in_plain_http():
         while True:
@@ -194,19 +197,20 @@ def plain_http_port():
                 conn, _ = listener.accept()
             except OSError:  # closed at teardown
                 return
+            answered.append(conn)
             with conn:
                 conn.recv(4096)
                 conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
 
     threading.Thread(target=answer_in_plain_http, daemon=True).start()
-    yield listener.getsockname()[1]
+    yield listener.getsockname()[1], answered
     listener.close()
 
 
 def test_a_broken_handshake_is_a_tls_error_naming_the_peer_not_a_verification_failure(plain_http_port):
     """A one-line error with no exception name, so the round retries; only a certificate the
     CA bundle does not verify is the configuration error above."""
-    port = plain_http_port
+    port, _ = plain_http_port
     actor = HdfsActor(make_client(f"https://127.0.0.1:{port}", user="root"))
     with pytest.raises(HadoopError) as err:
         actor.replication(FILE)
@@ -218,10 +222,48 @@ def test_a_broken_handshake_is_a_tls_error_naming_the_peer_not_a_verification_fa
 def test_a_broken_handshake_with_a_rest_endpoint_is_no_verification_failure(plain_http_port):
     """The REST clients (ResourceManager, JobHistoryServer, JMX, WebHDFS reads) tell the two
     apart too; with an HA pair the broken one is passed for the next."""
-    port = plain_http_port
+    port, _ = plain_http_port
     rm = ResourceManager(f"https://127.0.0.1:{port}")
     with pytest.raises(HadoopError) as err:
         rm.get_json("/ws/v1/cluster/info")
     assert str(err.value).startswith(f"ResourceManager at https://127.0.0.1:{port}: TLS error: ")
     assert "WRONG_VERSION_NUMBER" in str(err.value) and "\n" not in str(err.value)
     assert "verification" not in str(err.value)
+
+
+def _apply_daemon(tmp_path, url: str, **cluster) -> Daemon:
+    """An apply-mode daemon whose WebHDFS actor talks to ``url``, before its first round."""
+    cfg = load_config(None, env={}, overrides={"mode": "apply", "state_dir": str(tmp_path),
+                                               "cluster": {"webhdfs": url, "user": "root"}})
+    daemon = Daemon(cfg)
+    daemon.actor = HdfsActor(make_client(url, user="root", **cluster))
+    return daemon
+
+
+def test_the_cluster_lock_at_start_is_tried_again_after_a_broken_handshake(
+        plain_http_port, tmp_path, monkeypatch, caplog):
+    """A NameNode that could not be asked (here: every handshake broken) is asked again a few
+    seconds later, three times in all, before the daemon starts without the lock."""
+    port, answered = plain_http_port
+    monkeypatch.setattr(service, "START_LOCK_RETRY_S", 0.01)
+    caplog.set_level("INFO", logger="dsbra.daemon")
+    _apply_daemon(tmp_path, f"https://127.0.0.1:{port}")._take_cluster_lock_at_start()
+    lines = [r.getMessage() for r in caplog.records]
+    attempts = [m.split(" failed")[0] for m in lines if m.startswith("cluster lock: attempt")]
+    assert attempts == ["cluster lock: attempt 1 of 3", "cluster lock: attempt 2 of 3"]
+    warnings = [m for m in lines if "start without the cluster lock" in m]
+    assert len(warnings) == 1 and "TLS error with" in warnings[0]
+    assert len(answered) == service.START_LOCK_ATTEMPTS
+
+
+def test_a_refused_tls_verification_at_start_is_not_tried_again(tls, tmp_path, monkeypatch,
+                                                                 caplog):
+    """A certificate the CA bundle does not verify is a configuration error: asking again
+    changes nothing, so the daemon starts without the lock at once (and says why)."""
+    monkeypatch.setattr(service, "START_LOCK_RETRY_S", 0.01)
+    caplog.set_level("INFO", logger="dsbra.daemon")
+    _apply_daemon(tmp_path, tls["url"])._take_cluster_lock_at_start()
+    lines = [r.getMessage() for r in caplog.records]
+    assert not [m for m in lines if "cluster lock: attempt" in m]
+    warnings = [m for m in lines if "start without the cluster lock" in m]
+    assert len(warnings) == 1 and "TLS verification of the NameNode failed" in warnings[0]
