@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from dsbra.bench.data import LINE_BYTES, grep_block  # noqa: E402
 from dsbra.bench.network import reads_session, time_reads  # noqa: E402
 from dsbra.cluster import cluster as cl  # noqa: E402
-from dsbra.cluster.paths import StateLayout, default_state_dir  # noqa: E402
+from dsbra.cluster.paths import StateLayout  # noqa: E402
 from dsbra.errors import DsbraError  # noqa: E402
 
 
@@ -38,7 +38,7 @@ def main() -> None:
                         help="summary.json of a replay on this cluster (its node-local map median)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "network.json")
     args = parser.parse_args()
-    env = cl.env(StateLayout((args.state_dir or default_state_dir()).resolve()))
+    env = cl.env(StateLayout.at(args.state_dir))
     client = cl.hdfs_client(env["namenode"], session=reads_session(env))  # every NameNode of an --ha cluster
     path = f"/bench/network-{uuid.uuid4().hex[:8]}"
     block = args.block_mb << 20

@@ -96,9 +96,15 @@ def coolest_non_holders(indptr: np.ndarray, nodes: np.ndarray, blocks: np.ndarra
     return out_indptr, out_nodes
 
 
-def job_rows(job_indptr: np.ndarray) -> np.ndarray:
-    """The job (row of a job CSR) of each of its entries."""
-    return np.repeat(np.arange(len(job_indptr) - 1), np.diff(job_indptr))
+def jobs_reading(job_indptr: np.ndarray, job_blocks: np.ndarray, blocks: np.ndarray,
+                 n_blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(which, job, row): ``which`` maps a block row to its index in ``blocks`` (-1 outside);
+    one (job, index into ``blocks``) pair per read of one of ``blocks`` by a job of the CSR."""
+    which = np.full(n_blocks, -1, np.int64)
+    which[blocks] = np.arange(len(blocks))
+    job_of = np.repeat(np.arange(len(job_indptr) - 1), np.diff(job_indptr))
+    hit = which[job_blocks] >= 0
+    return which, job_of[hit], which[job_blocks[hit]]
 
 
 def co_read_node_score(job_indptr: np.ndarray, job_blocks: np.ndarray, indptr: np.ndarray,
@@ -108,21 +114,17 @@ def co_read_node_score(job_indptr: np.ndarray, job_blocks: np.ndarray, indptr: n
     jobs that read it, how many replicas of those jobs' blocks each node holds: where a
     container granted for one of the job's asks could run another of its maps locally."""
     score = np.zeros((len(blocks), n_nodes))
-    which = np.full(n_blocks, -1, np.int64)
-    which[blocks] = np.arange(len(blocks))
-    job_of = job_rows(job_indptr)
-    hit = which[job_blocks] >= 0
-    if not hit.any():
+    _, reading_job, reading_row = jobs_reading(job_indptr, job_blocks, blocks, n_blocks)
+    if not len(reading_job):
         return score
-    reading_job, reading_row = job_of[hit], which[job_blocks[hit]]
     jobs = np.unique(reading_job)
-    at = np.full(len(job_indptr) - 1, -1, np.int64)
-    at[jobs] = np.arange(len(jobs))
-    mine = at[job_of] >= 0
-    pos, lengths = csr_positions(indptr, job_blocks[mine])
+    # the blocks each of those jobs read, then their replicas: per job, replicas per node
+    read_at, n_read = csr_positions(job_indptr, jobs)
+    pos, lengths = csr_positions(indptr, job_blocks[read_at])
     per_job = np.zeros((len(jobs), n_nodes))
-    np.add.at(per_job, (np.repeat(at[job_of[mine]], lengths), nodes[pos].astype(np.int64)), 1)
-    np.add.at(score, reading_row, per_job[at[reading_job]])
+    job_of_replica = np.repeat(np.repeat(np.arange(len(jobs)), n_read), lengths)
+    np.add.at(per_job, (job_of_replica, nodes[pos].astype(np.int64)), 1)
+    np.add.at(score, reading_row, per_job[np.searchsorted(jobs, reading_job)])
     return score
 
 
@@ -154,21 +156,13 @@ def co_read_targets(job_indptr: np.ndarray, job_blocks: np.ndarray, anchors: np.
     targets ``anchor_target``): the largest target of an anchor with which at least ``share``
     of that anchor's jobs in the window read it; 0 where none (and for the anchors)."""
     wanted = np.zeros(n_blocks, np.int64)
-    if not len(anchors):
-        return wanted
-    which = np.full(n_blocks, -1, np.int64)
-    which[anchors] = np.arange(len(anchors))
-    job_of = job_rows(job_indptr)
-    hit = which[job_blocks] >= 0
-    a_job, a_row = job_of[hit], which[job_blocks[hit]]
+    which, a_job, a_row = jobs_reading(job_indptr, job_blocks, anchors, n_blocks)
     if not len(a_job):
         return wanted
     readers = np.bincount(a_row, minlength=len(anchors))
     # every (anchor, block) pair the same job read: the job's anchors x the job's blocks
-    first, n_of = job_indptr[a_job], np.diff(job_indptr)[a_job]
-    pair_anchor = np.repeat(a_row, n_of)
-    pair_block = job_blocks[np.arange(n_of.sum()) + np.repeat(first - (np.cumsum(n_of) - n_of),
-                                                              n_of)]
+    read_at, n_of = csr_positions(job_indptr, a_job)
+    pair_anchor, pair_block = np.repeat(a_row, n_of), job_blocks[read_at]
     keys, together = np.unique(pair_anchor * n_blocks + pair_block, return_counts=True)
     anchor, block = keys // n_blocks, keys % n_blocks
     ok = (together >= share * readers[anchor]) & (which[block] < 0)

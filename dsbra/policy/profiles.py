@@ -174,6 +174,11 @@ class DsbraParams:
                              f"got {self.placement_order!r}")
         return self
 
+    @property
+    def reads_jobs(self) -> bool:
+        """Whether a round uses the input's job CSR (the co-read options)."""
+        return self.co_read_placement is not None or self.co_read_share is not None
+
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
 

@@ -65,10 +65,8 @@ class PolicyDriver:
         self.groups: dict[str, str] = {}  #: path -> group, the same record by path
         self.rounds = 0
         self.policy = make_policy(name, **dict(params))
-        dsbra_params = getattr(self.policy, "params", None)
         #: whether the policy reads the window's jobs (DSBRA's co-read options)
-        self.reads_jobs = any(getattr(dsbra_params, k, None) is not None
-                              for k in ("co_read_placement", "co_read_share"))
+        self.reads_jobs = getattr(getattr(self.policy, "params", None), "reads_jobs", False)
         self.state = None
         self.topo, self.dataset, self.replicas = topology, dataset, replicas
         self.copy_mbps = copy_mbps

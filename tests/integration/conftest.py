@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.paths import StateLayout, default_state_dir, project_root
+from dsbra.cluster.paths import StateLayout, project_root
 from dsbra.cluster.spec import ClusterSpec
 from harness import DAEMON_SPEC, bundled_cluster, need_root, reset_data, write_data
 from netslots import MAIN, SECOND_LAST, SECOND_LOCK, SLOT
@@ -147,7 +147,7 @@ def second_cluster_slot(second_slot):
 
 @pytest.fixture(scope="session")
 def cluster_layout() -> StateLayout:
-    return StateLayout(default_state_dir().resolve())
+    return StateLayout.at()
 
 
 @pytest.fixture(scope="session")
