@@ -8,6 +8,9 @@ DSBRA_TEST_CLUSTER controls the session's cluster:
 Its state dir is $DSBRA_STATE_DIR (default .dsbra/cluster, or .dsbra/cluster-slot<N> with
 DSBRA_TEST_SLOT=N; see netslots.py).
 
+The modules that use the session's cluster run first, and it goes down once the last of them
+ended (brought up again should a later test ask for it).
+
 The SECOND network holds one cluster at a time: a module's own spec (`second_slot.cluster`),
 kept up for the next module that asks for the same spec, or a test's own bring-ups
 (`second_cluster_slot`). The modules are run grouped by the spec they ask for
@@ -34,17 +37,37 @@ if SLOT and "DSBRA_STATE_DIR" not in os.environ:
     # the CLI subprocesses of the tests must find this slot's cluster too
     os.environ["DSBRA_STATE_DIR"] = str(project_root() / ".dsbra" / f"cluster-slot{SLOT}")
 
-#: modules that share the SECOND network's cluster run next to each other, in this order; the
-#: others keep pytest's order, after these
+#: modules that share the SECOND network's cluster run next to each other, in this order, after
+#: the modules that use the session's cluster; the others keep pytest's order, after these
 SECOND_SLOT_ORDER = ["test_daemon", "test_daemon_faults", "test_placement_heat"]
 
 
+def uses_main_cluster(item) -> bool:
+    """Whether ``item`` needs the session's cluster: this conftest's ``cluster`` fixture (the
+    docker modules have a ``cluster`` fixture of their own)."""
+    defs = getattr(item, "_fixtureinfo", None)
+    cluster_defs = defs.name2fixturedefs.get("cluster") if defs else None
+    return bool(cluster_defs) and cluster_defs[-1].func.__module__ == __name__
+
+
 def pytest_collection_modifyitems(items):
+    """The modules that use the session's cluster first, so it can go down as soon as the
+    last of them ended (``pytest_runtest_teardown``); then the SECOND network's shared ones."""
+    main_modules = {item.module for item in items if uses_main_cluster(item)}
+    here = Path(__file__).parent
+
     def key(item):
         name = item.module.__name__
-        return SECOND_SLOT_ORDER.index(name) if name in SECOND_SLOT_ORDER else len(SECOND_SLOT_ORDER)
+        if not item.path.is_relative_to(here):
+            return -1  # the unit tests, first
+        if item.module in main_modules:
+            return 0
+        return 1 + (SECOND_SLOT_ORDER.index(name) if name in SECOND_SLOT_ORDER
+                    else len(SECOND_SLOT_ORDER))
 
     items.sort(key=key)  # stable: pytest's order within a module and among the rest
+    global _last_main_item
+    _last_main_item = next((item for item in reversed(items) if uses_main_cluster(item)), None)
 
 
 class SecondSlot:
@@ -125,6 +148,16 @@ def pytest_runtest_teardown(item, nextitem):
     if _second_slot is not None and (nextitem is None or (
             nextitem.module is not item.module and "second_slot" not in nextitem.fixturenames)):
         _second_slot.free()
+    if item is _last_main_item and _main is not None:
+        _main.release()  # no later test needs it: its idle daemons would take CPU too
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A test that needs the session's cluster after it went down (run alone, or on a
+    ``-k`` selection) gets it up again."""
+    if _main is not None and uses_main_cluster(item):
+        _main.ensure()
 
 
 @pytest.fixture
@@ -150,35 +183,69 @@ def cluster_layout() -> StateLayout:
     return StateLayout.at()
 
 
+class MainCluster:
+    """The session's cluster (DSBRA_TEST_CLUSTER, above): up while tests need it. Every test
+    session holds a shared lock on it while it uses it, so the session that started it brings
+    it down only if no other session still uses it."""
+
+    def __init__(self, layout: StateLayout, mode: str):
+        self.layout, self.mode = layout, mode
+        self.started = False
+        self._users = None
+
+    def ensure(self) -> dict:
+        """Up, and held by this session: its env."""
+        if self._users is None:
+            self.layout.root.mkdir(parents=True, exist_ok=True)
+            self._users = open(self.layout.root / ".test-sessions", "a")
+            fcntl.flock(self._users, fcntl.LOCK_SH)
+        if cl.status(self.layout).state != "up":
+            # with YARN's shared cache, as a cluster serving Hive runs (test_bench_hive.py)
+            _, started = cl.up(ClusterSpec(workers=WORKERS, **MAIN, shared_cache=True),
+                               self.layout, log=lambda *_: None)
+            self.started = self.started or started
+        return cl.env(self.layout)
+
+    def release(self) -> None:
+        """This session is done with it: down if it started it (unless ``reuse``) and no other
+        session holds it."""
+        if self._users is None:
+            return
+        users, self._users = self._users, None
+        fcntl.flock(users, fcntl.LOCK_UN)
+        if self.started and self.mode != "reuse":
+            try:
+                fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pass  # another test session still uses it: leave it up
+            else:
+                cl.down(self.layout)
+                self.started = False
+        users.close()
+
+
+#: the session's MainCluster once a test asked for it
+_main: MainCluster | None = None
+#: the last test that needs the session's cluster (pytest_collection_modifyitems)
+_last_main_item = None
+
+
 @pytest.fixture(scope="session")
 def cluster(cluster_layout) -> dict:
-    """`dsbra cluster env --json` of a running cluster."""
+    """`dsbra cluster env --json` of the session's cluster, up."""
+    global _main
     need_root()
     mode = os.environ.get("DSBRA_TEST_CLUSTER", "")
     if mode not in ("", "reuse", "fresh"):
         pytest.fail(f"DSBRA_TEST_CLUSTER must be unset, 'reuse' or 'fresh', got {mode!r}")
     if mode == "fresh":
         cl.down(cluster_layout)
-    # every test session holds a shared lock while it uses the cluster, so the session that
-    # started it tears it down only if no other session still uses it
-    cluster_layout.root.mkdir(parents=True, exist_ok=True)
-    users = open(cluster_layout.root / ".test-sessions", "a")
-    fcntl.flock(users, fcntl.LOCK_SH)
-    started = False
-    if cl.status(cluster_layout).state != "up":
-        # with YARN's shared cache, as a cluster serving Hive runs (test_bench_hive.py)
-        _, started = cl.up(ClusterSpec(workers=WORKERS, **MAIN, shared_cache=True), cluster_layout,
-                           log=lambda *_: None)
-    yield cl.env(cluster_layout)
-    fcntl.flock(users, fcntl.LOCK_UN)
-    if started and mode != "reuse":
-        try:
-            fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass  # another test session still uses it: leave it up
-        else:
-            cl.down(cluster_layout)
-    users.close()
+    _main = MainCluster(cluster_layout, mode)
+    try:
+        yield _main.ensure()
+    finally:
+        _main.release()
+        _main = None
 
 
 @pytest.fixture(scope="session")

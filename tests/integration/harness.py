@@ -29,7 +29,7 @@ import requests
 import yaml
 
 from dsbra.bench.grepjar import cluster_grep_jar
-from dsbra.bench.submitter import run_schedule
+from dsbra.bench.submitter import ScheduleClient
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
 from dsbra.cluster.jobs import client_command, grep_lines, submit_job
@@ -134,20 +134,56 @@ def hot_jobs(hot: list[str] = HOT, reads: list[int] | None = None) -> list[list[
             for i, inputs in enumerate(hot_inputs(hot, reads))]
 
 
-def replay(layout: StateLayout, hot: list[str] = HOT) -> None:
+def replay(layout: StateLayout, hot: list[str] = HOT, until=None) -> bool:
     """The hot jobs, 3 s apart, from one submitter JVM (map-only GrepScan, as `dsbra bench
     replay` runs them), to their end: a client JVM per job and grep's sort job each cost this
-    2-core machine more than the maps the daemon watches."""
+    2-core machine more than the maps the daemon watches.
+
+    With ``until``, the replay ends as soon as ``until()`` is true: its jobs are killed, so
+    the next replay or test starts on an idle cluster (a replay takes 3-5 minutes on a loaded
+    machine, and a test that has seen what it waits for needs none of its rest). Returns
+    whether it ended so."""
     data = st.load(layout.state_file)
     jar = cluster_grep_jar(data)
     tag = time.time_ns()
     plan = [(3.0 * i, f"td-{tag}-{i}", inputs, f"/td/out-{tag}-{i}")
             for i, inputs in enumerate(hot_inputs(hot))]
     log_path = layout.root / f"submitter-{tag}.log"
-    jobs = run_schedule(layout, jar, plan, int(time.time() * 1000), lambda: None, timeout_s=600,
-                        log_path=log_path)
-    failed = [(j.index, j.state, j.error) for j in jobs if not j.ok]
+    client = ScheduleClient(layout, jar, plan, int(time.time() * 1000), log_path=log_path)
+    deadline = time.monotonic() + 600
+    try:
+        while client.running and time.monotonic() < deadline:
+            if until is not None and until():
+                client.process.kill()
+                kill_apps(cl.env(layout)["rm"], f"td-{tag}-")
+                return True
+            time.sleep(2)
+    finally:
+        client.close()
+    failed = [(j.index, j.state, j.error) for j in client.jobs if not j.ok]
     assert not failed, (failed, log_path.read_text()[-3000:])
+    return False
+
+
+def kill_apps(rm_url: str, name_prefix: str, timeout_s: float = 120) -> None:
+    """Kill every unfinished application named ``name_prefix...`` through the
+    ResourceManager's REST API (as its static web user: the plain cluster checks no ACL), and
+    wait until the RM reports them all ended."""
+    live = "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"
+
+    def unfinished() -> list[str]:
+        reply = requests.get(f"{rm_url}/ws/v1/cluster/apps", params={"states": live}, timeout=10)
+        reply.raise_for_status()
+        return [a["id"] for a in (reply.json().get("apps") or {}).get("app", [])
+                if a["name"].startswith(name_prefix)]
+
+    deadline = time.monotonic() + timeout_s
+    while apps := unfinished():
+        for app in apps:
+            requests.put(f"{rm_url}/ws/v1/cluster/apps/{app}/state", json={"state": "KILLED"},
+                         timeout=10).raise_for_status()
+        assert time.monotonic() < deadline, f"{apps} not killed in {timeout_s} s"
+        time.sleep(2)
 
 
 # ---------------------------------------------------------------------------- the daemon
@@ -282,11 +318,17 @@ class Daemon:
 def replay_until(layout: StateLayout, daemon: Daemon, pred, hot: list[str] = HOT,
                  replays: int = 3) -> bool:
     """Whether ``pred()`` came true while the workload read ``hot`` (up to ``replays``
-    replays, each followed by two rounds' wait). On a loaded machine a replay can outlast the
-    hot rounds, so a raise may come and go before it ends: judge by the journal, where each
-    change is marked done once the NameNode reports the new replica count."""
+    replays, each ended early once ``pred()`` holds, else followed by two rounds' wait). On a
+    loaded machine a replay can outlast the hot rounds, so a raise may come and go before it
+    ends: judge by the journal, where each change is marked done once the NameNode reports the
+    new replica count."""
+    def seen() -> bool:
+        daemon.alive()  # a daemon that died fails the test now, not at the replay's end
+        return pred()
+
     for _ in range(replays):
-        replay(layout, hot)
+        if replay(layout, hot, until=seen):
+            return True
         if daemon.until(pred, 2 * daemon.cfg["interval_s"]):
             return True
     return False

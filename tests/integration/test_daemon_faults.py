@@ -130,10 +130,11 @@ def test_kill_9_while_applying_then_restart_reconciles(daemon_cluster, tmp_path)
     layout, env, client = daemon_cluster
     daemon = _daemon(tmp_path, env, "kill", interval_s=15, poll_s=3).start()
     failed: list[BaseException] = []
+    killed = threading.Event()
 
     def workload():
         try:
-            replay(layout)
+            replay(layout, until=killed.is_set)  # its jobs killed too once the daemon is
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the test's thread
             failed.append(exc)
 
@@ -149,6 +150,7 @@ def test_kill_9_while_applying_then_restart_reconciles(daemon_cluster, tmp_path)
         daemon.proc.kill()
         daemon.proc.wait()
     finally:
+        killed.set()
         replaying.join()
     if failed:
         raise failed[0]
