@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import posixpath
+import re
 import signal
 import subprocess
 import sys
@@ -150,9 +152,10 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
         end_wall_ms = int(time.time() * 1000)
         watch.sample()
     finally:
-        _stop_daemon(daemon)
+        daemon_cpu_s = stop_daemon(daemon)
     failed = [j["job_id"] for j, good in zip(jobs, ok) if not good]
     return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms, daemon,
+                   daemon_cpu_s,
                    engine="mapreduce", label=run_tag,
                    extra={"clients": clients, "job_conf": job_conf, "hadoop_job_ids": hadoop_ids})
 
@@ -183,7 +186,8 @@ def _submit_per_job(jobs, watch: _Watch, layout: StateLayout, jar: Path, out_bas
 
 
 def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, failed, end_wall_ms: int,
-            daemon, *, engine: str, label: str, extra: dict | None = None) -> dict:
+            daemon, daemon_cpu_s: float | None, *, engine: str, label: str,
+            extra: dict | None = None) -> dict:
     """Both engines: the result tables, storage.json and summary.json of a replay (``extra``: the
     engine's own fields, after the common ones)."""
     jobs = schedule["jobs"]
@@ -196,6 +200,7 @@ def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, 
         {"columns": ["t_s", "replica_bytes", "base_replica_bytes"], "rows": storage}, indent=0) + "\n")
     # t0_wall_ms: the epoch of every *_s in the tables, to find the run's jobs in Hadoop's records
     head = {"engine": engine, "label": label, "daemon": daemon is not None, "t0_wall_ms": t0_wall_ms}
+    head |= daemon_cost(daemon_cpu_s, out_dir / "daemon.log")
     summary = head | summarize(tables[0], tables[1], storage)
     summary |= {"schedule_source": schedule["source"], "schedule_seed": schedule["seed"], "failed_jobs": failed,
                 "delay_threshold_s": detail["params"]["delay_threshold_s"],
@@ -207,13 +212,36 @@ def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, 
     return summary
 
 
-def _stop_daemon(daemon) -> None:
-    if daemon is not None and daemon.poll() is None:
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            daemon.wait(timeout=180)
-        except subprocess.TimeoutExpired:
+def stop_daemon(daemon: subprocess.Popen | None, timeout_s: float = 180) -> float | None:
+    """SIGTERM (it ends its round first), killed after ``timeout_s``; the CPU seconds (user +
+    system) it used over its whole life, from the kernel's account of the reaped process: what
+    the daemon cost the machine its jobs ran on. None without a daemon."""
+    if daemon is None:
+        return None
+    os.kill(daemon.pid, signal.SIGTERM)  # not Popen's: it would reap an exited one, rusage lost
+    deadline = time.monotonic() + timeout_s
+    while not (reaped := os.wait4(daemon.pid, os.WNOHANG))[0]:
+        if time.monotonic() > deadline:
             daemon.kill()
+            reaped = os.wait4(daemon.pid, 0)
+            break
+        time.sleep(0.2)
+    _, status, usage = reaped
+    daemon.returncode = os.waitstatus_to_exitcode(status)
+    return round(usage.ru_utime + usage.ru_stime, 2)
+
+
+#: a daemon round's line in its log, done (``round=N blocks=``) or skipped
+_ROUND_LINE = re.compile(r" round=\d+ (?:blocks=|skipped: )")
+
+
+def daemon_cost(daemon_cpu_s: float | None, log_path: Path) -> dict:
+    """The daemon's CPU seconds over the run, its rounds (from its log) and their ratio."""
+    if daemon_cpu_s is None:
+        return {}
+    rounds = len(_ROUND_LINE.findall(log_path.read_text())) if log_path.exists() else 0
+    return {"daemon_cpu_s": daemon_cpu_s, "daemon_rounds": rounds,
+            "daemon_cpu_s_per_round": round(daemon_cpu_s / rounds, 3) if rounds else None}
 
 
 def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, ep: Endpoints, run_tag: str, *,
@@ -243,7 +271,7 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
             end_wall_ms = int(time.time() * 1000)
             watch.sample()
         finally:
-            _stop_daemon(daemon)
+            daemon_cpu_s = stop_daemon(daemon)
     finally:
         try:
             if tables:
@@ -260,7 +288,7 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
     mismatched = [k for k in rows if rows[k] is not None and rows[k] != expected[k]]
     submit_s = [r.started - watch.t0 for r in runs]
     return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms, daemon,
-                   engine="hive", label=run_tag,
+                   daemon_cpu_s, engine="hive", label=run_tag,
                    extra={"hadoop_jobs": dict(zip([j["job_id"] for j in jobs], hadoop_ids)),
                           "query_seconds": {j["job_id"]: round(r.seconds, 2) for j, r in zip(jobs, results)},
                           "rows_by_job": rows, "expected_rows_by_job": expected, "rows_mismatched": mismatched,

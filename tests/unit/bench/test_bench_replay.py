@@ -77,3 +77,38 @@ def test_cluster_load_takes_its_job_properties_the_same_way(tmp_path):
 
     result = CliRunner().invoke(cli, ["cluster", "load", "-D", "=1", "--state-dir", str(tmp_path)])
     assert result.exit_code == 2 and "is not KEY=VALUE" in result.output
+
+
+def test_stop_daemon_returns_the_cpu_the_process_used_over_its_life(tmp_path):
+    """A real child that burns CPU, then waits for SIGTERM and ends cleanly, as `dsbra run`
+    does: its CPU comes from the kernel's account of the reaped process."""
+    import subprocess
+    import sys
+
+    from dsbra.bench.replay import stop_daemon
+
+    ready = tmp_path / "ready"
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import signal, sys, time, pathlib\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
+        "t = time.process_time()\n"
+        "while time.process_time() - t < 0.5: pass\n"
+        f"pathlib.Path({str(ready)!r}).touch()\n"
+        "while True: time.sleep(1)\n")])
+    while not ready.exists():
+        assert child.poll() is None
+    assert stop_daemon(child) >= 0.5
+    assert child.returncode == 0
+    assert stop_daemon(None) is None
+
+
+def test_daemon_cost_counts_the_rounds_of_a_committed_daemon_log():
+    from pathlib import Path
+
+    from dsbra.bench.replay import daemon_cost
+
+    log = (Path(__file__).resolve().parents[3] / "benchmarks/results/bench-hotspot-holdout-static/"
+           "dsbra-amshare0.75/rep9/daemon.log")
+    assert daemon_cost(2.5, log) == {"daemon_cpu_s": 2.5, "daemon_rounds": 5,
+                                     "daemon_cpu_s_per_round": 0.5}
+    assert daemon_cost(None, log) == {}
