@@ -318,6 +318,31 @@ def paired_rows(arms, baseline: str, oracle: str) -> list[str]:
     return lines
 
 
+def daemon_cost_rows(arms: dict[str, list[Run]]) -> list[str]:
+    """Per arm that ran a daemon (`bench replay` records its CPU in summary.json): its CPU
+    seconds per round and per run, and its share of the machine's CPU over the run."""
+    rows = []
+    for name, runs in arms.items():
+        docs = [json.loads((r.path / "summary.json").read_text()) for r in runs
+                if (r.path / "summary.json").exists()]
+        docs = [d for d in docs if d.get("daemon_cpu_s") is not None]
+        if not docs:
+            continue
+        per_round = [d["daemon_cpu_s_per_round"] for d in docs if d.get("daemon_cpu_s_per_round")]
+        share = [100 * d["daemon_cpu_share"] for d in docs if d.get("daemon_cpu_share") is not None]
+        rows.append(f"| {name} | {len(docs)} | {_ms(per_round, 3)} | "
+                    f"{_ms([d['daemon_rounds'] for d in docs])} | "
+                    f"{_ms([d['daemon_cpu_s'] for d in docs])} | {_ms(share, 2)} |")
+    if not rows:
+        return []
+    return ["## The daemon's own cost", "",
+            "CPU seconds (user + system) the daemon process used over each run, from the "
+            "kernel's account of the reaped process; per round over its rounds; share: of "
+            "the machine's CPUs over the daemon's life.", "",
+            "| arm | runs | CPU s per round | rounds | CPU s per run | share of the machine % |",
+            "| --- | --- | --- | --- | --- | --- |", *rows, ""]
+
+
 def plots(arms: dict[str, list[Run]], table, out: Path) -> list[str]:
     """The paper's four figures as PNGs in ``out``; returns their file names."""
     import matplotlib
@@ -412,6 +437,7 @@ def render(arms: dict[str, list[Run]], table, *, arm: str, baseline: str, oracle
     else:
         lines += [f"(No claims table: it needs the arms `{arm}` and `{baseline}`; "
                   f"found {', '.join(table)}.)", ""]
+    lines += daemon_cost_rows(arms)
     lines += ["## Figures", ""] + [f"![{i}]({i})" for i in images] + [""]
     return "\n".join(lines)
 

@@ -142,6 +142,7 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
     out_base = f"{OUT_BASE}/{run_tag}"
     out_dir.mkdir(parents=True, exist_ok=True)
     daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None
+    daemon_t0 = time.monotonic()
     watch = _Watch(ep, schedule["dataset"])
 
     submit = _submit_from_one_jvm if clients == "one" else _submit_per_job
@@ -152,10 +153,10 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
         end_wall_ms = int(time.time() * 1000)
         watch.sample()
     finally:
-        daemon_cpu_s = stop_daemon(daemon)
+        cost = daemon_cost(stop_daemon(daemon), time.monotonic() - daemon_t0, out_dir / "daemon.log")
     failed = [j["job_id"] for j, good in zip(jobs, ok) if not good]
     return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms, daemon,
-                   daemon_cpu_s,
+                   cost,
                    engine="mapreduce", label=run_tag,
                    extra={"clients": clients, "job_conf": job_conf, "hadoop_job_ids": hadoop_ids})
 
@@ -186,7 +187,7 @@ def _submit_per_job(jobs, watch: _Watch, layout: StateLayout, jar: Path, out_bas
 
 
 def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, failed, end_wall_ms: int,
-            daemon, daemon_cpu_s: float | None, *, engine: str, label: str,
+            daemon, cost: dict, *, engine: str, label: str,
             extra: dict | None = None) -> dict:
     """Both engines: the result tables, storage.json and summary.json of a replay (``extra``: the
     engine's own fields, after the common ones)."""
@@ -200,7 +201,7 @@ def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, 
         {"columns": ["t_s", "replica_bytes", "base_replica_bytes"], "rows": storage}, indent=0) + "\n")
     # t0_wall_ms: the epoch of every *_s in the tables, to find the run's jobs in Hadoop's records
     head = {"engine": engine, "label": label, "daemon": daemon is not None, "t0_wall_ms": t0_wall_ms}
-    head |= daemon_cost(daemon_cpu_s, out_dir / "daemon.log")
+    head |= cost
     summary = head | summarize(tables[0], tables[1], storage)
     summary |= {"schedule_source": schedule["source"], "schedule_seed": schedule["seed"], "failed_jobs": failed,
                 "delay_threshold_s": detail["params"]["delay_threshold_s"],
@@ -235,13 +236,16 @@ def stop_daemon(daemon: subprocess.Popen | None, timeout_s: float = 180) -> floa
 _ROUND_LINE = re.compile(r" round=\d+ (?:blocks=|skipped: )")
 
 
-def daemon_cost(daemon_cpu_s: float | None, log_path: Path) -> dict:
-    """The daemon's CPU seconds over the run, its rounds (from its log) and their ratio."""
+def daemon_cost(daemon_cpu_s: float | None, life_s: float, log_path: Path) -> dict:
+    """The daemon's CPU seconds over its life, its rounds (from its log), CPU per round, and
+    its share of the machine's CPUs while it ran (``life_s``); nothing without a daemon."""
     if daemon_cpu_s is None:
         return {}
     rounds = len(_ROUND_LINE.findall(log_path.read_text())) if log_path.exists() else 0
+    cpus = os.cpu_count() or 1
     return {"daemon_cpu_s": daemon_cpu_s, "daemon_rounds": rounds,
-            "daemon_cpu_s_per_round": round(daemon_cpu_s / rounds, 3) if rounds else None}
+            "daemon_cpu_s_per_round": round(daemon_cpu_s / rounds, 3) if rounds else None,
+            "daemon_cpu_share": round(daemon_cpu_s / (life_s * cpus), 4) if life_s > 0 else None}
 
 
 def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, ep: Endpoints, run_tag: str, *,
@@ -259,6 +263,7 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
         tables = hive.create_tables(server, client, jobs, run_tag)
         out_dir.mkdir(parents=True, exist_ok=True)
         daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None
+        daemon_t0 = time.monotonic()
         watch = _Watch(ep, schedule["dataset"])
         try:
             runs = hive.submit_queries_at(server, jobs, tables, [float(j["submit_s"]) for j in jobs], watch.tick,
@@ -271,7 +276,8 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
             end_wall_ms = int(time.time() * 1000)
             watch.sample()
         finally:
-            daemon_cpu_s = stop_daemon(daemon)
+            cost = daemon_cost(stop_daemon(daemon), time.monotonic() - daemon_t0,
+                               out_dir / "daemon.log")
     finally:
         try:
             if tables:
@@ -288,7 +294,7 @@ def _replay_hive(schedule: dict, layout: StateLayout, out_dir: Path, env: dict, 
     mismatched = [k for k in rows if rows[k] is not None and rows[k] != expected[k]]
     submit_s = [r.started - watch.t0 for r in runs]
     return _finish(schedule, out_dir, watch, hadoop_ids, submit_s, failed, end_wall_ms, daemon,
-                   daemon_cpu_s, engine="hive", label=run_tag,
+                   cost, engine="hive", label=run_tag,
                    extra={"hadoop_jobs": dict(zip([j["job_id"] for j in jobs], hadoop_ids)),
                           "query_seconds": {j["job_id"]: round(r.seconds, 2) for j, r in zip(jobs, results)},
                           "rows_by_job": rows, "expected_rows_by_job": expected, "rows_mismatched": mismatched,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 from pathlib import Path
@@ -119,3 +120,25 @@ def test_a_captured_share_without_an_interval_says_why(tmp_path):
     md = report(dirs, tmp_path,
                 arm="dsbra-amshare0.75", baseline="static-amshare0.75", oracle="oracle-amshare0.75").read_text()
     assert "(unbounded: the oracle's gain is not separated from 0)" in md and "nan" not in md
+
+
+def test_the_daemons_cost_is_its_cpu_per_round_and_its_share_of_the_machine(tmp_path):
+    """Arms whose runs recorded a daemon's CPU (`bench replay`'s summary.json) get a row; the
+    others none."""
+    import json
+
+    from dsbra.bench.replay import daemon_cost
+
+    log = RESULTS / "bench-hotspot-holdout-static/dsbra-amshare0.75/rep9/daemon.log"  # 5 rounds
+    for arm in ("static", "dsbra-dry-run"):
+        for k, cpu_s in ((1, 2.0), (2, 3.0)):
+            run = tmp_path / "runs" / arm / f"rep{k}"
+            shutil.copytree(SIM / "static" / f"seed10{k - 1}", run)
+            if arm != "static":
+                (run / "summary.json").write_text(json.dumps(daemon_cost(cpu_s, 50.0, log)))
+    md = report([tmp_path / "runs" / a for a in ("static", "dsbra-dry-run")], tmp_path / "out").read_text()
+    section = md.split("## The daemon's own cost")[1].split("## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    share = [100 * c / (50 * os.cpu_count()) for c in (2.0, 3.0)]
+    assert rows == [f"| dsbra-dry-run | 2 | 0.500 ± 0.141 | 5.0 ± 0.0 | 2.5 ± 0.7 | "
+                    f"{statistics.fmean(share):.2f} ± {statistics.stdev(share):.2f} |"]

@@ -103,12 +103,14 @@ def test_stop_daemon_returns_the_cpu_the_process_used_over_its_life(tmp_path):
 
 
 def test_daemon_cost_counts_the_rounds_of_a_committed_daemon_log():
+    import os
     from pathlib import Path
 
     from dsbra.bench.replay import daemon_cost
 
     log = (Path(__file__).resolve().parents[3] / "benchmarks/results/bench-hotspot-holdout-static/"
            "dsbra-amshare0.75/rep9/daemon.log")
-    assert daemon_cost(2.5, log) == {"daemon_cpu_s": 2.5, "daemon_rounds": 5,
-                                     "daemon_cpu_s_per_round": 0.5}
-    assert daemon_cost(None, log) == {}
+    assert daemon_cost(2.5, 100.0, log) == {
+        "daemon_cpu_s": 2.5, "daemon_rounds": 5, "daemon_cpu_s_per_round": 0.5,
+        "daemon_cpu_share": round(2.5 / (100 * os.cpu_count()), 4)}
+    assert daemon_cost(None, 100.0, log) == {}
