@@ -64,7 +64,6 @@ def synthetic_round(n_blocks: int, n_nodes: int, seed: int = 1) -> tuple[RoundIn
     return ri, state
 
 
-
 class ScaledReplay(BaseAdapter):
     """The exchanges captured of one job (``fixture``: a collector capture, its manifest.json and
     expected.json) served for ``n_jobs`` jobs at once: each synthetic job gets the captured
