@@ -9,12 +9,12 @@ Targets (issue 10): a round under 5 s of CPU; RSS under 1 GiB at 10 M blocks.
 
 - **collect**: the real Collector polls, for one window, the exchanges captured from the real
   cluster (tests/fixtures/captured/hadoop-3.4.2/collector-binary) served for N jobs at once
-  with their ids rewritten (dsbra.bench.synthetic.ScaledReplay), then ``build_round`` turns the
-  window into the policy input (block lookups, attribution, NameNode health). CPU of the
+  with their ids rewritten (dsbra.bench.synthetic.ScaledReplay), then ``build_round`` turns
+  the window into the policy input (block lookups, attribution, NameNode health). CPU of the
   polls of one window plus build_round.
 - **decide + act**: what the daemon runs after collecting, on a synthetic columnar round of B
-  blocks shaped as dsbra.bench.synthetic.synthetic_round (5 % read, 0.1 % hot, 1 % above base), with
-  the daemon's own block ids (HDFS's numeric ids, int64) and every block in the round (an upper
+  blocks shaped as dsbra.bench.synthetic.synthetic_round (5 % read, 0.1 % hot, 1 % above
+  base), with the daemon's own block ids (HDFS's numeric ids, int64) and every block in the round (an upper
   bound: the daemon's round holds the window's blocks plus the cooling ones): the persisted
   state is loaded (state.parquet), the default-profile DSBRA round runs, the rails fold it
   into a file plan (the daemon's default caps), apply_plan runs it in dry-run (journal base
