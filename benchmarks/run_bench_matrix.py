@@ -78,8 +78,8 @@ from pathlib import Path
 import yaml
 
 from dsbra.bench import grants
-from dsbra.bench.sitting import (BLOCK, LAYOUT, SIZE, WORKERS, arm_job_conf, arm_order, cluster_up, data_seed,
-                                 dsbra, wait_for_quiet)
+from dsbra.bench.sitting import (BLOCK, JOB_CONF_ARMS, LAYOUT, SIZE, WORKERS, arm_job_conf, arm_order, cluster_up,
+                                 data_seed, dsbra, wait_for_quiet)
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file
 from dsbra.cluster.spec import ClusterSpec
@@ -94,8 +94,6 @@ DAEMON_ARMS = {"dsbra": {}, "calibrated": {"policy": {"profile": "calibrated"}},
                "scarlett": {"policy": {"name": "scarlett"}}, "dare": {"policy": {"name": "dare"}},
                "dsbra-holdout": {"experiment": {"holdout": 0.5}},
                "dsbra-dry-run": {"mode": "dry-run"}}
-#: the AM start-up arms: static with one setting changed in every job's conf (arm_job_conf)
-JOB_CONF_ARMS = ["static-uber", "static-am256", "static-am-jvm-default", "static-am-hb100"]
 ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
         "dsbra-holdout", "dsbra-dry-run", "static-per-job", *JOB_CONF_ARMS, "static-nodelay"]
 #: the directory of --warm-up's run, which no report reads

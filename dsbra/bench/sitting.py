@@ -23,6 +23,8 @@ DELAY_MS = 10_000
 NET_MBIT = 40.0
 SIZE, BLOCK = "1g", "64m"  # the data set: 16 one-block files
 LAYOUT = StateLayout(default_state_dir())
+#: the AM start-up arms: static with one setting changed in every job's conf (arm_job_conf)
+JOB_CONF_ARMS = ["static-uber", "static-am256", "static-am-jvm-default", "static-am-hb100"]
 #: the job property of the ApplicationMaster's heartbeat to the ResourceManager
 AM_HEARTBEAT = "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms"
 #: the AM JVM options of the bundled cluster that static-am-jvm-default leaves out
