@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import time
@@ -24,41 +23,19 @@ from pathlib import Path
 import requests
 from tqdm import tqdm
 
+from dsbra.bench.sitting import cluster_cli
+from dsbra.cluster import processes as procs
+from dsbra.cluster.jobs import run_grep
+from dsbra.report import repeats_summary
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from dsbra.cluster import processes as procs  # noqa: E402
-from dsbra.cluster.jobs import run_grep  # noqa: E402
-
 STATE = ROOT / ".dsbra" / "bench-cluster"
 NET = ["--prefix", "dsbrab", "--subnet", "10.80.0.0/24", "--port-offset", "4000"]
 TARGETS = {"up_seconds": 120.0, "idle_rss_gib": 8.0, "grep_1map_seconds": 30.0}
 
 
-def cli(*args: str, state: Path = STATE) -> subprocess.CompletedProcess:
-    """`dsbra cluster ARGS` on the benchmark's own state dir; a failure ends the benchmark."""
-    proc = subprocess.run([sys.executable, "-m", "dsbra", "cluster", *args, "--state-dir", str(state)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"dsbra cluster {args[0]} failed: {proc.stderr.strip()}")
-    return proc
-
-
-def rss_bytes(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-        except OSError:
-            pass
-    return total
-
-
-def summary(values: list[float]) -> dict:
-    return {"runs": [round(v, 2) for v in values], "median": round(statistics.median(values), 2),
-            "min": round(min(values), 2), "max": round(max(values), 2)}
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return cluster_cli(*args, state=STATE)
 
 
 def main() -> None:
@@ -78,7 +55,7 @@ def main() -> None:
         cli("up", "--workers", str(args.workers), *NET)
         up_times.append(time.monotonic() - start)
         time.sleep(args.settle)
-        rss.append(rss_bytes(procs.state_processes(STATE.resolve())) / 2**30)
+        rss.append(procs.rss_bytes(procs.state_processes(STATE.resolve())) / 2**30)
         if _ is not args.repeats - 1:
             start = time.monotonic()
             cli("down")
@@ -104,10 +81,10 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release()},
         "hadoop_version": env["hadoop_version"],
         "workers": args.workers,
-        "up_seconds": summary(up_times),
-        "down_seconds": summary(down_times),
-        "idle_rss_gib": summary(rss),
-        "grep_1map_seconds": summary(grep_times),
+        "up_seconds": repeats_summary(up_times),
+        "down_seconds": repeats_summary(down_times),
+        "idle_rss_gib": repeats_summary(rss),
+        "grep_1map_seconds": repeats_summary(grep_times),
         "targets": TARGETS,
         "loadavg_1m": {"before": round(load_before[0], 1), "after": round(os.getloadavg()[0], 1)},
         "notes": "up: `dsbra cluster up` wall time from a cold start (cluster down, new HDFS) until every "

@@ -31,15 +31,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dsbra.bench.sitting import cluster_cli
+from dsbra.cluster import processes as procs
+from dsbra.cluster import state as st
+from dsbra.report import repeats_summary
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import bench_cluster  # noqa: E402
-from bench_cluster import rss_bytes, summary  # noqa: E402
-
-from dsbra.cluster import processes as procs  # noqa: E402
-from dsbra.cluster import state as st  # noqa: E402
-
 STATE = ROOT / ".dsbra" / "bench-cluster-modes"
 MODES = {"default": [], "ha": ["--ha"], "ha-manual": ["--ha", "--ha-failover", "manual"],
          "kerberos-tls": ["--kerberos", "--tls"], "tls": ["--tls"],
@@ -48,7 +45,7 @@ OUT = ROOT / "benchmarks" / "results" / "cluster-modes.json"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return bench_cluster.cli(*args, state=STATE)
+    return cluster_cli(*args, state=STATE)
 
 
 def cluster_pids() -> list[int]:
@@ -67,7 +64,7 @@ def measure(flags: list[str], net: list[str], workers: int, settle_s: float) -> 
     seconds = time.monotonic() - start
     time.sleep(settle_s)
     pids = cluster_pids()
-    rss = rss_bytes(pids) / 2**30
+    rss = procs.rss_bytes(pids) / 2**30
     cli("down", "--purge")
     return seconds, rss, len(pids)
 
@@ -121,7 +118,8 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release()},
         "workers": args.workers,
         "settle_s": args.settle,
-        "modes": {mode: {"flags": MODES[mode], "up_seconds": summary(r["up"]), "idle_rss_gib": summary(r["rss"]),
+        "modes": {mode: {"flags": MODES[mode], "up_seconds": repeats_summary(r["up"]),
+                         "idle_rss_gib": repeats_summary(r["rss"]),
                          "processes": r["processes"], "load_at_up": r["load"]} for mode, r in runs.items()},
         "loadavg_1m": {"before": round(load_before[0], 1), "after": round(os.getloadavg()[0], 1)},
         "notes": "up: `dsbra cluster up` wall time from a cold start until ready (--ha: both NameNodes "

@@ -9,12 +9,12 @@ Targets (issue 10): a round under 5 s of CPU; RSS under 1 GiB at 10 M blocks.
 
 - **collect**: the real Collector polls, for one window, the exchanges captured from the real
   cluster (tests/fixtures/captured/hadoop-3.4.2/collector-binary) served for N jobs at once
-  with their ids rewritten (bench_observe.ScaledReplay), then ``build_round`` turns the
-  window into the policy input (block lookups, attribution, NameNode health). CPU of the
+  with their ids rewritten (dsbra.bench.synthetic.ScaledReplay), then ``build_round`` turns
+  the window into the policy input (block lookups, attribution, NameNode health). CPU of the
   polls of one window plus build_round.
 - **decide + act**: what the daemon runs after collecting, on a synthetic columnar round of B
-  blocks shaped as bench_policy.synthetic_round (5 % read, 0.1 % hot, 1 % above base), with
-  the daemon's own block ids (HDFS's numeric ids, int64) and every block in the round (an upper
+  blocks shaped as dsbra.bench.synthetic.synthetic_round (5 % read, 0.1 % hot, 1 % above
+  base), with the daemon's own block ids (HDFS's numeric ids, int64) and every block in the round (an upper
   bound: the daemon's round holds the window's blocks plus the cooling ones): the persisted
   state is loaded (state.parquet), the default-profile DSBRA round runs, the rails fold it
   into a file plan (the daemon's default caps), apply_plan runs it in dry-run (journal base
@@ -48,22 +48,18 @@ from pathlib import Path
 
 import numpy as np
 
+from dsbra.act.apply import apply_plan
+from dsbra.act.journal import Journal
+from dsbra.bench.synthetic import COLLECTOR_CAPTURE, DELAY_S, replay_collector, synthetic_round
+from dsbra.daemon.config import RailsConfig
+from dsbra.daemon.round import merge_state, split_state
+from dsbra.observe.window import build_round
+from dsbra.policy.api import RoundInput
+from dsbra.policy.rails import Rails, plan_files
+from dsbra.policy.registry import make_policy
+from dsbra.policy.state import load_state, save_state
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from bench_observe import replay_collector  # noqa: E402
-from bench_policy import D, synthetic_round  # noqa: E402
-
-from dsbra.act.apply import apply_plan  # noqa: E402
-from dsbra.act.journal import Journal  # noqa: E402
-from dsbra.daemon.config import RailsConfig  # noqa: E402
-from dsbra.daemon.round import merge_state, split_state  # noqa: E402
-from dsbra.observe.window import build_round  # noqa: E402
-from dsbra.policy.api import RoundInput  # noqa: E402
-from dsbra.policy.rails import Rails, plan_files  # noqa: E402
-from dsbra.policy.registry import make_policy  # noqa: E402
-from dsbra.policy.state import load_state, save_state  # noqa: E402
 
 NODES = 1000
 TARGETS = {"round_cpu_s": 5.0, "rss_gib": 1.0}
@@ -71,7 +67,7 @@ TARGETS = {"round_cpu_s": 5.0, "rss_gib": 1.0}
 
 def collect_cpu(n_jobs: int) -> dict:
     """One window's polls of the real collector over the scaled replay, then build_round."""
-    adapter, c = replay_collector(n_jobs)
+    adapter, c = replay_collector(ROOT / COLLECTOR_CAPTURE, n_jobs)
     c0 = time.process_time()
     c.settings()
     for _ in range(adapter.polls_running):
@@ -104,7 +100,7 @@ def decide_act(ri, state_path: Path, journal: Journal) -> dict:
     c = time.process_time()
     state, unseen = split_state(old, ri)  # as the daemon's round: the loaded state not kept
     del old
-    policy = make_policy("dsbra", delay_threshold_s=D)
+    policy = make_policy("dsbra", delay_threshold_s=DELAY_S)
     decision, new_state = policy.decide(ri, state)
     held = held_bytes(ri, state, decision, new_state)
     del state

@@ -28,13 +28,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from dsbra.cluster.cluster import readiness
+from dsbra.cluster.docker import BASE_IMAGE, build, docker_client, image_tag, render_compose, work_dir
+from dsbra.cluster.spec import ClusterSpec
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from dsbra.cluster.cluster import readiness  # noqa: E402
-from dsbra.cluster.docker import BASE_IMAGE, build, docker_client, image_tag, render_compose, work_dir  # noqa: E402
-from dsbra.cluster.spec import ClusterSpec  # noqa: E402
-
 PROJECT = "dsbra-bench"
 SUBNET = "172.29.9.0/24"
 

@@ -32,12 +32,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import requests
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_bench_matrix import BLOCK, LAYOUT, cluster_up, dsbra, wait_for_quiet  # noqa: E402
-
-from dsbra.cluster import cluster as cl  # noqa: E402
-from dsbra.cluster.spec import SHARED_CACHE_ROOT, parse_size  # noqa: E402
-from dsbra.report import t_interval  # noqa: E402
+from dsbra.bench.sitting import BLOCK, LAYOUT, cluster_up, dsbra, wait_for_quiet
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.spec import SHARED_CACHE_ROOT, parse_size
+from dsbra.report import t_interval
 
 ARMS = ("shipped", "cached")
 DATA_SEED = 1

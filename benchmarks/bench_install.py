@@ -32,12 +32,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dsbra.cluster.paths import stage_sources
+from dsbra.daemon.config import bundled_cluster_section
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from dsbra.cluster.paths import stage_sources  # noqa: E402
-from dsbra.daemon.config import bundled_cluster_section  # noqa: E402
-
 RESULTS = ROOT / "benchmarks" / "results"
 EXTRAS_PACKAGES = ("matplotlib", "docker", "pyhive", "thrift")
 

@@ -19,14 +19,13 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from dsbra.bench.data import LINE_BYTES, grep_block
+from dsbra.bench.network import reads_session, time_reads
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.paths import StateLayout
+from dsbra.errors import DsbraError
 
-from dsbra.bench.data import LINE_BYTES, grep_block  # noqa: E402
-from dsbra.bench.network import reads_session, time_reads  # noqa: E402
-from dsbra.cluster import cluster as cl  # noqa: E402
-from dsbra.cluster.paths import StateLayout  # noqa: E402
-from dsbra.errors import DsbraError  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:

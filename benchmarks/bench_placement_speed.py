@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim_placement import T95
+from dsbra.report import T95
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = "org.apache.hadoop.hdfs.server.blockmanagement.PlacementSpeed"

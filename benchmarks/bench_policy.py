@@ -34,51 +34,10 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from dsbra.bench.synthetic import DELAY_S, synthetic_round
 from dsbra.policy.api import BlockState, RoundInput
 from dsbra.policy.reference import as_python_blocks, loop_round
 from dsbra.policy.registry import make_policy
-
-D = 10.0
-
-
-def synthetic_round(n_blocks: int, n_nodes: int, seed: int = 1) -> tuple[RoundInput, BlockState]:
-    """A cluster-shaped round: base replication 3, 1% of blocks already carrying 1-2 extra
-    replicas, 5% read in the window, 0.1% with every task waiting the full D, 10% with
-    history. Replicas of a block sit on distinct nodes. GAvg lands above the gate, so the
-    round both replicates and dereplicates."""
-    rng = np.random.default_rng(seed)
-    extra = np.where(rng.random(n_blocks) < 0.01, rng.integers(1, 3, n_blocks), 0)
-    rc = 3 + extra
-    first = rng.integers(0, n_nodes, n_blocks)
-    # distinct nodes: increasing offsets whose total span stays below n_nodes
-    gap = (n_nodes - 1) // 5
-    steps = 1 + rng.integers(0, gap, (n_blocks, 5))
-    offsets = np.concatenate((np.zeros((n_blocks, 1), np.int64), np.cumsum(steps, 1)), 1)
-    matrix = (first[:, None] + offsets) % n_nodes
-    mask = np.arange(6)[None, :] < rc[:, None]
-    replica_nodes = matrix[mask].astype(np.int32)
-    indptr = np.zeros(n_blocks + 1, np.int64)
-    np.cumsum(rc, out=indptr[1:])
-    read = rng.random(n_blocks) < 0.05
-    tasks = np.where(read, rng.geometric(0.3, n_blocks), 0).astype(np.int32)
-    delayed = np.minimum((rng.random(n_blocks) * (tasks + 1)).astype(np.int32), tasks)
-    delay_s = (0.5 + 0.5 * rng.random(n_blocks)) * delayed * D
-    hot = rng.random(n_blocks) < 1e-3
-    delayed = np.where(hot, tasks, delayed)
-    delay_s = np.where(hot, tasks * D, delay_s)
-    nonlocal_ = np.minimum((rng.random(n_blocks) * (tasks + 1)).astype(np.int32), tasks)
-    ri = RoundInput(block_ids=1_073_741_825 + np.arange(n_blocks, dtype=np.int64),
-                    file_index=np.arange(n_blocks, dtype=np.int32), tasks=tasks,
-                    delayed_tasks=delayed, delay_s=delay_s, nonlocal_tasks=nonlocal_,
-                    peak_readers=np.minimum(tasks, 8), replica_indptr=indptr,
-                    replica_nodes=replica_nodes, base_replication=np.full(n_blocks, 3),
-                    node_names=np.array([f"dn{j:04d}" for j in range(n_nodes)], dtype=object))
-    y = np.where(rng.random(n_blocks) < 0.1, 0.2 + 0.7 * rng.random(n_blocks), 0.0)
-    state = BlockState(block_ids=ri.block_ids, y=y, n=rng.integers(0, 100, n_blocks),
-                       base_replication=ri.base_replication, file_index=ri.file_index,
-                       idle_rounds=np.zeros(n_blocks, np.int32))
-    return ri, state
-
 
 def subsample(ri: RoundInput, st: BlockState, k: int, seed: int = 2):
     rows = np.sort(np.random.default_rng(seed).choice(len(ri), size=k, replace=False))
@@ -138,7 +97,7 @@ def main(argv=None) -> dict:
     ri, st = synthetic_round(args.blocks, args.nodes)
     gen_s = time.perf_counter() - t0
     # the calibrated profile: the one the per-block reference loop implements
-    dsbra = make_policy("dsbra", profile="calibrated", delay_threshold_s=D)
+    dsbra = make_policy("dsbra", profile="calibrated", delay_threshold_s=DELAY_S)
 
     decision, new_state = dsbra.decide(ri, st)  # warm-up; also the reported decision
     vec = timed(lambda: dsbra.decide(ri, st), args.repeats, "dsbra round")
@@ -163,8 +122,8 @@ def main(argv=None) -> dict:
     loop_scaled = [s * scale for s in loop]
 
     others = {}
-    for name, params in [("dsbra", {"delay_threshold_s": D}),  # the default: adaptive
-                         ("dsbra-literal", {"delay_threshold_s": D}), ("static", {}),
+    for name, params in [("dsbra", {"delay_threshold_s": DELAY_S}),  # the default: adaptive
+                         ("dsbra-literal", {"delay_threshold_s": DELAY_S}), ("static", {}),
                          ("scarlett", {}), ("dare", {"p": 0.3})]:
         pol = make_policy(name, **params)
         pol.decide(ri, st)

@@ -41,33 +41,15 @@ from pathlib import Path
 from dsbra.bench.data import DatasetPlan
 from dsbra.bench.schedule import fb2009_bins
 from dsbra.report import t_interval
-from dsbra.sim.config import SimConfig
+from dsbra.sim.fitted import BLOCK, HOT_FRACTION, fitted_config
 from dsbra.sim.run import WorkloadSpec, simulate
 
-BLOCK = 64 << 20
 SIZES_GIB = (1, 2)                      # run_bench_matrix.py's data set, and twice it
 LOADS = ((40, 3.0), (20, 6.0))          # jobs, mean gap s: the loaded schedule, and half its jobs
-HOT_FRACTION, HOT_SHARES = 1 / 16, (0.5, 0.7, 0.9)
+HOT_SHARES = (0.5, 0.7, 0.9)
 HOT_PERIOD_S = 1e6                      # longer than any run: the same files hot throughout
-INTERVAL_S, DELAY_S = 30.0, 10.0
 REACTIVE_K = (1, 2, 3, 5, 8)
 STORAGE_BOUND, CAPTURE_BAR, MIN_ORACLE_GAIN = 0.10, 0.50, 0.10
-
-
-def sim_config(fit: dict, policy: str, seed: int, params: dict | None = None,
-               max_am_share: float | None = None) -> SimConfig:
-    """The simulator as compare_sim_real.py fitted it to the real cluster (``max_am_share``:
-    the queues' maxAMShare instead of the fitted cluster's)."""
-    model = {k: v for k, v in fit["task_model"].items() if k != "sources"}
-    am = {k: fit["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")}
-    if max_am_share is not None:
-        am["max_am_share"] = max_am_share
-    return SimConfig(nodes=4, racks=2, replication=2, block_size_mb=BLOCK / (1 << 20), max_replication=4,
-                     slots_per_node=fit["slots_per_node"], heartbeat_s=fit["heartbeat_s"],
-                     delay_node_s=DELAY_S, delay_rack_s=DELAY_S, delay_threshold_s=DELAY_S,
-                     policy=policy, interval_s=INTERVAL_S,
-                     signals="observed" if policy == "dsbra" else "scheduler",
-                     policy_params=params or {}, seed=seed, **am, **model)
 
 
 def arms(reactive_k=REACTIVE_K) -> dict[str, tuple[str, dict | None]]:
@@ -82,7 +64,7 @@ def evaluate(schedule: Path, fit: dict, seeds: int, max_am_share: float | None =
     """Per arm: each seed's mean response and extra storage, and the captured shares."""
     per_arm = {}
     for arm, (policy, params) in arms(reactive_k).items():
-        runs = [simulate(sim_config(fit, policy, seed, params, max_am_share),
+        runs = [simulate(fitted_config(fit, policy, seed, params, max_am_share),
                          WorkloadSpec(source=f"schedule:{schedule}")).summary
                 for seed in range(seeds)]
         per_arm[arm] = {"response_s": [r["mean_response_s"] for r in runs],

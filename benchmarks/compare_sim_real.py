@@ -48,30 +48,19 @@ repetition (real) and by seed (simulated); issue 42's targets, met or not. ``--j
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import statistics
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
-from container_grants import classify  # noqa: E402
-from locality_by_file import locality_split  # noqa: E402
-
-from dsbra.report import Run, arm_table, captured, find_runs, mean_or_none, t_interval  # noqa: E402
-from dsbra.sim.config import BINDINGS, BUNDLED_AM_HEARTBEAT_S, SimConfig  # noqa: E402
-from dsbra.sim.run import WorkloadSpec, simulate  # noqa: E402
+from dsbra.bench.analysis import CAUSE_KEYS, causes_by_arm, handed_on_share, mean_causes, targets
+from dsbra.report import Run, arm_table, captured, find_runs, mean_or_none
+from dsbra.sim.config import BINDINGS, BUNDLED_AM_HEARTBEAT_S
+from dsbra.sim.fitted import ARM_POLICY, DELAY_S, INTERVAL_S, arm_config
+from dsbra.sim.run import WorkloadSpec, simulate
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
-              "dsbra": ("dsbra", True), "calibrated": ("dsbra", True),
-              "paper-literal": ("dsbra", True), "scarlett": ("scarlett", True),
-              "dare": ("dare", True), "oracle": ("oracle", True)}
-PROFILE = {"calibrated": "calibrated", "paper-literal": "paper-literal"}
-DELAY_S = 10.0
-INTERVAL_S = 30.0  # the daemon arms' policy round (run_bench_matrix.py runs the daemon so)
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE = 10.0, 0.15
 HEARTBEATS = (0.5, 1.0, 2.0, 3.0, 4.0)
 SLOTS = (1, 2, 3, 4, 5)
@@ -80,79 +69,6 @@ AM_SLOTS = (2, 3, 4, 5)  # with AMs: a node must hold one AM and at least one ma
 #: under load the AMs start slower than the first one did on a quiet cluster
 AM_STARTUP_S = (10.0, 20.0, 30.0, 45.0, 60.0, 90.0)
 MAX_AM_SHARE = 0.5  # the bundled queues' maxAMShare (dsbra/cluster/config.py)
-#: issue 42's targets on a sitting with grant records: the handed-on share of the off-node
-#: maps within 15 points of the real one (static, dsbra), node locality within 5 (those and
-#: the oracle), and the other files' maps losing locality when dsbra spreads the hot file
-TARGET_HANDED_ON_POINTS, TARGET_LOCALITY_POINTS = 15.0, 5.0
-CAUSE_KEYS = ("node_locality", "off_node_maps", "handed_on", "delay_expired",
-              "hot_file_node_locality", "other_files_node_locality")
-
-
-def map_causes(run: Run, simulated: bool) -> dict:
-    """One run's node locality (%), its off-node maps, those by cause (handed on, delay
-    expired: None for a real run without grant records), and the node locality (%) of the hot
-    file's maps (the file most of the run's maps read) and of the other files'."""
-    t = run.tasks
-    off = sum(loc != 0 for loc in t["locality"])
-    hot = collections.Counter(t["block_id"]).most_common(1)[0][0]
-    hot_pct, other_pct = locality_split(t, hot)
-    causes = (json.loads((run.path / "summary.json").read_text())["container_grants"] if simulated
-              else classify(run.path) if (run.path / "grants.json").exists() else {})
-    return {"node_locality": 100 * (1 - off / len(t["locality"])), "off_node_maps": off,
-            "handed_on": causes.get("handed_on"), "delay_expired": causes.get("delay_expired"),
-            "hot_file_node_locality": hot_pct, "other_files_node_locality": other_pct}
-
-
-def causes_by_arm(arms: dict[str, list[Run]], simulated: bool) -> dict[str, dict[str, list]]:
-    """Arm -> run name -> map_causes of that run (runs by repetition or seed name)."""
-    return {arm: {r.path.name: map_causes(r, simulated) for r in runs} for arm, runs in arms.items()}
-
-
-def mean_causes(per_run: dict[str, dict]) -> dict:
-    """Each measure's mean over the runs that have it (None where none has)."""
-    return {k: mean_or_none([c[k] for c in per_run.values() if c[k] is not None]) for k in CAUSE_KEYS}
-
-
-def handed_on_share(per_run: dict[str, dict]) -> float | None:
-    """Percent of the off-node maps that were handed on, pooled over the runs with grants."""
-    runs = [c for c in per_run.values() if c["handed_on"] is not None]
-    off = sum(c["off_node_maps"] for c in runs)
-    return 100 * sum(c["handed_on"] for c in runs) / off if off else None
-
-
-def paired_trade(per_arm: dict[str, dict], arm: str, baseline: str) -> dict:
-    """``arm`` - ``baseline`` for each measure, paired by run name (repetition or seed): mean
-    with its 95% t-interval and the pairs; None under two pairs or where a run lacks it."""
-    a, b = per_arm.get(arm, {}), per_arm.get(baseline, {})
-    names = sorted(set(a) & set(b))
-    out = {}
-    for k in CAUSE_KEYS:
-        diffs = [a[n][k] - b[n][k] for n in names if a[n][k] is not None and b[n][k] is not None]
-        ci = t_interval(diffs)
-        out[k] = None if ci is None else {"mean": ci[0], "low": ci[1], "high": ci[2], "pairs": len(diffs)}
-    return out
-
-
-def targets(causes: dict) -> dict:
-    """Issue 42's targets on these runs, each with the measured values and whether it is met
-    (None where the runs cannot tell: no grant records, no such arm, under two pairs)."""
-    out = {}
-    for arm in ("static", "dsbra"):
-        if arm in causes["real"]:
-            r, m = (handed_on_share(causes[side][arm]) for side in ("real", "sim"))
-            out[f"{arm}: handed-on share of off-node maps within {TARGET_HANDED_ON_POINTS:g} points"] = {
-                "real": r, "sim": m, "met": None if r is None or m is None else abs(m - r) <= TARGET_HANDED_ON_POINTS}
-    for arm in ("static", "dsbra", "oracle"):
-        if arm in causes["real"]:
-            r, m = (mean_causes(causes[side][arm])["node_locality"] for side in ("real", "sim"))
-            out[f"{arm}: node locality within {TARGET_LOCALITY_POINTS:g} points"] = {
-                "real": r, "sim": m, "met": abs(m - r) <= TARGET_LOCALITY_POINTS}
-    trade = {side: paired_trade(causes[side], "dsbra", "static") for side in ("real", "sim")}
-    if "dsbra" in causes["real"]:
-        r, m = (t["other_files_node_locality"] for t in (trade["real"], trade["sim"]))
-        out["dsbra - static: the other files' maps lose node locality (the sign of 6.8's trade)"] = {
-            "real": r, "sim": m, "met": None if m is None else m["mean"] < 0}
-    return {"targets": out, "trade": trade}
 
 
 def map_phase(run) -> tuple[dict[str, float], dict[str, float]]:
@@ -236,35 +152,6 @@ def am_startup_s(runs) -> float:
         first = int(np.argmin(j["submit_s"]))
         gaps.append(pending[j["job_id"][first]] - j["submit_s"][first])
     return statistics.median(gaps)
-
-
-def scheduler_config(delay: bool, capacity_node_delay: int | None) -> dict:
-    """The simulator's scheduler as the replays ran it: the Fair Scheduler with D = DELAY_S
-    (time-based), or with ``capacity_node_delay`` the Capacity Scheduler (its count-based
-    delays, several containers per node heartbeat as Hadoop's default; off: node delay -1 and
-    additional rack delay 0, as run_bench_matrix.py brings it up)."""
-    if capacity_node_delay is None:
-        return {"delay_node_s": DELAY_S if delay else 0.0, "delay_rack_s": DELAY_S if delay else 0.0,
-                "delay_threshold_s": DELAY_S}
-    return {"scheduler": "capacity", "node_locality_delay": capacity_node_delay if delay else -1,
-            "rack_locality_additional_delay": -1 if delay else 0, "assign_multiple": True}
-
-
-def arm_config(arm: str, model: dict, slots: int, interval_s: float, heartbeat_s: float, am: dict,
-               binding: dict, seed: int, capacity_node_delay: int | None = None, nodes: int = 4,
-               racks: int = 2) -> SimConfig:
-    """The simulator's cluster for ``arm`` as the replays ran it (the bundled cluster's 4
-    workers on 2 racks unless ``nodes``/``racks`` say otherwise; a block on at most every node,
-    or the simulator's default cap)."""
-    policy, delay = ARM_POLICY[arm]
-    return SimConfig(nodes=nodes, racks=racks, replication=2, block_size_mb=64.0,
-                     max_replication=min(nodes, SimConfig.max_replication),
-                     slots_per_node=slots, heartbeat_s=heartbeat_s, **binding,
-                     **scheduler_config(delay, capacity_node_delay),
-                     policy=policy, interval_s=interval_s,
-                     signals="observed" if policy == "dsbra" else "scheduler",
-                     policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
-                     seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
 
 
 def simulate_arm(arm: str, schedule_path: Path, model: dict, slots: int, seeds: int, out: Path,

@@ -34,12 +34,10 @@ import statistics
 import sys
 from pathlib import Path
 
+from dsbra.bench.analysis import STAGES, most_ams_at_once, paired_stages
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.observe.collector import Endpoints
-from dsbra.report import t_interval
-
-STAGES = ("am_queue", "am_jvm", "am_init", "am_request", "map_wait")
 
 
 def job_stages(ep: Endpoints, app: dict) -> dict[str, float]:
@@ -66,45 +64,6 @@ def run_jobs(ep: Endpoints, run_dir: Path, apps: list[dict]) -> list[dict]:
     start_ms = summary.get("t0_wall_ms") or int(summary["label"].rsplit("-", 1)[1]) * 1000
     end_ms = start_ms + int(summary["wall_s"] * 1000)
     return [a for a in apps if a["name"].startswith("bench-job") and start_ms <= a["startedTime"] <= end_ms]
-
-
-def most_ams_at_once(apps: list[dict]) -> int:
-    """The most of ``apps`` whose AM container ran at one time (launchTime to finishedTime): how
-    many AMs the queues' maxAMShare let in together."""
-    events = sorted([(a["launchTime"], 1) for a in apps] + [(a["finishedTime"], -1) for a in apps])
-    running = most = 0
-    for _, step in events:  # at one instant, an end (-1) sorts before a start
-        running += step
-        most = max(most, running)
-    return most
-
-
-def paired_by_rep(rows: dict[str, dict], baseline: str, measures: dict) -> dict[str, dict]:
-    """Per arm other than ``baseline`` (``rows`` keyed "<arm>/<rep>"): each measure (name ->
-    a run's value) minus the baseline's in the same repetition, as the mean with its 95%
-    t-interval over the pairs; arms with fewer than 2 pairs are left out."""
-    arms: dict[str, dict[str, dict]] = {}
-    for name, row in rows.items():
-        arm, rep = name.split("/")
-        arms.setdefault(arm, {})[rep] = row
-    if baseline not in arms:
-        raise SystemExit(f"--baseline {baseline}: no such arm among {', '.join(sorted(arms))}")
-    out = {}
-    for arm, reps in sorted(arms.items()):
-        common = sorted(set(reps) & set(arms[baseline]))
-        if arm == baseline or len(common) < 2:
-            continue
-        out[arm] = {"pairs": len(common)} | {
-            name: [round(x, 2) for x in t_interval([value(reps[r]) - value(arms[baseline][r]) for r in common])]
-            for name, value in measures.items()}
-    return out
-
-
-def paired_stages(rows: dict[str, dict], baseline: str) -> dict[str, dict]:
-    """Per arm other than ``baseline``: each stage's (and the total's) median per run minus the
-    baseline's in the same repetition, as the mean with its 95% t-interval over the pairs."""
-    return paired_by_rep(rows, baseline, {stage: lambda row, stage=stage: row[stage]["median_s"]
-                                          for stage in (*STAGES, "total")})
 
 
 def main() -> None:

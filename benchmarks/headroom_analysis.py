@@ -11,16 +11,12 @@ often over the run ("hot") and of the rest.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_sim_matrix import SETUPS  # noqa: E402
-
-from dsbra.sim.config import SimConfig  # noqa: E402
-from dsbra.sim.run import WorkloadSpec, build_workload, simulate  # noqa: E402
+from dsbra.sim.config import SimConfig
+from dsbra.sim.run import WorkloadSpec, build_workload, simulate
+from dsbra.sim.setups import SETUPS
 
 
 def main() -> None:

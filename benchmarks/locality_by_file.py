@@ -17,28 +17,8 @@ import argparse
 import collections
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
+from dsbra.bench.analysis import locality_split, off_node_by_wait, read_tasks
 from dsbra.report import t_interval
-
-
-def read_tasks(tasks: Path) -> dict[str, list]:
-    """The columns of a run's ``tasks.parquet`` this script reads, read once."""
-    return pq.read_table(tasks, columns=["block_id", "locality", "wait_s"]).to_pydict()
-
-
-def locality_split(t: dict[str, list], hot_block: int) -> tuple[float, float]:
-    """Percent of node-local maps among the hot block's and among the others."""
-    hot = [loc == 0 for b, loc in zip(t["block_id"], t["locality"]) if b == hot_block]
-    rest = [loc == 0 for b, loc in zip(t["block_id"], t["locality"]) if b != hot_block]
-    return 100 * sum(hot) / len(hot), 100 * sum(rest) / len(rest)
-
-
-def off_node_by_wait(t: dict[str, list], delay_s: float) -> tuple[int, int]:
-    """Maps that ran off their node, split by whether they launched within ``delay_s`` of
-    becoming pending (before delay scheduling would relax their job's locality) or later."""
-    waits = [w for loc, w in zip(t["locality"], t["wait_s"]) if loc != 0]
-    return sum(w < delay_s for w in waits), sum(w >= delay_s for w in waits)
 
 
 def main() -> None:

@@ -47,17 +47,15 @@ from pathlib import Path
 import requests
 import yaml
 
+from dsbra.act.journal import Journal
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.jobs import grep_lines, submit_spaced
+from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.spec import ClusterSpec
+from dsbra.daemon.config import bundled_cluster_section
+from dsbra.observe.collector import Endpoints
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from dsbra.act.journal import Journal  # noqa: E402
-from dsbra.cluster import cluster as cl  # noqa: E402
-from dsbra.cluster.jobs import grep_lines, submit_spaced  # noqa: E402
-from dsbra.cluster.paths import StateLayout  # noqa: E402
-from dsbra.cluster.spec import ClusterSpec  # noqa: E402
-from dsbra.daemon.config import bundled_cluster_section  # noqa: E402
-from dsbra.observe.collector import Endpoints  # noqa: E402
-
 DIR = "/lowering"
 COLD = 4
 

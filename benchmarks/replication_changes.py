@@ -17,78 +17,10 @@ UTC, as the bundled cluster's hosts write them.
 from __future__ import annotations
 
 import argparse
-import collections
 import json
-import re
-from datetime import datetime, timezone
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
-DECISION = re.compile(r"^ts=(?P<ts>\S+ \S+) .*logger=dsbra\.act\.apply decision "
-                      r"round=(?P<round>\d+) file=(?P<file>\S+) "
-                      r"replication=(?P<old>\d+)->(?P<new>\d+) .*rule=(?P<rule>\S+) .*outcome=sent")
-
-
-def sent_changes(log: Path) -> list[dict]:
-    """The replication changes a run's daemon sent, in order."""
-    out = []
-    for line in log.read_text().splitlines():
-        m = DECISION.search(line)
-        if m:
-            at = datetime.strptime(m["ts"], "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=timezone.utc)
-            out.append({"round": int(m["round"]), "file": m["file"], "old": int(m["old"]),
-                        "new": int(m["new"]), "rule": m["rule"], "wall_s": at.timestamp()})
-    return out
-
-
-def readers(schedule: dict) -> dict[str, list[str]]:
-    """The ids of the schedule's jobs that read each input file."""
-    out = collections.defaultdict(list)
-    for job in schedule["jobs"]:
-        for path in set(job["inputs"]):
-            out[path].append(job["job_id"])
-    return out
-
-
-def churn(changes: list[dict]) -> dict:
-    """Per run: files raised; of those, lowered after a raise (with the rounds from the raise to
-    the first lowering) and raised again after being lowered."""
-    raised, lowered, lowered_at, reraised = set(), {}, {}, set()
-    last_raise: dict[str, int] = {}
-    for c in changes:
-        f = c["file"]
-        if c["new"] > c["old"]:
-            if f in lowered:
-                reraised.add(f)
-            raised.add(f)
-            last_raise[f] = c["round"]
-        elif f in last_raise and f not in lowered:
-            lowered[f] = c["round"] - last_raise[f]
-            lowered_at[f] = c["wall_s"]
-    return {"raised": sorted(raised), "lowered_after_rounds": lowered, "lowered_at": lowered_at,
-            "raised_again": sorted(reraised)}
-
-
-def summarize(result_sets: list[Path]) -> list[dict]:
-    rows = []
-    for rs in result_sets:
-        schedule = json.loads((rs / "schedule.json").read_text())
-        reads, jobs = readers(schedule), len(schedule["jobs"])
-        for log in sorted(rs.glob("*/rep*/daemon.log")):
-            run = log.parent
-            t0_s = json.loads((run / "summary.json").read_text())["t0_wall_ms"] / 1000
-            submitted = dict(zip(*pq.read_table(run / "jobs.parquet", columns=["job_id", "submit_s"])
-                                 .to_pydict().values()))
-            c = churn(sent_changes(log))
-            lowered_at = {f: at - t0_s for f, at in c.pop("lowered_at").items()}
-            after = {f: sum(submitted[j] > at for j in reads.get(f, [])) for f, at in lowered_at.items()}
-            any_after = {f: sum(t > at for t in submitted.values()) for f, at in lowered_at.items()}
-            rows.append({"result_set": rs.name, "arm": run.parent.name, "rep": run.name,
-                         "jobs": jobs, "hottest_jobs": max(map(len, reads.values())), **c,
-                         "jobs_reading": {f: len(reads.get(f, [])) for f in c["raised"]},
-                         "jobs_reading_after_lowering": after, "jobs_after_lowering": any_after})
-    return rows
+from dsbra.bench.churn import churn_by_run
 
 
 def table(rows: list[dict]) -> str:
@@ -126,7 +58,7 @@ def main() -> None:
     for rs in a.result_sets:
         if not (rs / "schedule.json").is_file():
             ap.error(f"{rs}: no schedule.json (not a run_bench_matrix.py result set)")
-    rows = summarize(a.result_sets)
+    rows = churn_by_run(a.result_sets)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1) + "\n")
     print(table(rows))

@@ -72,93 +72,32 @@ import argparse
 import dataclasses
 import json
 import os
-import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
+from dsbra.bench import grants
+from dsbra.bench.sitting import (BLOCK, JOB_CONF_ARMS, LAYOUT, SIZE, WORKERS, arm_job_conf, arm_order, cluster_up,
+                                 data_seed, dsbra, wait_for_quiet)
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file
+from dsbra.cluster.spec import ClusterSpec
+from dsbra.daemon.config import bundled_cluster_section
+from dsbra.hadoop.hdfs import HdfsActor
+from dsbra.observe.collector import Endpoints
+from dsbra.observe.hadoop_conf import read_site
 
-import container_grants  # noqa: E402
-from dsbra.cluster import cluster as cl  # noqa: E402
-from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file  # noqa: E402
-from dsbra.cluster.paths import StateLayout, default_state_dir  # noqa: E402
-from dsbra.cluster.spec import ClusterSpec  # noqa: E402
-from dsbra.daemon.config import bundled_cluster_section  # noqa: E402
-from dsbra.hadoop.hdfs import HdfsActor  # noqa: E402
-from dsbra.observe.collector import Endpoints  # noqa: E402
-from dsbra.observe.hadoop_conf import read_site  # noqa: E402
-
-WORKERS = 4
-DELAY_MS = 10_000
-NET_MBIT = 40.0
-SIZE, BLOCK = "1g", "64m"
 #: arm -> the daemon's config sections beyond the cluster's (policy, experiment)
 DAEMON_ARMS = {"dsbra": {}, "calibrated": {"policy": {"profile": "calibrated"}},
                "paper-literal": {"policy": {"profile": "paper-literal"}},
                "scarlett": {"policy": {"name": "scarlett"}}, "dare": {"policy": {"name": "dare"}},
                "dsbra-holdout": {"experiment": {"holdout": 0.5}},
                "dsbra-dry-run": {"mode": "dry-run"}}
-LAYOUT = StateLayout(default_state_dir())
-#: the AM start-up arms: static with one setting changed in every job's conf (arm_job_conf)
-JOB_CONF_ARMS = ["static-uber", "static-am256", "static-am-jvm-default", "static-am-hb100"]
-AM_HEARTBEAT = "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms"
 ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
         "dsbra-holdout", "dsbra-dry-run", "static-per-job", *JOB_CONF_ARMS, "static-nodelay"]
-#: the AM JVM options of the bundled cluster that static-am-jvm-default leaves out
-AM_START_UP_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
-AM_OPTS = "yarn.app.mapreduce.am.command-opts"
 #: the directory of --warm-up's run, which no report reads
 WARM_UP = "warm-up"
-
-
-def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    print("$ dsbra " + " ".join(args), flush=True)
-    return subprocess.run([sys.executable, "-m", "dsbra", *args], check=check, text=True)
-
-
-def arm_order(arms: list[str], rep: int) -> list[str]:
-    """Repetition ``rep``'s arms, ``arms`` rotated by rep - 1: over len(arms) repetitions each arm
-    runs in each place once, so what a place brings (the previous run's load, a cold cache) falls
-    on no one arm."""
-    k = (rep - 1) % len(arms)
-    return arms[k:] + arms[:k]
-
-
-def cluster_up(delay: bool, seed: int, scheduler: str = "fair", node_delay: int = 40,
-               shared_cache: bool = False) -> None:
-    """The cluster with delay scheduling on or off (and YARN's shared cache or not), restarted
-    when it runs otherwise, and the data set in it (a restarted cluster's HDFS starts empty;
-    `bench data` keeps what is there)."""
-    if scheduler == "capacity":
-        want = {"scheduler": "capacity", "node_locality_delay": node_delay if delay else -1,
-                "rack_locality_additional_delay": -1 if delay else 0}
-        flags = ["--scheduler", "capacity",
-                 "--node-locality-delay", str(want["node_locality_delay"]),
-                 "--rack-locality-additional-delay", str(want["rack_locality_additional_delay"])]
-    else:
-        ms = DELAY_MS if delay else -1
-        want = {"scheduler": "fair", "locality_delay_node_ms": ms}
-        flags = ["--continuous-scheduling", "--locality-delay-node-ms", str(ms),
-                 "--locality-delay-rack-ms", str(ms)]
-    want |= {"net_mbit": NET_MBIT, "workers": WORKERS, "shared_cache": shared_cache}
-    flags += ["--shared-cache"] if shared_cache else []
-    current = cl.status(LAYOUT)
-    running = ClusterSpec.from_dict(current.data["spec"]) if current.state == "up" else None
-    if running is None or any(getattr(running, k) != v for k, v in want.items()):
-        if current.state != "down":
-            dsbra("cluster", "down")
-        dsbra("cluster", "up", "--workers", str(WORKERS), "--replication", "2", "--block-size", BLOCK,
-              "--net-mbit", str(NET_MBIT), *flags, "--timeout", "400")
-    dsbra("bench", "data", "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(seed))
-
-
-def data_seed(schedule: Path) -> int:
-    """The seed of the data set the schedule's jobs read (`dsbra bench data --data-seed`)."""
-    return int(json.loads(schedule.read_text())["dataset"]["seed"])
 
 
 def set_data_replication(actor: HdfsActor, paths: list[str], n: int, timeout_s: float = 900) -> float:
@@ -202,24 +141,6 @@ def set_max_am_share(share: float | None, timeout_s: float = 90) -> None:
           f"{path} reloaded", flush=True)
 
 
-def arm_job_conf(arm: str, mapred_site: dict[str, str]) -> dict[str, str]:
-    """The job properties ``arm`` sets over the cluster's ``mapred_site`` (its client's
-    mapred-site.xml), everything else as the cluster has it; {} for arms that set none."""
-    if arm == "static-uber":
-        # the uber limits stay Hadoop's: at most 9 maps, and input at most one block (64 MB), so
-        # only the jobs of one file run uber
-        return {"mapreduce.job.ubertask.enable": "true"}
-    if arm == "static-am256":
-        mb = 256
-        return {"yarn.app.mapreduce.am.resource.mb": str(mb),
-                AM_OPTS: re.sub(r"-Xmx\d+m", f"-Xmx{int(mb * 0.65)}m", mapred_site[AM_OPTS])}
-    if arm == "static-am-jvm-default":
-        return {AM_OPTS: " ".join(o for o in mapred_site[AM_OPTS].split() if o not in AM_START_UP_OPTS)}
-    if arm == "static-am-hb100":  # the AM reads its allocator's heartbeat from the job's conf
-        return {AM_HEARTBEAT: "100"}
-    return {}
-
-
 def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -> Path:
     cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
            "state_dir": str(run_dir / "daemon-state"),
@@ -229,19 +150,6 @@ def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -
     path = run_dir / "daemon.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
-
-
-def wait_for_quiet(max_load: float, timeout_s: float = 600) -> list[float]:
-    """Block until the 1-minute load average is below max_load (the idle cluster's own daemons
-    stay well under 1 on this machine), and return the load averages then; refuse to start a
-    run on a machine something else is using (issue 26: measure on a quiet machine only)."""
-    t0 = time.monotonic()
-    while (load := os.getloadavg())[0] >= max_load:
-        if time.monotonic() - t0 > timeout_s:
-            raise SystemExit(f"load {load[0]:.2f} still >= {max_load} after {timeout_s:.0f} s: "
-                             "something else is running; stop it and rerun (done runs are kept)")
-        time.sleep(10)
-    return [round(x, 2) for x in load]
 
 
 def arm_name(arm: str, max_am_share: float | None) -> str:
@@ -285,7 +193,7 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
             sections = sections | {"experiment": sections["experiment"] | {"seed": rep}}
         args += ["--daemon-config", str(daemon_config(run_dir, env, sections, interval_s))]
     if record_grants:
-        container_grants.debug_allocations(env["rm"])
+        grants.debug_allocations(env["rm"])
     load_before = wait_for_quiet(max_load)
     t0 = time.monotonic()
     dsbra(*args)
@@ -297,7 +205,7 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
         summary["max_am_share"] = max_am_share
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     if record_grants:
-        container_grants.record(run_dir, env, Endpoints.from_urls(env["rm"], env["namenode"], env["jhs"], user="root"))
+        grants.record(run_dir, env, Endpoints.from_urls(env["rm"], env["namenode"], env["jhs"], user="root"))
     print(f"{name} rep{rep}: mean response {summary.get('mean_response_s')} s, "
           f"node locality {summary.get('node_locality')}, {summary['wall_s']} s wall", flush=True)
 

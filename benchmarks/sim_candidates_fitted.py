@@ -22,11 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
-from compare_sim_real import INTERVAL_S, arm_config  # noqa: E402
-from run_sim_matrix import VARIANTS  # noqa: E402
-
-from dsbra.sim.run import WorkloadSpec, simulate  # noqa: E402
+from dsbra.sim.fitted import INTERVAL_S, arm_config
+from dsbra.sim.run import WorkloadSpec, simulate
+from dsbra.sim.variants import VARIANTS
 
 ARMS = ("static", "oracle", "oracle-reactive", "dsbra", "dsbra-hysteresis", "dsbra-capped",
         "dsbra-hysteresis-capped", "dsbra-confirm2of3", "dsbra-confirm-bypass4", "dsbra-hold2",

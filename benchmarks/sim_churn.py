@@ -21,84 +21,13 @@ OUT/churn.md.
 from __future__ import annotations
 
 import argparse
-import collections
 import json
-import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, also when imported
-
-from choose_hotspot_schedule import BLOCK, HOT_FRACTION, sim_config  # noqa: E402
-
-from dsbra.bench.data import DatasetPlan  # noqa: E402
-from dsbra.bench.schedule import fb2009_bins  # noqa: E402
-from dsbra.report import t_interval  # noqa: E402
-from dsbra.sim.run import WorkloadSpec, simulate  # noqa: E402
+from dsbra.bench.churn import GAP_S, HOT_SHARE, JOBS, REACTIVE_K, evaluate
 
 HOT_PERIODS_S = (1e6, 120.0, 60.0)  # fixed for the whole run (6.7's), and rotating
-JOBS, GAP_S, HOT_SHARE, SLOTS = 60, 6.0, 0.9, 20
-REACTIVE_K = (8, 24)  # 24: the k that kept 6.7's reactive oracle within 10% extra storage
-
-
-def schedule(seed: int, hot_period_s: float) -> dict:
-    plan = DatasetPlan(total_bytes=1 << 30, block_bytes=BLOCK, seed=0)
-    return fb2009_bins(plan, slots=SLOTS, jobs=JOBS, inter_arrival_s=GAP_S,
-                       hot_fraction=HOT_FRACTION, hot_share=HOT_SHARE,
-                       hot_period_s=hot_period_s, seed=seed)
-
-
-def lowered_with_later_readers(result) -> int:
-    """Replicas removed from a block that a job submitted after the round reads (the run's own
-    job and map tables: which job read which block, and when it was submitted)."""
-    submitted = dict(zip(result.jobs["job_id"].tolist(), result.jobs["submit_s"].tolist()))
-    submits: dict[int, list[float]] = collections.defaultdict(list)
-    for job, blk in zip(result.tasks["job_id"].tolist(), result.tasks["block_id"].tolist()):
-        submits[blk].append(submitted[job])
-    return sum(any(t > r["time_s"] for t in submits[blk])
-               for r in result.rounds for blk in r["lowered_blocks"])
-
-
-def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_share,
-             out: Path, reactive_k=REACTIVE_K) -> dict:
-    rows = {k: [] for k in ("captured", "added", "removed", "raised_after_lowering",
-                            "lowered_with_later_readers", "extra_storage")}
-    reactive = {k: {"captured": [], "extra_storage": []} for k in reactive_k}
-    arms = {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", None),
-            **{k: ("oracle-reactive", {"min_jobs": k}) for k in reactive_k}}
-    for s in range(schedules):
-        path = out / f"schedule-period{hot_period_s:g}-seed{s}.json"
-        path.write_text(json.dumps(schedule(s, hot_period_s), indent=1) + "\n")
-        for seed in range(seeds):
-            run = {arm: simulate(sim_config(fit, policy, seed, params, max_am_share),
-                                 WorkloadSpec(source=f"schedule:{path}"))
-                   for arm, (policy, params) in arms.items()}
-            static = run["static"].summary["mean_response_s"]
-            gain = static - run["oracle"].summary["mean_response_s"]
-            ds = run["dsbra"].summary
-            if gain > 0:
-                rows["captured"].append((static - ds["mean_response_s"]) / gain)
-            for k, row in reactive.items():
-                if gain > 0:
-                    row["captured"].append((static - run[k].summary["mean_response_s"]) / gain)
-                row["extra_storage"].append(run[k].summary["extra_storage_mean"])
-            rows["added"].append(ds["replicas_added"])
-            rows["removed"].append(ds["replicas_removed"])
-            rows["raised_after_lowering"].append(ds["raised_after_lowering"])
-            rows["lowered_with_later_readers"].append(lowered_with_later_readers(run["dsbra"]))
-            rows["extra_storage"].append(ds["extra_storage_mean"])
-        path.unlink()  # deterministic from its seed: schedule() rebuilds it
-
-    def interval(xs):
-        return t_interval(xs) if len(xs) > 1 else None
-
-    return {"runs": len(rows["added"]), "captured": interval(rows["captured"]),
-            "reactive": {str(k): {"captured": interval(r["captured"]),
-                                  "extra_storage_mean": statistics.fmean(r["extra_storage"])}
-                         for k, r in reactive.items()},
-            **{k: sum(rows[k]) for k in ("added", "removed", "raised_after_lowering",
-                                          "lowered_with_later_readers")},
-            "extra_storage_mean": statistics.fmean(rows["extra_storage"])}
 
 
 def render(doc: dict) -> str:

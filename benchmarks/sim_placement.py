@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dsbra.report import T95
 from dsbra.sim.config import PLACEMENTS, SimConfig
 from dsbra.sim.hdfs import Topology
 from dsbra.sim.run import WorkloadSpec, simulate
@@ -54,10 +55,6 @@ POLICIES = {
 }
 SEED_BASE = 100  # the policies were tuned on seeds 0-2
 LAST = 1 / 3  # "the last part of the run": its last third of simulated time
-# two-sided 95% quantiles of Student's t, by degrees of freedom
-T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-       2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-       2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 METRICS = ("node_locality", "mean_response_s", "extra_storage_mean", "replicas_added",
            "read_spread_all", "read_spread_last", "local_spread_all", "local_spread_last",
            "copy_target_nodes", "copies_to_busiest_node")

@@ -22,7 +22,6 @@ OUT/sim-yarn-binding.md, and prints the command that reproduces them.
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import statistics
 import sys
@@ -30,12 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
-from compare_sim_real import INTERVAL_S, arm_config  # noqa: E402
-
-from dsbra.report import t_interval  # noqa: E402
-from dsbra.schedule_format import load_schedule, write_schedule  # noqa: E402
-from dsbra.sim.run import WorkloadSpec, simulate  # noqa: E402
+from dsbra.bench.schedule import hot_files, scaled_schedule
+from dsbra.report import t_interval
+from dsbra.schedule_format import load_schedule, write_schedule
+from dsbra.sim.fitted import INTERVAL_S, arm_config
+from dsbra.sim.run import WorkloadSpec, simulate
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FIT = RESULTS / "bench-hotspot-long-grants" / "sim-vs-real.json"
@@ -52,32 +50,6 @@ def fitted(fit_path: Path) -> dict:
     return {"model": doc["task_model"], "slots": doc["slots_per_node"], "heartbeat_s": doc["heartbeat_s"],
             "am": {k: doc["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")},
             "schedule": fit_path.parent / "schedule.json"}
-
-
-def scaled_schedule(schedule: dict, copies: int) -> dict:
-    """``copies`` of the schedule, copy c reading files c x F .. c x F + F - 1 of a data set
-    ``copies`` times as large and submitting its jobs c x (mean gap / copies) later: the same
-    jobs per slot per second on a cluster ``copies`` times as large."""
-    files = schedule["dataset"]["files"]
-    root = schedule["dataset"]["path"].rstrip("/")
-    jobs = schedule["jobs"]
-    gap = (jobs[-1]["submit_s"] - jobs[0]["submit_s"]) / max(len(jobs) - 1, 1)
-    scaled = []
-    for c in range(copies):
-        for job in jobs:
-            inputs = [f"{root}/part-{c * files + int(p.rsplit('-', 1)[1]):05d}" for p in job["inputs"]]
-            scaled.append({**job, "job_id": f"c{c}-{job['job_id']}", "inputs": inputs,
-                           "submit_s": round(job["submit_s"] + c * gap / copies, 3)})
-    scaled.sort(key=lambda j: j["submit_s"])
-    return {**schedule, "dataset": {**schedule["dataset"], "files": files * copies}, "jobs": scaled,
-            "notes": {**schedule.get("notes", {}), "scaled_copies": copies}}
-
-
-def hot_files(schedule: dict, copies: int) -> set[int]:
-    """The block (file row) each copy's hot file has: the file most of the schedule's maps read."""
-    counts = collections.Counter(int(p.rsplit("-", 1)[1]) for j in schedule["jobs"] for p in j["inputs"])
-    hot = counts.most_common(1)[0][0]
-    return {c * schedule["dataset"]["files"] + hot for c in range(copies)}
 
 
 def run_one(fit: dict, arm: str, schedule_path: Path, hot: set[int], seed: int, nodes: int,

@@ -22,6 +22,7 @@ A schedule file (its reading and writing: dsbra/schedule_format.py):
 
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +100,32 @@ def fb2010(plan: DatasetPlan, trace: Path, *, slots: int, jobs: int = 100,
     for job, k in zip(doc["jobs"], range(work.n_jobs)):
         job["trace_input"] = str(data.file_paths[task_file[work.task_indptr[k]]])
     return doc
+
+
+def scaled_schedule(schedule: dict, copies: int) -> dict:
+    """``copies`` of the schedule, copy c reading files c x F .. c x F + F - 1 of a data set
+    ``copies`` times as large and submitting its jobs c x (mean gap / copies) later: the same
+    jobs per slot per second on a cluster ``copies`` times as large."""
+    files = schedule["dataset"]["files"]
+    root = schedule["dataset"]["path"].rstrip("/")
+    jobs = schedule["jobs"]
+    gap = (jobs[-1]["submit_s"] - jobs[0]["submit_s"]) / max(len(jobs) - 1, 1)
+    scaled = []
+    for c in range(copies):
+        for job in jobs:
+            inputs = [f"{root}/part-{c * files + int(p.rsplit('-', 1)[1]):05d}" for p in job["inputs"]]
+            scaled.append({**job, "job_id": f"c{c}-{job['job_id']}", "inputs": inputs,
+                           "submit_s": round(job["submit_s"] + c * gap / copies, 3)})
+    scaled.sort(key=lambda j: j["submit_s"])
+    return {**schedule, "dataset": {**schedule["dataset"], "files": files * copies}, "jobs": scaled,
+            "notes": {**schedule.get("notes", {}), "scaled_copies": copies}}
+
+
+def hot_files(schedule: dict, copies: int) -> set[int]:
+    """The block (file row) each copy's hot file has: the file most of the schedule's maps read."""
+    counts = collections.Counter(int(p.rsplit("-", 1)[1]) for j in schedule["jobs"] for p in j["inputs"])
+    hot = counts.most_common(1)[0][0]
+    return {c * schedule["dataset"]["files"] + hot for c in range(copies)}
 
 
 def _document(source: str, plan: DatasetPlan, seed: int, params: dict, work: wl.Workload,

@@ -1,4 +1,4 @@
-"""The cluster's OS processes: which are ours, and stopping them (daemons, containers, the KDC).
+"""The cluster's OS processes: which are ours, their memory, and stopping them (daemons, containers, the KDC).
 
 Below both the daemons' command lines and the security set-up, which stop processes too.
 """
@@ -44,6 +44,19 @@ def state_processes(state_root: Path) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def rss_bytes(pids: list[int]) -> int:
+    """The resident memory of ``pids`` summed (VmRSS), in bytes; a process gone meanwhile counts 0."""
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
 
 
 def terminate(pids: list[int], timeout: float = 15.0) -> list[int]:

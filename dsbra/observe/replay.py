@@ -22,7 +22,9 @@ from requests.structures import CaseInsensitiveDict
 VOLATILE = {"finishedTimeBegin", "user.name", "startedTimeBegin"}
 
 
-def _key(method: str, url: str) -> str:
+def exchange_key(method: str, url: str) -> str:
+    """The key a request is matched to its recorded answers by: method, path and the query
+    without its volatile parameters."""
     parts = urlsplit(url)
     query = sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
                    if k not in VOLATILE)
@@ -68,7 +70,7 @@ class Replayer(BaseAdapter):
         manifest = json.loads((self.directory / "manifest.json").read_text())
         self.answers: dict[str, list[dict]] = {}
         for ex in manifest["exchanges"]:
-            self.answers.setdefault(_key(ex["method"], ex["url"]), []).append(ex)
+            self.answers.setdefault(exchange_key(ex["method"], ex["url"]), []).append(ex)
         self.served: dict[str, int] = {}
         self.misses: list[str] = []
         self._bodies: dict[str, bytes] = {}
@@ -79,7 +81,7 @@ class Replayer(BaseAdapter):
         return self._bodies[name]
 
     def send(self, request, **kw):
-        key = _key(request.method, request.url)
+        key = exchange_key(request.method, request.url)
         options = self.answers.get(key)
         resp = requests.Response()
         resp.request = request

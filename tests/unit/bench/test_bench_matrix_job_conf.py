@@ -1,16 +1,16 @@
-"""The AM start-up arms of benchmarks/run_bench_matrix.py: each changes one setting of the
-cluster's own mapred-site.xml (as `dsbra cluster up` renders it) and keeps the rest."""
+"""The AM start-up arms of benchmarks/run_bench_sitting.py (dsbra.bench.sitting.arm_job_conf):
+each changes one setting of the cluster's own mapred-site.xml (as `dsbra cluster up` renders
+it) and keeps the rest."""
 
 from __future__ import annotations
 
 import pytest
-from repo_scripts import load_script
 
+from dsbra.bench import sitting
 from dsbra.cluster.config import HostPaths, render_host
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.observe.hadoop_conf import read_site
 
-matrix = load_script("benchmarks/run_bench_matrix.py")
 
 
 @pytest.fixture(scope="module")
@@ -24,36 +24,36 @@ def mapred_site(tmp_path_factory):
 
 def test_the_cluster_runs_512_mb_ams_with_the_start_up_options_and_no_uber(mapred_site):
     """What the arms change from: if the template changes, their settings must be looked at again."""
-    opts = mapred_site[matrix.AM_OPTS].split()
+    opts = mapred_site[sitting.AM_OPTS].split()
     assert mapred_site["yarn.app.mapreduce.am.resource.mb"] == "512" and "-Xmx332m" in opts
-    assert set(matrix.AM_START_UP_OPTS) <= set(opts)
+    assert set(sitting.AM_START_UP_OPTS) <= set(opts)
     assert mapred_site["mapreduce.job.ubertask.enable"] == "false"
 
 
 def test_uber_turns_on_uber_mode_only(mapred_site):
-    assert matrix.arm_job_conf("static-uber", mapred_site) == {"mapreduce.job.ubertask.enable": "true"}
+    assert sitting.arm_job_conf("static-uber", mapred_site) == {"mapreduce.job.ubertask.enable": "true"}
 
 
 def test_am256_halves_the_container_and_its_heap_and_keeps_every_other_option(mapred_site):
-    conf = matrix.arm_job_conf("static-am256", mapred_site)
+    conf = sitting.arm_job_conf("static-am256", mapred_site)
     assert conf["yarn.app.mapreduce.am.resource.mb"] == "256"
-    before, after = mapred_site[matrix.AM_OPTS].split(), conf[matrix.AM_OPTS].split()
+    before, after = mapred_site[sitting.AM_OPTS].split(), conf[sitting.AM_OPTS].split()
     assert "-Xmx166m" in after and "-Xmx332m" not in after
     assert [o for o in before if not o.startswith("-Xmx")] == [o for o in after if not o.startswith("-Xmx")]
 
 
 def test_am_jvm_default_drops_only_the_start_up_options(mapred_site):
-    conf = matrix.arm_job_conf("static-am-jvm-default", mapred_site)
-    before, after = mapred_site[matrix.AM_OPTS].split(), conf[matrix.AM_OPTS].split()
-    assert [o for o in before if o not in matrix.AM_START_UP_OPTS] == after
-    assert not set(matrix.AM_START_UP_OPTS) & set(after) and "-Xmx332m" in after
+    conf = sitting.arm_job_conf("static-am-jvm-default", mapred_site)
+    before, after = mapred_site[sitting.AM_OPTS].split(), conf[sitting.AM_OPTS].split()
+    assert [o for o in before if o not in sitting.AM_START_UP_OPTS] == after
+    assert not set(sitting.AM_START_UP_OPTS) & set(after) and "-Xmx332m" in after
 
 
 def test_am_hb100_shortens_only_the_am_heartbeat_from_the_clusters_500_ms(mapred_site):
-    assert mapred_site[matrix.AM_HEARTBEAT] == "500"
-    assert matrix.arm_job_conf("static-am-hb100", mapred_site) == {matrix.AM_HEARTBEAT: "100"}
+    assert mapred_site[sitting.AM_HEARTBEAT] == "500"
+    assert sitting.arm_job_conf("static-am-hb100", mapred_site) == {sitting.AM_HEARTBEAT: "100"}
 
 
 @pytest.mark.parametrize("arm", ["static", "dsbra", "oracle", "static-per-job"])
 def test_the_other_arms_set_nothing(mapred_site, arm):
-    assert matrix.arm_job_conf(arm, mapred_site) == {}
+    assert sitting.arm_job_conf(arm, mapred_site) == {}

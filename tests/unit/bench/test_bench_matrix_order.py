@@ -1,11 +1,9 @@
-"""The arms' order in benchmarks/run_bench_matrix.py: rotated each repetition, so no arm always
+"""The arms' order in benchmarks/run_bench_matrix.py (dsbra.bench.sitting.arm_order): rotated each repetition, so no arm always
 runs first (the sittings up to docs/benchmark.md 6.6 ran static first every time)."""
 
 from __future__ import annotations
 
-from repo_scripts import load_script
-
-arm_order = load_script("benchmarks/run_bench_matrix.py").arm_order
+from dsbra.bench.sitting import arm_order, data_seed
 
 
 def test_each_arm_runs_in_each_place_once_over_as_many_repetitions_as_arms():
@@ -28,7 +26,6 @@ def test_the_cluster_gets_the_data_set_the_schedule_names_not_the_schedules_own_
     import subprocess
     import sys
 
-    data_seed = load_script("benchmarks/run_bench_matrix.py").data_seed
     schedule = tmp_path / "schedule.json"
     subprocess.run([sys.executable, "-m", "dsbra", "bench", "schedule", "--out", str(schedule),
                     "--jobs", "5", "--seed", "29", "--slots", "16", "--size", "1g",

@@ -1,5 +1,6 @@
-"""benchmarks/compare_sim_real.py's off-node causes and issue 42's targets, on a committed sitting
-recorded with grants (benchmarks/results/bench-hotspot-long-grants) and on made-up runs."""
+"""The off-node causes and issue 42's targets benchmarks/compare_sim_real.py reports
+(dsbra.bench.analysis), on a committed sitting recorded with grants
+(benchmarks/results/bench-hotspot-long-grants) and on made-up runs."""
 
 from __future__ import annotations
 
@@ -7,16 +8,17 @@ import json
 
 import pytest
 
-from dsbra.report import Run
-from repo_scripts import ROOT, load_script
+from repo_scripts import ROOT
 
-csr = load_script("benchmarks/compare_sim_real.py")
+from dsbra.bench.analysis import map_causes, targets
+from dsbra.report import Run
+
 RESULTS = ROOT / "benchmarks" / "results" / "bench-hotspot-long-grants"
 
 
 def test_a_real_runs_causes_are_container_grants_own():
     run = Run.load(RESULTS / "static-amshare0.75" / "rep8")
-    c = csr.map_causes(run, simulated=False)
+    c = map_causes(run, simulated=False)
     recorded = json.loads((RESULTS / "container-grants.json").read_text())["runs"]["static-amshare0.75/rep8"]
     assert (c["handed_on"], c["delay_expired"]) == (recorded["handed_on"], recorded["delay_expired"])
     assert c["off_node_maps"] == c["handed_on"] + c["delay_expired"] == 25
@@ -27,7 +29,7 @@ def test_a_real_runs_causes_are_container_grants_own():
 
 def test_a_real_run_without_grant_records_has_no_causes():
     run = Run.load(ROOT / "benchmarks" / "results" / "bench-hotspot-long" / "static-amshare0.75" / "rep1")
-    c = csr.map_causes(run, simulated=False)
+    c = map_causes(run, simulated=False)
     assert c["handed_on"] is None and c["delay_expired"] is None and c["off_node_maps"] > 0
 
 
@@ -42,7 +44,7 @@ def test_the_targets_are_judged_on_pooled_shares_and_paired_trades():
             "dsbra": {"rep1": causes(91, 10, 9, 89.0), "rep2": causes(89, 10, 8, 87.0)}}
     sim = {"static": {"seed0": causes(93, 10, 9, 94.0), "seed1": causes(94, 10, 8, 95.0)},
            "dsbra": {"seed0": causes(97, 8, 2, 93.0), "seed1": causes(96, 12, 4, 94.5)}}
-    t = csr.targets({"real": real, "sim": sim})["targets"]
+    t = targets({"real": real, "sim": sim})["targets"]
     static_share = t["static: handed-on share of off-node maps within 15 points"]
     assert (static_share["real"], static_share["sim"], static_share["met"]) == (65.0, 85.0, False)
     dsbra_share = t["dsbra: handed-on share of off-node maps within 15 points"]

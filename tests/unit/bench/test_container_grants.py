@@ -1,6 +1,7 @@
-"""benchmarks/container_grants.py on a committed sitting (benchmarks/results/
-bench-hotspot-long-grants, recorded with run_bench_matrix.py --record-grants on the bundled
-cluster) and on allocation lines of that cluster's ResourceManager log."""
+"""The container-grant analysis benchmarks/container_grants.py drives (dsbra.bench.grants,
+dsbra.bench.analysis) on a committed sitting (benchmarks/results/bench-hotspot-long-grants,
+recorded with run_bench_matrix.py --record-grants on the bundled cluster) and on allocation
+lines of that cluster's ResourceManager log."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import json
 
 import pytest
 
-from repo_scripts import ROOT, load_script
+from repo_scripts import ROOT
 
-cg = load_script("benchmarks/container_grants.py")
+from dsbra.bench.analysis import classify, paired_causes
+from dsbra.bench.grants import allocations, log_time_ms
+
 RESULTS = ROOT / "benchmarks" / "results" / "bench-hotspot-long-grants"
 RUNS = sorted(d for d in RESULTS.glob("*/rep*") if (d / "grants.json").exists())
 #: lines of the ResourceManager's log in that sitting (FSAppAttempt at DEBUG): an AM and a map
@@ -28,8 +31,8 @@ RM_LINES = [
 def test_allocations_are_read_for_the_runs_jobs_from_its_start(tmp_path):
     log = tmp_path / "resourcemanager.log"
     log.write_text("\n".join(RM_LINES) + "\n")
-    rows = cg.allocations(log, {"job_1795792528659_0001"}, since_ms=cg._ms("2026-11-27 15:18:13,000"))
-    assert rows == [[cg._ms("2026-11-27 15:18:16,409"), "container_1795792528659_0001_01_000002", "10.77.0.11",
+    rows = allocations(log, {"job_1795792528659_0001"}, since_ms=log_time_ms("2026-11-27 15:18:13,000"))
+    assert rows == [[log_time_ms("2026-11-27 15:18:16,409"), "container_1795792528659_0001_01_000002", "10.77.0.11",
                      "job_1795792528659_0001", "NODE_LOCAL"]]
 
 
@@ -40,7 +43,7 @@ def test_the_sitting_recorded_grants_for_every_run():
 
 @pytest.mark.parametrize("run_dir", RUNS, ids=lambda d: f"{d.parent.name}/{d.name}")
 def test_every_map_is_matched_to_a_granted_container(run_dir):
-    got = cg.classify(run_dir)
+    got = classify(run_dir)
     counts = got["by_locality_and_grant"]
     assert got["unmatched"] == 0
     assert sum(sum(c.values()) for c in counts.values()) + got["ambiguous"] == got["maps"]
@@ -53,11 +56,11 @@ def test_every_map_is_matched_to_a_granted_container(run_dir):
 
 def test_the_committed_analysis_is_what_the_runs_give():
     doc = json.loads((RESULTS / "container-grants.json").read_text())
-    assert doc["runs"] == {str(d.relative_to(RESULTS)): cg.classify(d) for d in RUNS}
+    assert doc["runs"] == {str(d.relative_to(RESULTS)): classify(d) for d in RUNS}
     assert set(doc["paired"]) == {"dsbra-amshare0.75"}
-    assert doc["paired"] == cg.paired(doc["runs"], doc["paired_with"])
+    assert doc["paired"] == paired_causes(doc["runs"], doc["paired_with"])
 
 
 def test_pairing_names_a_missing_baseline():
     with pytest.raises(SystemExit, match="no such arm"):
-        cg.paired({"static/rep1": {"handed_on": 1, "delay_expired": 0}}, "oracle")
+        paired_causes({"static/rep1": {"handed_on": 1, "delay_expired": 0}}, "oracle")

@@ -1,17 +1,19 @@
-"""benchmarks/replication_changes.py on committed real result sets (docs/benchmark.md 6.10)."""
+"""What benchmarks/replication_changes.py reports (dsbra.bench.churn), on committed real result
+sets (docs/benchmark.md 6.10)."""
 
 import subprocess
 import sys
 
-from repo_scripts import ROOT, load_script
+from repo_scripts import ROOT
+
+from dsbra.bench.churn import churn_by_run, sent_changes
 
 RESULTS = ROOT / "benchmarks" / "results"
-script = load_script("benchmarks/replication_changes.py")
 
 
 def test_a_runs_raises_and_lowerings_are_read_from_its_daemon_log():
     run = RESULTS / "bench-hotspot-long" / "dsbra-amshare0.75" / "rep1"
-    changes = script.sent_changes(run / "daemon.log")
+    changes = sent_changes(run / "daemon.log")
     assert [(c["round"], c["file"].rsplit("/", 1)[1], c["old"], c["new"]) for c in changes] == [
         (2, "part-00006", 2, 4), (9, "part-00010", 2, 4), (9, "part-00011", 2, 4),
         (12, "part-00011", 4, 3), (14, "part-00011", 3, 2)]
@@ -19,7 +21,7 @@ def test_a_runs_raises_and_lowerings_are_read_from_its_daemon_log():
 
 
 def test_churn_counts_the_first_lowering_after_a_raise_and_a_raise_after_that():
-    rows = script.summarize([RESULTS / "bench-hotspot-long"])
+    rows = churn_by_run([RESULTS / "bench-hotspot-long"])
     rep1, rep2 = rows[0], rows[1]
     # the hot file (58 of 60 jobs) is raised and kept; part-00011 (9 jobs) is lowered 3 rounds
     # after its raise, when no job reading it was still to be submitted

@@ -1,19 +1,21 @@
-"""benchmarks/sim_churn.py: the simulator's churn counts on a small grid (docs/benchmark.md 6.10)."""
+"""benchmarks/sim_churn.py and its simulator churn counts (dsbra.bench.churn) on a small grid
+(docs/benchmark.md 6.10)."""
 
 import collections
 import json
 import subprocess
 import sys
 
-from repo_scripts import ROOT, load_script
+from repo_scripts import ROOT
+
+from dsbra.bench.churn import evaluate, hot_spot_schedule
 
 FIT = ROOT / "benchmarks" / "results" / "bench-fb2009-40-quiet" / "sim-vs-real.json"
-script = load_script("benchmarks/sim_churn.py")
 
 
 def test_the_churn_counts_are_bounded_by_the_copies_and_removals(tmp_path):
-    row = script.evaluate(json.loads(FIT.read_text()), 60.0, schedules=1, seeds=2,
-                          max_am_share=0.75, out=tmp_path)
+    row = evaluate(json.loads(FIT.read_text()), 60.0, schedules=1, seeds=2, max_am_share=0.75,
+                   out=tmp_path)
     assert row["runs"] == 2
     assert row["removed"] > 0
     assert 0 <= row["lowered_with_later_readers"] <= row["removed"]
@@ -25,7 +27,7 @@ def test_the_churn_counts_are_bounded_by_the_copies_and_removals(tmp_path):
 def test_a_schedules_hot_file_rotates_with_the_hot_period():
     def most_read_by_minute(period):
         reads = collections.defaultdict(collections.Counter)
-        for job in script.schedule(0, period)["jobs"]:
+        for job in hot_spot_schedule(0, period)["jobs"]:
             reads[int(job["submit_s"] // 60)].update(job["inputs"])
         return {c.most_common(1)[0][0] for c in reads.values()}
 

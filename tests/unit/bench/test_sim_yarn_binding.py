@@ -1,16 +1,18 @@
-"""benchmarks/sim_yarn_binding.py's scaled schedules, on 6.11's committed schedule."""
+"""The scaled schedules benchmarks/sim_yarn_binding.py runs (dsbra.bench.schedule), on 6.11's
+committed schedule."""
 
 from __future__ import annotations
 
-from dsbra.schedule_format import load_schedule
-from repo_scripts import ROOT, load_script
+from repo_scripts import ROOT
 
-script = load_script("benchmarks/sim_yarn_binding.py")
+from dsbra.bench.schedule import hot_files, scaled_schedule
+from dsbra.schedule_format import load_schedule
+
 SCHEDULE = load_schedule(ROOT / "benchmarks" / "results" / "bench-hotspot-long-grants" / "schedule.json")
 
 
 def test_a_scaled_schedule_is_copies_on_their_own_files_at_the_same_load_per_slot():
-    scaled = script.scaled_schedule(SCHEDULE, 3)
+    scaled = scaled_schedule(SCHEDULE, 3)
     jobs, base = scaled["jobs"], SCHEDULE["jobs"]
     assert len(jobs) == 3 * len(base) and len({j["job_id"] for j in jobs}) == len(jobs)
     assert scaled["dataset"]["files"] == 48
@@ -25,4 +27,4 @@ def test_a_scaled_schedule_is_copies_on_their_own_files_at_the_same_load_per_slo
 
 
 def test_each_copy_has_its_own_hot_file():
-    assert script.hot_files(SCHEDULE, 3) == {6, 22, 38}  # part-00006 in each copy's 16 files
+    assert hot_files(SCHEDULE, 3) == {6, 22, 38}  # part-00006 in each copy's 16 files

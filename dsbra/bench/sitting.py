@@ -1,0 +1,121 @@
+"""A benchmark sitting on the bundled cluster (run_bench_matrix.py and the scripts that share its
+cluster): the cluster brought up as the sittings run it (4 workers, links shaped to 40 Mbit/s,
+replication 2, 64 MiB blocks, D = 10 s) with the data set in it, `dsbra` commands run
+as a child process the way an operator types them, the arms' order and job settings, and the
+wait for a quiet machine before a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.cluster.spec import ClusterSpec
+
+WORKERS = 4
+DELAY_MS = 10_000
+NET_MBIT = 40.0
+SIZE, BLOCK = "1g", "64m"  # the data set: 16 one-block files
+LAYOUT = StateLayout(default_state_dir())
+#: the AM start-up arms: static with one setting changed in every job's conf (arm_job_conf)
+JOB_CONF_ARMS = ["static-uber", "static-am256", "static-am-jvm-default", "static-am-hb100"]
+#: the job property of the ApplicationMaster's heartbeat to the ResourceManager
+AM_HEARTBEAT = "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms"
+#: the AM JVM options of the bundled cluster that static-am-jvm-default leaves out
+AM_START_UP_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+AM_OPTS = "yarn.app.mapreduce.am.command-opts"
+
+
+def dsbra(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """`dsbra ARGS` in a child process, echoed first as an operator would type it (so a sitting's
+    log reads as its commands); with ``check`` a failure raises."""
+    print("$ dsbra " + " ".join(args), flush=True)
+    return subprocess.run([sys.executable, "-m", "dsbra", *args], check=check, text=True)
+
+
+def cluster_cli(*args: str, state: Path) -> subprocess.CompletedProcess:
+    """`dsbra cluster ARGS` on ``state``, a benchmark's own cluster (so one other people use stays
+    untouched), its output captured; a failure ends the benchmark."""
+    proc = subprocess.run([sys.executable, "-m", "dsbra", "cluster", *args, "--state-dir", str(state)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"dsbra cluster {args[0]} failed: {proc.stderr.strip()}")
+    return proc
+
+
+def arm_order(arms: list[str], rep: int) -> list[str]:
+    """Repetition ``rep``'s arms, ``arms`` rotated by rep - 1: over len(arms) repetitions each arm
+    runs in each place once, so what a place brings (the previous run's load, a cold cache) falls
+    on no one arm."""
+    k = (rep - 1) % len(arms)
+    return arms[k:] + arms[:k]
+
+
+def cluster_up(delay: bool, seed: int, scheduler: str = "fair", node_delay: int = 40,
+               shared_cache: bool = False) -> None:
+    """The cluster with delay scheduling on or off (and YARN's shared cache or not), restarted
+    when it runs otherwise, and the data set in it (a restarted cluster's HDFS starts empty;
+    `bench data` keeps what is there)."""
+    if scheduler == "capacity":
+        want = {"scheduler": "capacity", "node_locality_delay": node_delay if delay else -1,
+                "rack_locality_additional_delay": -1 if delay else 0}
+        flags = ["--scheduler", "capacity",
+                 "--node-locality-delay", str(want["node_locality_delay"]),
+                 "--rack-locality-additional-delay", str(want["rack_locality_additional_delay"])]
+    else:
+        ms = DELAY_MS if delay else -1
+        want = {"scheduler": "fair", "locality_delay_node_ms": ms}
+        flags = ["--continuous-scheduling", "--locality-delay-node-ms", str(ms),
+                 "--locality-delay-rack-ms", str(ms)]
+    want |= {"net_mbit": NET_MBIT, "workers": WORKERS, "shared_cache": shared_cache}
+    flags += ["--shared-cache"] if shared_cache else []
+    current = cl.status(LAYOUT)
+    running = ClusterSpec.from_dict(current.data["spec"]) if current.state == "up" else None
+    if running is None or any(getattr(running, k) != v for k, v in want.items()):
+        if current.state != "down":
+            dsbra("cluster", "down")
+        dsbra("cluster", "up", "--workers", str(WORKERS), "--replication", "2", "--block-size", BLOCK,
+              "--net-mbit", str(NET_MBIT), *flags, "--timeout", "400")
+    dsbra("bench", "data", "--size", SIZE, "--block-size", BLOCK, "--data-seed", str(seed))
+
+
+def data_seed(schedule: Path) -> int:
+    """The seed of the data set the schedule's jobs read (`dsbra bench data --data-seed`)."""
+    return int(json.loads(schedule.read_text())["dataset"]["seed"])
+
+
+def arm_job_conf(arm: str, mapred_site: dict[str, str]) -> dict[str, str]:
+    """The job properties ``arm`` sets over the cluster's ``mapred_site`` (its client's
+    mapred-site.xml), everything else as the cluster has it; {} for arms that set none."""
+    if arm == "static-uber":
+        # the uber limits stay Hadoop's: at most 9 maps, and input at most one block (64 MB), so
+        # only the jobs of one file run uber
+        return {"mapreduce.job.ubertask.enable": "true"}
+    if arm == "static-am256":
+        mb = 256
+        return {"yarn.app.mapreduce.am.resource.mb": str(mb),
+                AM_OPTS: re.sub(r"-Xmx\d+m", f"-Xmx{int(mb * 0.65)}m", mapred_site[AM_OPTS])}
+    if arm == "static-am-jvm-default":
+        return {AM_OPTS: " ".join(o for o in mapred_site[AM_OPTS].split() if o not in AM_START_UP_OPTS)}
+    if arm == "static-am-hb100":  # the AM reads its allocator's heartbeat from the job's conf
+        return {AM_HEARTBEAT: "100"}
+    return {}
+
+
+def wait_for_quiet(max_load: float, timeout_s: float = 600) -> list[float]:
+    """Block until the 1-minute load average is below max_load (the idle cluster's own daemons
+    stay well under 1 on this machine), and return the load averages then; refuse to start a
+    run on a machine something else is using (issue 26: measure on a quiet machine only)."""
+    t0 = time.monotonic()
+    while (load := os.getloadavg())[0] >= max_load:
+        if time.monotonic() - t0 > timeout_s:
+            raise SystemExit(f"load {load[0]:.2f} still >= {max_load} after {timeout_s:.0f} s: "
+                             "something else is running; stop it and rerun (done runs are kept)")
+        time.sleep(10)
+    return [round(x, 2) for x in load]

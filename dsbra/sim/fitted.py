@@ -1,0 +1,69 @@
+"""The simulator set up as the bundled cluster ran a real sitting (run_bench_matrix.py): 4 workers
+on 2 racks, replication 2, 64 MiB blocks, D = 10 s, the daemon's 30 s rounds, and the task
+model, slots, heartbeat and ApplicationMasters that benchmarks/compare_sim_real.py fitted on the
+sitting's static arm (its sim-vs-real.json). The scripts that predict real sittings in the
+simulator (compare_sim_real.py, sim_candidates_fitted.py, sim_yarn_binding.py,
+choose_hotspot_schedule.py, sim_churn.py) build their configurations here, so they simulate
+one cluster."""
+
+from __future__ import annotations
+
+from dsbra.sim.config import SimConfig
+
+#: a replay arm -> (policy, delay scheduling on)
+ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
+              "dsbra": ("dsbra", True), "calibrated": ("dsbra", True),
+              "paper-literal": ("dsbra", True), "scarlett": ("scarlett", True),
+              "dare": ("dare", True), "oracle": ("oracle", True)}
+PROFILE = {"calibrated": "calibrated", "paper-literal": "paper-literal"}
+DELAY_S = 10.0
+INTERVAL_S = 30.0  # the daemon arms' policy round (run_bench_matrix.py runs the daemon so)
+#: the hot-spot schedules' data set: run_bench_matrix.py's one-block files, one of 16 hot
+BLOCK = 64 << 20
+HOT_FRACTION = 1 / 16
+
+
+def scheduler_config(delay: bool, capacity_node_delay: int | None) -> dict:
+    """The simulator's scheduler as the replays ran it: the Fair Scheduler with D = DELAY_S
+    (time-based), or with ``capacity_node_delay`` the Capacity Scheduler (its count-based
+    delays, several containers per node heartbeat as Hadoop's default; off: node delay -1 and
+    additional rack delay 0, as run_bench_matrix.py brings it up)."""
+    if capacity_node_delay is None:
+        return {"delay_node_s": DELAY_S if delay else 0.0, "delay_rack_s": DELAY_S if delay else 0.0,
+                "delay_threshold_s": DELAY_S}
+    return {"scheduler": "capacity", "node_locality_delay": capacity_node_delay if delay else -1,
+            "rack_locality_additional_delay": -1 if delay else 0, "assign_multiple": True}
+
+
+def arm_config(arm: str, model: dict, slots: int, interval_s: float, heartbeat_s: float, am: dict,
+               binding: dict, seed: int, capacity_node_delay: int | None = None, nodes: int = 4,
+               racks: int = 2) -> SimConfig:
+    """The simulator's cluster for ``arm`` as the replays ran it (the bundled cluster's 4
+    workers on 2 racks unless ``nodes``/``racks`` say otherwise; a block on at most every node,
+    or the simulator's default cap)."""
+    policy, delay = ARM_POLICY[arm]
+    return SimConfig(nodes=nodes, racks=racks, replication=2, block_size_mb=64.0,
+                     max_replication=min(nodes, SimConfig.max_replication),
+                     slots_per_node=slots, heartbeat_s=heartbeat_s, **binding,
+                     **scheduler_config(delay, capacity_node_delay),
+                     policy=policy, interval_s=interval_s,
+                     signals="observed" if policy == "dsbra" else "scheduler",
+                     policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
+                     seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
+
+
+def fitted_config(fit: dict, policy: str, seed: int, params: dict | None = None,
+                  max_am_share: float | None = None) -> SimConfig:
+    """The simulator as compare_sim_real.py fitted it to the real cluster (``fit``: its
+    sim-vs-real.json; ``max_am_share``: the queues' maxAMShare instead of the fitted cluster's),
+    running ``policy`` with ``params``."""
+    model = {k: v for k, v in fit["task_model"].items() if k != "sources"}
+    am = {k: fit["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")}
+    if max_am_share is not None:
+        am["max_am_share"] = max_am_share
+    return SimConfig(nodes=4, racks=2, replication=2, block_size_mb=BLOCK / (1 << 20), max_replication=4,
+                     slots_per_node=fit["slots_per_node"], heartbeat_s=fit["heartbeat_s"],
+                     delay_node_s=DELAY_S, delay_rack_s=DELAY_S, delay_threshold_s=DELAY_S,
+                     policy=policy, interval_s=INTERVAL_S,
+                     signals="observed" if policy == "dsbra" else "scheduler",
+                     policy_params=params or {}, seed=seed, **am, **model)
