@@ -9,6 +9,7 @@ round (RM down, NameNode unreachable, malformed reply) is a logged skip; the loo
 
 from __future__ import annotations
 
+import collections
 import fcntl
 import json
 import logging
@@ -28,6 +29,8 @@ from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
 from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
 from dsbra.daemon.metrics import Metrics
+from dsbra.daemon.page import experiment_estimate, read_journal
+from dsbra.daemon.page import render as render_page
 from dsbra.daemon.records import MAPS_DIR, MapRecordStore, map_records
 from dsbra.daemon.round import add_cooling_blocks, decide, heat_document, top_hot_files
 from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
@@ -39,7 +42,9 @@ from dsbra.policy.state import load_state, save_state
 log = logging.getLogger("dsbra.daemon")
 
 PAUSE_FILE, STATUS_FILE, LOCK_FILE, HEAT_FILE = "paused", "status.json", "dsbra.lock", "heat.json"
+JOURNAL_FILE = "journal.jsonl"
 TOP_HOT = 10
+RECENT_ROUNDS = 12
 #: the cluster lock at start: tries, and seconds between them, before starting without it
 START_LOCK_ATTEMPTS = 3
 START_LOCK_RETRY_S = 5.0
@@ -70,6 +75,9 @@ class Daemon:
         self.round = 0
         self.last_poll_ok = time.time()
         self.heat: dict | None = None  #: the last heat document published (served at /heat)
+        #: the last rounds, without their health and hot-file detail (status: recent_rounds)
+        self.recent_rounds: collections.deque = collections.deque(maxlen=RECENT_ROUNDS)
+        self._estimate: tuple[int, dict | None] = (-1, None)  #: (round, holdout read-out)
 
     # --- lifecycle -------------------------------------------------------------------------
     def acquire_lock(self) -> None:
@@ -95,6 +103,7 @@ class Daemon:
         c = self.cfg.cluster
         urls = resolve_urls(c.rm, c.webhdfs, c.jhs)
         self.urls = urls
+        self.status["cluster"] = {"rm": urls["rm"], "webhdfs": urls["webhdfs"], "jhs": urls["jhs"]}
         self.ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=c.user)
         nn = ";".join(self.ep.hdfs.urls)  # HdfsCLI's separator; it follows the active one
         if c.keytab:
@@ -107,7 +116,7 @@ class Daemon:
             secure_session(e.session, ca_bundle=c.ca_bundle, kerberos=c.kerberos,
                            principal=c.kerberos_principal, mutual_auth=c.kerberos_mutual_auth)
         self._check_access()
-        self.journal = Journal.open(self.dir / "journal.jsonl")
+        self.journal = Journal.open(self.dir / JOURNAL_FILE)
         self.assignments = Assignments.open(self.dir / ASSIGNMENTS_FILE)
         self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
                                    since_ms=int(time.time() * 1000),
@@ -411,12 +420,24 @@ class Daemon:
         info["cpu_s"] = round(time.process_time() - t0, 3)
         self.metrics.rounds.inc()
         self.metrics.round_cpu.set(info["cpu_s"])
+        self.recent_rounds.append({k: v for k, v in info.items()
+                                   if k not in ("health", "top_hot_files", "experiment")})
         self.status.update(state="paused" if self.paused else "running", mode=self.cfg.mode,
                            rounds=self.round, last_round=info,
+                           recent_rounds=list(self.recent_rounds),
                            pending_actions=len(self.journal.pending()),
                            experiment=self.experiment_status())
         self._write_status()
         return info
+
+    def page(self) -> str:
+        """The status page (daemon/page.py), refreshing once a round (at most every minute);
+        the holdout's read-out is computed again only after a new round."""
+        if self._estimate[0] != self.round:
+            self._estimate = (self.round, experiment_estimate(self.dir)
+                              if self.cfg.experiment.holdout else None)
+        return render_page(self.status, read_journal(self.dir / JOURNAL_FILE),
+                           refresh_s=min(self.cfg.interval_s, 60), estimate=self._estimate[1])
 
     @property
     def paused(self) -> bool:
