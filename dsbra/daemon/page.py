@@ -10,26 +10,21 @@ put in front of Hadoop's web UIs. Read-only: nothing on it changes the daemon.
 from __future__ import annotations
 
 import html
-import json
 import time
 from pathlib import Path
 
-#: journal ops that end an action (act/journal.py)
-_CLOSED = ("done", "cancelled", "failed")
+from dsbra.act.journal import CANCELLED, DONE, FAILED, OPEN, SENT, replay_jsonl
+
+#: journal ops that end an action
+_CLOSED = (DONE, CANCELLED, FAILED)
 #: replication changes drawn per file (the latest ones)
 _CHART_POINTS = 50
 
 
 def read_journal(path: Path) -> list[dict]:
-    """The journal's records; a torn last line (a crash mid-append) is left out."""
-    if not path.exists():
-        return []
-    records = []
-    for line in path.read_text().splitlines():
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            continue
+    """The journal's records, as the daemon replays them at start (a torn last line left out)."""
+    records: list[dict] = []
+    replay_jsonl(path, "journal", records.append)
     return records
 
 
@@ -51,10 +46,10 @@ def experiment_estimate(state_dir: Path) -> dict | None:
 def file_histories(journal: list[dict]) -> dict[str, dict]:
     """Per file the daemon changed: its base, its replication now (the last change sent) and
     the changes sent, as (epoch s, replication) steps starting from the first ``before``."""
-    intents = {r["id"]: r for r in journal if r.get("op") == "intent"}
+    intents = {r["id"]: r for r in journal if r.get("op") == OPEN}
     files: dict[str, dict] = {}
     for r in journal:
-        if r.get("op") != "sent" or r.get("id") not in intents:
+        if r.get("op") != SENT or r.get("id") not in intents:
             continue
         i = intents[r["id"]]
         f = files.setdefault(i["path"], {"base": i["base"], "steps": [(i["ts"], i["before"])]})
@@ -69,7 +64,7 @@ def open_intents(journal: list[dict]) -> list[dict]:
     for r in journal:
         if "id" in r:
             last[r["id"]] = r["op"]
-    return [r for r in journal if r.get("op") == "intent" and last[r["id"]] not in _CLOSED]
+    return [r for r in journal if r.get("op") == OPEN and last[r["id"]] not in _CLOSED]
 
 
 def _e(value) -> str:

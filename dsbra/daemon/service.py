@@ -32,6 +32,7 @@ from dsbra.daemon.metrics import Metrics
 from dsbra.daemon.page import experiment_estimate, read_journal
 from dsbra.daemon.page import render as render_page
 from dsbra.daemon.records import MAPS_DIR, MapRecordStore, map_records
+from dsbra.daemon.statedir import HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE
 from dsbra.daemon.round import add_cooling_blocks, decide, heat_document, top_hot_files
 from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
 from dsbra.hadoop.auth import login_from_keytab, secure_session
@@ -41,8 +42,6 @@ from dsbra.policy.state import load_state, save_state
 
 log = logging.getLogger("dsbra.daemon")
 
-PAUSE_FILE, STATUS_FILE, LOCK_FILE, HEAT_FILE = "paused", "status.json", "dsbra.lock", "heat.json"
-JOURNAL_FILE = "journal.jsonl"
 TOP_HOT = 10
 RECENT_ROUNDS = 12
 #: the cluster lock at start: tries, and seconds between them, before starting without it
