@@ -8,7 +8,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 DSBRA   := $(VENV)/bin/dsbra
 
-.PHONY: setup demo test test-production unit clean system-deps hadoop hive docker-deps placement placement-test
+.PHONY: setup demo test test-production unit clean system-deps ui-deps hadoop hive docker-deps placement placement-test
 
 setup: $(VENV)/.installed hadoop placement
 
@@ -57,14 +57,21 @@ $(VENV)/.installed: pyproject.toml | system-deps
 docker-deps:
 	@bash hadoop-docker/setup-engine.sh
 
-unit: setup
+# the status page's browser test (Debian's Chromium and ChromeDriver, driven by Selenium) and
+# the alert rules' check (promtool, in Debian's prometheus package); installed only if missing
+ui-deps:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v promtool >/dev/null \
+	  || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	      chromium chromium-driver prometheus)
+
+unit: setup ui-deps
 	$(PY) -m pytest tests/unit
 
 # every test, the demo's (tests/integration/test_demo.py) and the Kerberized TLS and HA
 # clusters' included: CI (.ci/run) runs this and must end within 60 minutes on 2 cores. The
 # Docker engine's set-up (mostly building the Compose plugin, on a fresh machine) runs beside
 # the rest of the set-up (downloads, mostly), once the Debian packages are in (one apt at a time)
-test: system-deps
+test: system-deps ui-deps
 	@mkdir -p .dsbra; bash hadoop-docker/setup-engine.sh >.dsbra/docker-deps.log 2>&1 & engine=$$!; \
 	  $(MAKE) --no-print-directory setup hive placement-test; rc=$$?; \
 	  wait $$engine; cat .dsbra/docker-deps.log; exit $$rc

@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 
 from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
 from dsbra.daemon.records import MAPS_DIR, read_map_records
+from dsbra.daemon.statedir import STATUS_FILE
 from dsbra.errors import InputError
 from dsbra.policy.experiment import CONTROL, TREATMENT
 
@@ -76,7 +77,6 @@ def state_dir_of(path: Path) -> Path:
 def _ran_holdout(state: Path) -> bool:
     """Whether the daemon's last status says it ran an experiment: a run that held out files
     but decided none writes no assignments, and has no draws to give."""
-    from dsbra.daemon.service import STATUS_FILE  # the daemon's module: only when it is needed
 
     try:
         status = json.loads((state / STATUS_FILE).read_text())

@@ -56,9 +56,11 @@ def run(config_path, apply_, once):
 @click.command("status", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=_CONFIG_HELP)
 @click.option("--json", "as_json", is_flag=True, help="The full status document.")
-def status(config_path, as_json):
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the status page (what a running daemon serves at /) to this file.")
+def status(config_path, as_json, html_path):
     """The daemon's last round: decisions, refusals, top hot files (from its state dir)."""
-    from dsbra.daemon.service import PAUSE_FILE, STATUS_FILE
+    from dsbra.daemon.statedir import JOURNAL_FILE, PAUSE_FILE, STATUS_FILE
 
     sd = _state_dir(config_path)
     path = sd / STATUS_FILE
@@ -70,6 +72,16 @@ def status(config_path, as_json):
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
     doc["paused"] = (sd / PAUSE_FILE).exists()
+    if html_path is not None:
+        from dsbra.daemon.page import experiment_estimate, read_journal, render
+
+        estimate = experiment_estimate(sd) if (doc.get("experiment") or {}).get("holdout") else None
+        try:
+            html_path.write_text(render(doc, read_journal(sd / JOURNAL_FILE), estimate=estimate))
+        except OSError as exc:
+            raise InputError(f"cannot write {html_path}: {exc.strerror}") from None
+        click.echo(str(html_path))
+        return
     if as_json:
         click.echo(json.dumps(doc, indent=1))
         return
@@ -102,7 +114,7 @@ def status(config_path, as_json):
 
 
 def _flag(config_path, on: bool) -> None:
-    from dsbra.daemon.service import PAUSE_FILE
+    from dsbra.daemon.statedir import PAUSE_FILE
 
     sd = _state_dir(config_path)
     sd.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
-"""The daemon's read-only HTTP endpoint: /metrics, /healthz, /status, /heat (the placement
-plugin's heat document; localhost by default)."""
+"""The daemon's read-only HTTP endpoint: / (the status page, daemon/page.py), /metrics,
+/healthz, /status, /heat (the placement plugin's heat document); localhost by default."""
 
 from __future__ import annotations
 
@@ -16,18 +16,27 @@ log = logging.getLogger(__name__)
 def serve(daemon, host: str, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
-            if self.path == "/metrics":
+            path = self.path.split("?", 1)[0]
+            if path in ("/", "/index.html"):
+                try:
+                    body = daemon.page().encode()
+                except Exception:  # noqa: BLE001 -- a page that fails must not take the daemon down
+                    log.exception("status page failed")
+                    self._reply(500, b"the status page failed; see the daemon's log\n", "text/plain")
+                    return
+                self._reply(200, body, "text/html; charset=utf-8")
+            elif path == "/metrics":
                 self._reply(200, generate_latest(daemon.metrics.registry), CONTENT_TYPE_LATEST)
-            elif self.path == "/healthz":
+            elif path == "/healthz":
                 ok = daemon.status.get("state") in ("starting", "running", "paused")
                 self._reply(200 if ok else 503, b"ok\n" if ok else b"stopped\n", "text/plain")
-            elif self.path == "/heat":
+            elif path == "/heat":
                 heat = daemon.heat
                 if heat is None:
                     self._reply(404, b"no round decided yet\n", "text/plain")
                 else:
                     self._reply(200, json.dumps(heat).encode(), "application/json")
-            elif self.path == "/status":
+            elif path == "/status":
                 self._reply(200, json.dumps(daemon.status, default=str).encode(),
                             "application/json")
             else:

@@ -40,11 +40,30 @@ class Metrics:
             "dsbra_experiment_files", "Files assigned to each experiment group (treatment, "
             "control) since the experiment began.", ["group"], registry=r)
         self.round_cpu = Gauge("dsbra_round_cpu_seconds", "CPU of the last round.", registry=r)
+        self.round_seconds = Gauge("dsbra_round_duration_seconds",
+                                   "Wall time of the last round's work (read, decide, act).",
+                                   registry=r)
+        self.decisions = Counter("dsbra_decisions", "File decisions, by the rule that made them.",
+                                 ["rule"], registry=r)
+        self.extra_bytes = Gauge("dsbra_extra_replica_bytes",
+                                 "Bytes of the replicas dsbra holds above the files' base.",
+                                 registry=r)
+        self.storage_budget = Gauge("dsbra_storage_budget_bytes",
+                                    "rails.storage_budget_bytes (0: no budget).", registry=r)
+        self.files_below_base = Gauge(
+            "dsbra_files_below_base", "Files dsbra changed that the NameNode reported below "
+            "their base replication in the last round (never dsbra's doing: an operator or "
+            "another tool lowered them).", registry=r)
+        self.oldest_pending = Gauge(
+            "dsbra_oldest_pending_action_rounds",
+            "Rounds since the oldest change the NameNode has not completed was decided.",
+            registry=r)
         self.last_round = Gauge("dsbra_last_round_timestamp_seconds",
                                 "End of the last round's window.", registry=r)
 
     def observe_round(self, info: dict, journal) -> None:
         for d in info["decisions"]:
+            self.decisions.labels(rule=(d.get("reason") or {}).get("rule", "unknown")).inc()
             outcome = d["outcome"].split(":")[0]
             self.actions.labels(outcome=outcome).inc()
             if outcome == "sent":
@@ -58,5 +77,8 @@ class Metrics:
         self.gavg.set(info["gavg"])
         self.blocks.set(info["blocks"])
         self.last_round.set(info["window_end_ms"] / 1000)
+        self.extra_bytes.set(info.get("extra_replica_bytes", 0))
+        self.files_below_base.set(len(info.get("files_below_base", [])))
+        self.oldest_pending.set(info.get("oldest_pending_rounds", 0))
         for group, n in info["experiment"]["files"].items():
             self.experiment_files.labels(group=group).set(n)

@@ -9,6 +9,7 @@ round (RM down, NameNode unreachable, malformed reply) is a logged skip; the loo
 
 from __future__ import annotations
 
+import collections
 import fcntl
 import json
 import logging
@@ -28,7 +29,10 @@ from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
 from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
 from dsbra.daemon.metrics import Metrics
+from dsbra.daemon.page import experiment_estimate, read_journal
+from dsbra.daemon.page import render as render_page
 from dsbra.daemon.records import MAPS_DIR, MapRecordStore, map_records
+from dsbra.daemon.statedir import HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE
 from dsbra.daemon.round import add_cooling_blocks, decide, heat_document, top_hot_files
 from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
 from dsbra.hadoop.auth import login_from_keytab, secure_session
@@ -38,8 +42,8 @@ from dsbra.policy.state import load_state, save_state
 
 log = logging.getLogger("dsbra.daemon")
 
-PAUSE_FILE, STATUS_FILE, LOCK_FILE, HEAT_FILE = "paused", "status.json", "dsbra.lock", "heat.json"
 TOP_HOT = 10
+RECENT_ROUNDS = 12
 #: the cluster lock at start: tries, and seconds between them, before starting without it
 START_LOCK_ATTEMPTS = 3
 START_LOCK_RETRY_S = 5.0
@@ -62,6 +66,7 @@ class Daemon:
         self.stop = threading.Event()
         self.reload = threading.Event()
         self.metrics = Metrics()
+        self.metrics.storage_budget.set(cfg.rails.storage_budget_bytes or 0)
         self.status: dict = {"state": "starting", "mode": cfg.mode, "rounds": 0}
         self._scheduler_line = ""  #: the scheduler as last logged (logged again on change)
         self._lock_fh = None
@@ -70,6 +75,10 @@ class Daemon:
         self.round = 0
         self.last_poll_ok = time.time()
         self.heat: dict | None = None  #: the last heat document published (served at /heat)
+        #: the last rounds, without their health and hot-file detail (status: recent_rounds)
+        self.recent_rounds: collections.deque = collections.deque(maxlen=RECENT_ROUNDS)
+        self._estimate: tuple[int, dict | None] = (-1, None)  #: (round, holdout read-out)
+        self._round_started = time.monotonic()
 
     # --- lifecycle -------------------------------------------------------------------------
     def acquire_lock(self) -> None:
@@ -95,6 +104,7 @@ class Daemon:
         c = self.cfg.cluster
         urls = resolve_urls(c.rm, c.webhdfs, c.jhs)
         self.urls = urls
+        self.status["cluster"] = {"rm": urls["rm"], "webhdfs": urls["webhdfs"], "jhs": urls["jhs"]}
         self.ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=c.user)
         nn = ";".join(self.ep.hdfs.urls)  # HdfsCLI's separator; it follows the active one
         if c.keytab:
@@ -107,7 +117,7 @@ class Daemon:
             secure_session(e.session, ca_bundle=c.ca_bundle, kerberos=c.kerberos,
                            principal=c.kerberos_principal, mutual_auth=c.kerberos_mutual_auth)
         self._check_access()
-        self.journal = Journal.open(self.dir / "journal.jsonl")
+        self.journal = Journal.open(self.dir / JOURNAL_FILE)
         self.assignments = Assignments.open(self.dir / ASSIGNMENTS_FILE)
         self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
                                    since_ms=int(time.time() * 1000),
@@ -210,6 +220,7 @@ class Daemon:
             log.error("reload refused: state_dir and cluster need a restart")
             return
         self.cfg = cfg
+        self.metrics.storage_budget.set(cfg.rails.storage_budget_bytes or 0)
         log.info("reloaded config mode=%s interval_s=%s policy=%s holdout=%s", cfg.mode,
                  cfg.interval_s, cfg.policy.name, cfg.experiment.holdout)
 
@@ -245,6 +256,7 @@ class Daemon:
 
         self.round += 1
         t0 = time.process_time()
+        self._round_started = time.monotonic()
         start, end = self._window()
         # refreshed every round, a skipped one too: an outage elsewhere must not let it go stale
         lock_refusal = self._cluster_lock_refusal()
@@ -329,6 +341,13 @@ class Daemon:
         info["health"] = health
         info["top_hot_files"] = top_hot_files(res, TOP_HOT)
         info["experiment"] = self.experiment_status()
+        base = self.journal.base
+        info["files_below_base"] = sorted(p for p, v in files.items()
+                                          if v and p in base and v["replication"] < base[p])
+        info["extra_replica_bytes"] = sum(file_bytes.get(p, 0) * (self.journal.replication[p] - b)
+                                          for p, b in self.journal.raised_files().items())
+        pending = [a.round for a in self.journal.pending()]
+        info["oldest_pending_rounds"] = self.round - min(pending) if pending else 0
         self.metrics.observe_round(info, self.journal)
         # new keys go last: operators' log parsers (and the tests') match the ones before
         log.info("round=%d blocks=%d map_tasks=%d gavg=%.3f decisions=%d acted=%s refusals=%d "
@@ -409,14 +428,28 @@ class Daemon:
 
     def _finish(self, info: dict, t0: float) -> dict:
         info["cpu_s"] = round(time.process_time() - t0, 3)
+        info["seconds"] = round(time.monotonic() - self._round_started, 3)
         self.metrics.rounds.inc()
         self.metrics.round_cpu.set(info["cpu_s"])
+        self.metrics.round_seconds.set(info["seconds"])
+        self.recent_rounds.append({k: v for k, v in info.items()
+                                   if k not in ("health", "top_hot_files", "experiment")})
         self.status.update(state="paused" if self.paused else "running", mode=self.cfg.mode,
                            rounds=self.round, last_round=info,
+                           recent_rounds=list(self.recent_rounds),
                            pending_actions=len(self.journal.pending()),
                            experiment=self.experiment_status())
         self._write_status()
         return info
+
+    def page(self) -> str:
+        """The status page (daemon/page.py), refreshing once a round (at most every minute);
+        the holdout's read-out is computed again only after a new round."""
+        if self._estimate[0] != self.round:
+            self._estimate = (self.round, experiment_estimate(self.dir)
+                              if self.cfg.experiment.holdout else None)
+        return render_page(self.status, read_journal(self.dir / JOURNAL_FILE),
+                           refresh_s=min(self.cfg.interval_s, 60), estimate=self._estimate[1])
 
     @property
     def paused(self) -> bool:

@@ -10,8 +10,10 @@ them back in apply mode: test_placement_heat.py, which checks where each replica
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
+import requests
 
 from harness import BASE, HOT, Daemon, daemon_config, dfsadmin, replay_until, replication, run_dsbra
 
@@ -54,6 +56,12 @@ def test_safe_mode_is_a_refusal_with_its_reason(daemon_cluster, tmp_path):
     assert daemon.journal() == []
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 # experiment.seed 4 splits the two hot files: hot-0 control, hot-1 treatment (a fixed hash of
 # seed and path, dsbra.policy.experiment; checked below, so a change of hash fails loudly)
 HOLDOUT_SEED = 4
@@ -66,8 +74,10 @@ def test_holdout_keeps_control_files_unchanged_and_impact_reads_the_state(daemon
     assert list(Holdout(0.5, HOLDOUT_SEED).is_control(HOT)) == [True, False]
     layout, env, client = daemon_cluster
     state = tmp_path / "holdout"
+    port = free_port()
     daemon = Daemon.configure(tmp_path, "holdout", daemon_config(
-        env, state, experiment={"holdout": 0.5, "seed": HOLDOUT_SEED}))
+        env, state, experiment={"holdout": 0.5, "seed": HOLDOUT_SEED},
+        http={"enabled": True, "host": "127.0.0.1", "port": port}))
 
     def groups() -> dict[str, str]:
         path = state / "experiment.jsonl"
@@ -81,8 +91,14 @@ def test_holdout_keeps_control_files_unchanged_and_impact_reads_the_state(daemon
     try:
         replay_until(layout, daemon, lambda: (samples.append(replication(client)) or True)
                      and set(HOT) <= set(groups()))
+        # the running daemon's status page and metrics (issue 46)
+        page = requests.get(f"http://127.0.0.1:{port}/", timeout=30).text
+        metrics = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
     finally:
         err = daemon.stop()
+    assert env["rm"] in page and "FairScheduler" in page, page[:3000]
+    assert HOT[1] in page and "Holdout 50%" in page, page
+    assert "dsbra_decisions_total{rule=\"hot\"}" in metrics and "dsbra_extra_replica_bytes" in metrics
     assert set(HOT) <= set(groups()), (groups(), err[-4000:])
     assert groups()[HOT[0]] == "control" and groups()[HOT[1]] == "treatment"
     # the control file was never changed: not in any sample, not in the journal's intents

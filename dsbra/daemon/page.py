@@ -1,0 +1,228 @@
+"""The daemon's status page (``/``): what it watches, what it decided and why, what it holds.
+
+Server-rendered HTML from the state the daemon already keeps (the status document it writes
+each round, its journal), so a stopped daemon's state dir renders the same page (`dsbra status
+--html`). No script and no build step: the page refreshes itself with a meta tag, its charts
+are inline SVG, and every link is relative, so it works behind the reverse proxies operators
+put in front of Hadoop's web UIs. Read-only: nothing on it changes the daemon.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from pathlib import Path
+
+from dsbra.act.journal import CANCELLED, DONE, FAILED, OPEN, SENT, replay_jsonl
+
+#: journal ops that end an action
+_CLOSED = (DONE, CANCELLED, FAILED)
+#: replication changes drawn per file (the latest ones)
+_CHART_POINTS = 50
+
+
+def read_journal(path: Path) -> list[dict]:
+    """The journal's records, as the daemon replays them at start (a torn last line left out)."""
+    records: list[dict] = []
+    replay_jsonl(path, "journal", records.append)
+    return records
+
+
+def experiment_estimate(state_dir: Path) -> dict | None:
+    """The holdout experiment's read-out (`dsbra impact`) of ``state_dir``; None while there
+    is none (no file decided, or no map of one recorded yet) or the records cannot be read
+    (a round writing them): the page says so instead."""
+    from pyarrow import ArrowException
+
+    from dsbra.errors import DsbraError
+    from dsbra.impact import impact
+
+    try:
+        return impact(state_dir)
+    except (DsbraError, OSError, ArrowException):
+        return None
+
+
+def file_histories(journal: list[dict]) -> dict[str, dict]:
+    """Per file the daemon changed: its base, its replication now (the last change sent) and
+    the changes sent, as (epoch s, replication) steps starting from the first ``before``."""
+    intents = {r["id"]: r for r in journal if r.get("op") == OPEN}
+    files: dict[str, dict] = {}
+    for r in journal:
+        if r.get("op") != SENT or r.get("id") not in intents:
+            continue
+        i = intents[r["id"]]
+        f = files.setdefault(i["path"], {"base": i["base"], "steps": [(i["ts"], i["before"])]})
+        f["steps"].append((r["ts"], i["target"]))
+        f["now"] = i["target"]
+    return files
+
+
+def open_intents(journal: list[dict]) -> list[dict]:
+    """Changes not closed yet (decided, or sent and not confirmed by the NameNode)."""
+    last: dict[int, str] = {}
+    for r in journal:
+        if "id" in r:
+            last[r["id"]] = r["op"]
+    return [r for r in journal if r.get("op") == OPEN and last[r["id"]] not in _CLOSED]
+
+
+def _e(value) -> str:
+    return html.escape(str(value))
+
+
+def _num(value) -> str:
+    """A measured value for the page: three significant digits, '-' for none."""
+    if value is None:
+        return "-"
+    return f"{value:.3g}" if isinstance(value, float) else _e(value)
+
+
+def _when(epoch_s: float | None) -> str:
+    return "-" if epoch_s is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch_s))
+
+
+def _step_chart(steps: list[tuple[float, int]], base: int, now_s: float) -> str:
+    """Replication over time as an inline SVG step line, base dashed."""
+    steps = steps[-_CHART_POINTS:] + [(now_s, steps[-1][1])]
+    t0, t1 = steps[0][0], max(steps[-1][0], steps[0][0] + 1)
+    top = max(max(v for _, v in steps), base) + 1
+    w, h = 240, 48
+
+    def x(t):
+        return round(4 + (w - 8) * (t - t0) / (t1 - t0), 1)
+
+    def y(v):
+        return round(h - 4 - (h - 8) * v / top, 1)
+
+    points = []
+    for (t, v), (t_next, _) in zip(steps, steps[1:] + [steps[-1]]):
+        points += [f"{x(t)},{y(v)}", f"{x(t_next)},{y(v)}"]
+    return (f'<svg class="chart" width="{w}" height="{h}" role="img" aria-label="replication '
+            f'over time">'
+            f'<line x1="4" x2="{w - 4}" y1="{y(base)}" y2="{y(base)}" class="base"/>'
+            f'<polyline points="{" ".join(points)}" class="line"/></svg>')
+
+
+def _scheduler(status: dict) -> str:
+    s = status.get("scheduler")
+    if not s:
+        return "<p>Scheduler: not read yet (no round has reached the ResourceManager).</p>"
+    delay = (f"delay scheduling on, D = {s['delay_threshold_s']:.1f} s ({_e(s['delay_source'])})"
+             if s["delay_scheduling"] else "delay scheduling off")
+    out = f"<p>Scheduler: <b>{_e(s['name'])}</b>, {delay}, {_e(s['nodes'])} nodes.</p>"
+    if s.get("refusal"):
+        out += f'<p class="bad">{_e(s["refusal"])}</p>'
+    return out
+
+
+def _decision(d: dict) -> str:
+    reason = d.get("reason") or {}
+    pressure = " ".join(f"{k}={_num(float(reason[k]))}" for k in ("rf", "gavg")
+                        if isinstance(reason.get(k), (int, float)))
+    status = "" if d.get("status") in (None, "ok") else f" <i>rails: {_e(d['status'])}</i>"
+    return (f"{_e(d['file'])} {_e(d['current'])}&rarr;{_e(d['target'])} "
+            f"({_e(reason.get('rule', '?'))} {pressure}) {_e(d.get('outcome', ''))}{status}")
+
+
+def _rounds(status: dict) -> str:
+    rounds = status.get("recent_rounds") or ([status["last_round"]] if status.get("last_round") else [])
+    if not rounds:
+        return "<p>No round has ended yet.</p>"
+    rows = []
+    for r in reversed(rounds):
+        if r.get("skipped"):
+            what = f'<span class="bad">skipped: {_e(r["skipped"])}</span>'
+        else:
+            parts = [_decision(d) for d in r.get("decisions", [])]
+            parts += [f'<span class="bad">refused: {_e(x)}</span>' for x in r.get("refusals", [])]
+            what = "<br>".join(parts) or "nothing to change"
+        end, gavg = r.get("window_end_ms"), r.get("gavg")
+        cells = [_e(r.get("round")), _when(end / 1000) if end else "-", _num(r.get("map_tasks")),
+                 _num(r.get("blocks")), _num(None if gavg is None else float(gavg))]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + f"<td>{what}</td></tr>")
+    return ("<table><tr><th>round</th><th>window end</th><th>maps</th><th>blocks</th>"
+            "<th>GAvg</th><th>decided, and why</th></tr>" + "".join(rows) + "</table>")
+
+
+def _raised(journal: list[dict], now_s: float) -> str:
+    files = {p: f for p, f in file_histories(journal).items() if f["now"] > f["base"]}
+    if not files:
+        return "<p>No file is above its base replication.</p>"
+    rows = [f"<tr><td>{_e(p)}</td><td>{f['base']}</td><td>{f['now']}</td>"
+            f"<td>{_when(f['steps'][1][0])}</td><td>{_step_chart(f['steps'], f['base'], now_s)}</td></tr>"
+            for p, f in sorted(files.items())]
+    return ("<table><tr><th>file</th><th>base</th><th>now</th><th>first raised</th>"
+            "<th>replication over time</th></tr>" + "".join(rows) + "</table>")
+
+
+def _open(journal: list[dict], now_s: float) -> str:
+    pending = open_intents(journal)
+    if not pending:
+        return "<p>None: every change the daemon sent is confirmed by the NameNode.</p>"
+    rows = [f"<tr><td>{r['id']}</td><td>{_e(r['path'])}</td><td>{r['before']}&rarr;{r['target']}</td>"
+            f"<td>{_e(r.get('round'))}</td><td>{now_s - r['ts']:.0f} s</td></tr>" for r in pending]
+    return ("<table><tr><th>id</th><th>file</th><th>change</th><th>round</th><th>open for</th></tr>"
+            + "".join(rows) + "</table>")
+
+
+def _experiment(status: dict, estimate: dict | None) -> str:
+    e = status.get("experiment") or {}
+    if not e.get("holdout"):
+        return "<p>No experiment (experiment.holdout is 0).</p>"
+    files = e.get("files") or {}
+    out = (f"<p>Holdout {e['holdout']:.0%} (seed {_e(e.get('seed'))}): "
+           f"{files.get('treatment', 0)} files treated, {files.get('control', 0)} held out.</p>")
+    if estimate is None:
+        return out + "<p>No estimate yet: no map of a decided file has been recorded since.</p>"
+    rows = []
+    for metric, v in estimate.items():
+        if isinstance(v, dict) and "diff" in v:
+            ci = v.get("ci95")
+            interval = "-" if ci is None else f"[{_num(ci[0])}, {_num(ci[1])}]"
+            rows.append(f"<tr><td>{_e(metric)}</td><td>{_num(v['treated'])}</td>"
+                        f"<td>{_num(v['control'])}</td><td>{_num(v['diff'])}</td>"
+                        f"<td>{interval}</td></tr>")
+    return (out + f"<p>{_e(estimate.get('verdict', ''))}</p><table><tr><th>metric</th><th>treated</th>"
+            "<th>held out</th><th>difference</th><th>95% interval</th></tr>" + "".join(rows) + "</table>")
+
+
+_STYLE = """body{font:14px/1.4 sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;
+text-align:left;vertical-align:top}th{background:#f3f3f3}.bad{color:#b00}
+.chart .line{fill:none;stroke:#1565c0;stroke-width:2}.chart .base{stroke:#999;stroke-dasharray:4 3}
+nav a{margin-right:1em}"""
+
+
+def render(status: dict, journal: list[dict], *, refresh_s: float | None = None,
+           estimate: dict | None = None, now_s: float | None = None) -> str:
+    """The page, from a status document (/status), the journal's records and the holdout
+    experiment's read-out (dsbra.impact), if any."""
+    now_s = time.time() if now_s is None else now_s
+    state, mode = status.get("state", "?"), status.get("mode", "?")
+    last = status.get("last_round") or {}
+    why = ""
+    if state == "paused":
+        why = " &mdash; paused by <code>dsbra pause</code> (resume with <code>dsbra resume</code>)"
+    elif mode == "dry-run":
+        why = " &mdash; dry run: it decides and logs, and changes nothing"
+    cluster = status.get("cluster") or {}
+    where = ", ".join(f"{k} {_e(v)}" for k, v in cluster.items() if v) or "not connected yet"
+    refresh = f'<meta http-equiv="refresh" content="{refresh_s:g}">' if refresh_s else ""
+    rails = [d for d in last.get("decisions", []) if d.get("status") not in (None, "ok")]
+    rails_html = ("<p>None in the last round.</p>" if not rails else
+                  "<ul>" + "".join(f"<li>{_decision(d)}</li>" for d in rails) + "</ul>")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">{refresh}<title>dsbra: {_e(state)}</title>
+<style>{_STYLE}</style></head><body>
+<h1>dsbra: {_e(state)}, {_e(mode)}{why}</h1>
+<nav><a href="status">status (JSON)</a><a href="metrics">metrics</a><a href="heat">heat</a></nav>
+<p>Cluster: {where}. Rounds: {_e(status.get('rounds', 0))}; updated {_when(now_s)}.</p>
+{_scheduler(status)}
+<h2>Last rounds</h2>{_rounds(status)}
+<h2>Files above their base replication</h2>{_raised(journal, now_s)}
+<h2>Open changes</h2>{_open(journal, now_s)}
+<h2>Held back by the rails</h2>{rails_html}
+<h2>Experiment</h2>{_experiment(status, estimate)}
+</body></html>
+"""

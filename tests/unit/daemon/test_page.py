@@ -1,0 +1,139 @@
+"""The status page (daemon/page.py) on a state dir a real daemon left (tests/fixtures/page:
+a holdout run's status, journal and map records), served by the daemon's own HTTP server and
+opened in a real browser (Debian's Chromium, through ChromeDriver and Selenium)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from dsbra.daemon.config import load_config
+from dsbra.daemon.page import experiment_estimate, open_intents, read_journal, render
+from dsbra.daemon.service import Daemon
+
+STATE = Path(__file__).resolve().parents[2] / "fixtures" / "page" / "daemon-holdout"
+#: where the browser test leaves its screenshot (CI keeps the workspace's files)
+ARTIFACTS = Path(os.environ.get("DSBRA_TEST_ARTIFACTS", Path(__file__).resolve().parents[3]
+                                / ".dsbra" / "test-artifacts"))
+
+
+def _recorded() -> tuple[dict, list[dict]]:
+    return json.loads((STATE / "status.json").read_text()), read_journal(STATE / "journal.jsonl")
+
+
+def test_the_page_of_a_recorded_state_dir_says_what_was_watched_decided_and_held():
+    status, journal = _recorded()
+    page = render(status, journal, estimate=experiment_estimate(STATE), now_s=1_795_800_000)
+    text = re.sub(r"<[^>]+>", " ", page)
+    sched = status["scheduler"]
+    assert f"{sched['name']} , delay scheduling on, D = {sched['delay_threshold_s']:.1f} s" in text
+    raised = {r["path"] for r in journal if r.get("op") == "intent" and r["target"] > r["base"]}
+    for path in raised:  # every file the journal left above base, with its chart
+        assert path in page
+    assert page.count('<svg class="chart"') >= 1
+    assert "held out" in text and "95% interval" in text
+    assert all(f'href="{link}"' in page for link in ("status", "metrics", "heat"))  # relative
+    assert 'href="/' not in page and "<script" not in page
+
+
+def test_an_empty_state_and_an_unreachable_cluster_are_said_plainly():
+    page = render({"state": "starting", "mode": "apply", "rounds": 0}, [])
+    assert "No round has ended yet." in page and "not connected yet" in page
+    assert "No file is above its base replication." in page
+    skipped = {"state": "running", "mode": "apply", "rounds": 3, "last_round": {
+        "round": 3, "window_end_ms": 1_795_800_000_000, "decisions": [], "refusals": [],
+        "skipped": "cannot reach ResourceManager at http://rm:8088: ConnectionError"}}
+    page = render(skipped, [])
+    assert "skipped: cannot reach ResourceManager at http://rm:8088: ConnectionError" in page
+
+
+def test_names_from_the_cluster_are_escaped_and_open_changes_listed():
+    journal = [{"op": "intent", "id": 1, "ts": 100.0, "path": "/data/<b>x&y", "before": 1,
+                "target": 3, "base": 1, "reason": {"rule": "hot", "rf": 0.5}, "round": 2},
+               {"op": "sent", "id": 1, "ts": 101.0, "detail": ""}]
+    assert [r["id"] for r in open_intents(journal)] == [1]
+    page = render({"state": "running", "mode": "apply", "rounds": 2}, journal, now_s=160.0)
+    assert "/data/&lt;b&gt;x&amp;y" in page and "<b>x&y" not in page
+    assert "60 s" in page  # open for, since its intent
+    assert open_intents(journal + [{"op": "done", "id": 1, "ts": 130.0}]) == []
+
+
+def test_dsbra_status_html_writes_the_page_of_a_state_dir(tmp_path, capsys):
+    from dsbra.cli import main
+
+    state = tmp_path / "state"
+    shutil.copytree(STATE, state)
+    cfg = tmp_path / "dsbra.yaml"
+    cfg.write_text(f"state_dir: {state}\ncluster: {{rm: http://rm:8088, webhdfs: http://nn:9870}}\n")
+    out = tmp_path / "page.html"
+    with pytest.raises(SystemExit) as exc:
+        main(["status", "--config", str(cfg), "--html", str(out)])
+    assert exc.value.code == 0
+    assert "Files above their base replication" in out.read_text()
+    with pytest.raises(SystemExit) as exc:
+        main(["status", "--config", str(cfg), "--html", str(tmp_path / "no" / "p.html")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code != 0 and len(err) == 1 and err[0].startswith("dsbra: error: cannot write ")
+
+
+@pytest.fixture
+def served(tmp_path):
+    """The real daemon's HTTP server over a copy of the recorded state dir: the daemon object
+    as after its last round (its status document loaded), no cluster needed to read it."""
+    from dsbra.daemon.http import serve
+
+    state = tmp_path / "state"
+    shutil.copytree(STATE, state)
+    cfg = tmp_path / "dsbra.yaml"
+    cfg.write_text(f"state_dir: {state}\ninterval_s: 30\nexperiment: {{holdout: 0.5}}\n"
+                   "cluster: {rm: http://rm:8088, webhdfs: http://nn:9870}\n")
+    daemon = Daemon(load_config(str(cfg)))
+    daemon.status = json.loads((state / "status.json").read_text())
+    daemon.round = daemon.status["rounds"]
+    server = serve(daemon, "127.0.0.1", 0)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_the_daemon_serves_the_page_at_its_root(served):
+    with urllib.request.urlopen(served + "/?refresh") as reply:
+        assert reply.headers["Content-Type"].startswith("text/html")
+        page = reply.read().decode()
+    assert '<meta http-equiv="refresh" content="30">' in page
+    assert "Files above their base replication" in page
+
+
+def test_the_page_in_a_real_browser(served):
+    """Headless Chromium renders it: the headings and the charts are there, and a screenshot
+    is kept as the test's artifact."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--window-size=1200,1400"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options,
+                              service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"))
+    try:
+        driver.get(served + "/")
+        headings = [h.text for h in driver.find_elements(By.TAG_NAME, "h2")]
+        assert headings == ["Last rounds", "Files above their base replication", "Open changes",
+                            "Held back by the rails", "Experiment"]
+        assert driver.title.startswith("dsbra: ")
+        charts = driver.find_elements(By.CSS_SELECTOR, "svg.chart polyline")
+        assert charts and all(c.size["width"] > 0 for c in charts)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "status-page.png"
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    finally:
+        driver.quit()
