@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from dsbra.bench.analysis import CAUSES, classify, paired_causes
+from dsbra.errors import InputError
 
 
 def main() -> None:
@@ -46,7 +47,10 @@ def main() -> None:
     doc = {"command": "python benchmarks/container_grants.py " + " ".join(sys.argv[1:]), "causes": CAUSES,
            "runs": rows}
     if a.baseline:
-        doc["paired_with"], doc["paired"] = a.baseline, paired_causes(rows, a.baseline)
+        try:
+            doc["paired_with"], doc["paired"] = a.baseline, paired_causes(rows, a.baseline)
+        except InputError as exc:
+            ap.error(str(exc))
     (a.results / "container-grants.json").write_text(json.dumps(doc, indent=1) + "\n")
     print("| run | maps | node-local | handed on | delay expired | unmatched, ambiguous |")
     for name, r in rows.items():

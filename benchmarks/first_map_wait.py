@@ -37,6 +37,7 @@ from pathlib import Path
 from dsbra.bench.analysis import STAGES, most_ams_at_once, paired_stages
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.paths import StateLayout, default_state_dir
+from dsbra.errors import InputError
 from dsbra.observe.collector import Endpoints
 
 
@@ -91,7 +92,10 @@ def main() -> None:
                    "mean_s": round(statistics.fmean(j[k] for j in per_job), 2)} for k in (*STAGES, "total")}}
     doc = {"command": "python benchmarks/first_map_wait.py " + " ".join(sys.argv[1:]), "stages": STAGES, "runs": rows}
     if a.baseline:
-        doc["paired_with"], doc["paired"] = a.baseline, paired_stages(rows, a.baseline)
+        try:
+            doc["paired_with"], doc["paired"] = a.baseline, paired_stages(rows, a.baseline)
+        except InputError as exc:
+            ap.error(str(exc))
     (a.results / "first-map-wait.json").write_text(json.dumps(doc, indent=1) + "\n")
     print("| run | jobs | uber | AMs at once | " + " | ".join(f"{k} median s" for k in (*STAGES, "total")) + " |")
     for name, r in rows.items():

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from dsbra.errors import InputError
 from dsbra.report import Run, mean_or_none, t_interval
 from dsbra.results_schema import LOCALITY_NAMES as GRANTS
 from dsbra.sim.metrics import grant_counts
@@ -38,7 +39,7 @@ def paired_by_rep(rows: dict[str, dict], baseline: str, measures: dict) -> dict[
         arm, rep = name.split("/")
         arms.setdefault(arm, {})[rep] = row
     if baseline not in arms:
-        raise SystemExit(f"--baseline {baseline}: no such arm among {', '.join(sorted(arms))}")
+        raise InputError(f"--baseline {baseline}: no such arm among {', '.join(sorted(arms))}")
     out = {}
     for arm, reps in sorted(arms.items()):
         common = sorted(set(reps) & set(arms[baseline]))

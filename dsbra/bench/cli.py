@@ -149,8 +149,8 @@ def _slots(value: str, state_dir: Path | None) -> int:
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Directory for jobs.parquet, tasks.parquet, storage.json and summary.json.")
 @click.option("--daemon-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Run `dsbra run --apply --config FILE` beside the jobs (the daemon arm); without it "
-                   "the daemon is off.")
+              help="Run `dsbra run --config FILE` beside the jobs (the daemon arm; the config's mode "
+                   "decides: apply, or a dry run); without it the daemon is off.")
 @click.option("--queue", default=None, help="Fair Scheduler queue of the jobs [default: the placement rules'].")
 @click.option("--label", default="", help="Name of this run (its HDFS output dir) [default: a timestamp].")
 @click.option("--job-timeout-s", type=float, default=1800.0, show_default=True,

@@ -102,10 +102,15 @@ class _Watch:
         self.storage.append((round(time.monotonic() - self.t0, 1), *replica_bytes(self.ep, self.dataset)))
 
 
+def daemon_command(config: Path) -> list[str]:
+    """`dsbra run --config FILE`: the config's ``mode`` decides whether the daemon applies (a
+    forced ``--apply`` made run_bench_matrix.py's dsbra-dry-run arm apply until 2026-11-28)."""
+    return [sys.executable, "-m", "dsbra", "run", "--config", str(config)]
+
+
 def _daemon(config: Path, log_path: Path) -> subprocess.Popen:
     with open(log_path, "w") as out:
-        return subprocess.Popen([sys.executable, "-m", "dsbra", "run", "--config", str(config), "--apply"],
-                                stderr=out, stdout=out, start_new_session=True)
+        return subprocess.Popen(daemon_command(config), stderr=out, stdout=out, start_new_session=True)
 
 
 def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config: Path | None = None,

@@ -145,6 +145,17 @@ def _rounds(status: dict) -> str:
             "<th>GAvg</th><th>decided, and why</th></tr>" + "".join(rows) + "</table>")
 
 
+def _hottest(status: dict) -> str:
+    """The last round's blocks of highest RF, with the reads behind it."""
+    top = (status.get("last_round") or {}).get("top_hot_files") or []
+    if not top:
+        return "<p>No block was read in the last round's window.</p>"
+    rows = [f"<tr><td>{_e(b['file'])}</td><td>{_e(b['block_id'])}</td><td>{_num(b['rf'])}</td>"
+            f"<td>{_num(b['tasks'])}</td><td>{_num(b['delayed_tasks'])}</td></tr>" for b in top]
+    return ("<table><tr><th>file</th><th>block</th><th>RF</th><th>maps that read it</th>"
+            "<th>of them delayed for locality</th></tr>" + "".join(rows) + "</table>")
+
+
 def _raised(journal: list[dict], now_s: float) -> str:
     files = {p: f for p, f in file_histories(journal).items() if f["now"] > f["base"]}
     if not files:
@@ -220,6 +231,7 @@ def render(status: dict, journal: list[dict], *, refresh_s: float | None = None,
 <p>Cluster: {where}. Rounds: {_e(status.get('rounds', 0))}; updated {_when(now_s)}.</p>
 {_scheduler(status)}
 <h2>Last rounds</h2>{_rounds(status)}
+<h2>Hottest blocks of the last round</h2>{_hottest(status)}
 <h2>Files above their base replication</h2>{_raised(journal, now_s)}
 <h2>Open changes</h2>{_open(journal, now_s)}
 <h2>Held back by the rails</h2>{rails_html}

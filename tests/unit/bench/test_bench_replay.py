@@ -114,3 +114,14 @@ def test_daemon_cost_counts_the_rounds_of_a_committed_daemon_log():
         "daemon_cpu_s": 2.5, "daemon_rounds": 5, "daemon_cpu_s_per_round": 0.5,
         "daemon_cpu_share": round(2.5 / (100 * os.cpu_count()), 4)}
     assert daemon_cost(None, 100.0, log) == {}
+
+
+def test_the_daemon_arm_runs_the_daemon_in_its_configs_mode(tmp_path):
+    """No --apply: a dry-run config stays a dry run (run_bench_matrix.py's dsbra-dry-run arm
+    applied until 2026-11-28 because `bench replay` forced --apply)."""
+    import sys
+
+    from dsbra.bench.replay import daemon_command
+
+    cfg = tmp_path / "daemon.yaml"
+    assert daemon_command(cfg) == [sys.executable, "-m", "dsbra", "run", "--config", str(cfg)]

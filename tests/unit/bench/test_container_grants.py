@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+from dsbra.errors import InputError
+
 from repo_scripts import ROOT
 
 from dsbra.bench.analysis import classify, paired_causes
@@ -62,5 +64,5 @@ def test_the_committed_analysis_is_what_the_runs_give():
 
 
 def test_pairing_names_a_missing_baseline():
-    with pytest.raises(SystemExit, match="no such arm"):
+    with pytest.raises(InputError, match="no such arm"):
         paired_causes({"static/rep1": {"handed_on": 1, "delay_expired": 0}}, "oracle")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from dsbra.errors import InputError
+
 from dsbra.bench.analysis import STAGES, most_ams_at_once, paired_stages
 from dsbra.report import t_interval
 
@@ -30,7 +32,7 @@ def test_each_arm_is_paired_with_the_baseline_by_repetition_stage_by_stage():
 
 
 def test_an_unknown_baseline_names_the_arms_there_are():
-    with pytest.raises(SystemExit, match="--baseline static: no such arm among dsbra-amshare0.75, "
+    with pytest.raises(InputError, match="--baseline static: no such arm among dsbra-amshare0.75, "
                                          "oracle-amshare0.75, static-amshare0.75, warm-up"):
         paired_stages(ROWS, "static")
 

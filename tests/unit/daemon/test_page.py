@@ -38,6 +38,17 @@ def test_the_page_of_a_recorded_state_dir_says_what_was_watched_decided_and_held
         assert path in page
     assert page.count('<svg class="chart"') >= 1
     assert "held out" in text and "95% interval" in text
+    assert "No block was read in the last round's window." in page  # its last round was quiet
+
+
+def test_the_hottest_blocks_of_the_last_round_show_the_reads_behind_their_rf():
+    status = json.loads((STATE.parent / "capacity-status.json").read_text())
+    top = status["last_round"]["top_hot_files"]
+    page = render(status, [])
+    assert "CapacityScheduler" in page and len(top) == 2
+    for b in top:
+        assert (f"<td>{b['file']}</td><td>{b['block_id']}</td><td>{b['rf']:.3g}</td>"
+                f"<td>{b['tasks']}</td><td>{b['delayed_tasks']}</td>") in page
     assert all(f'href="{link}"' in page for link in ("status", "metrics", "heat"))  # relative
     assert 'href="/' not in page and "<script" not in page
 
@@ -127,7 +138,8 @@ def test_the_page_in_a_real_browser(served):
     try:
         driver.get(served + "/")
         headings = [h.text for h in driver.find_elements(By.TAG_NAME, "h2")]
-        assert headings == ["Last rounds", "Files above their base replication", "Open changes",
+        assert headings == ["Last rounds", "Hottest blocks of the last round",
+                            "Files above their base replication", "Open changes",
                             "Held back by the rails", "Experiment"]
         assert driver.title.startswith("dsbra: ")
         charts = driver.find_elements(By.CSS_SELECTOR, "svg.chart polyline")
