@@ -95,13 +95,18 @@ class ScheduleClient:
         return rc
 
 
-def follow(client: ScheduleClient, tick, *, timeout_s: float, interval_s: float = 2.0) -> None:
-    """Call ``tick()`` every ``interval_s`` until the schedule ended, at most ``timeout_s``."""
+def follow(client: ScheduleClient, tick, *, timeout_s: float, interval_s: float = 2.0,
+           until=None) -> bool:
+    """Call ``tick()`` every ``interval_s`` until the schedule ended, at most ``timeout_s``, or
+    until ``until()`` (if given) is true; returns whether ``until`` ended it."""
     deadline = time.monotonic() + timeout_s
     while client.running and time.monotonic() < deadline:
         tick()
+        if until is not None and until():
+            return True
         time.sleep(interval_s)
     tick()
+    return False
 
 
 def run_schedule(layout: StateLayout, jar: Path, plan: list[tuple[float, str, str, str]], t0_ms: int, tick, *,

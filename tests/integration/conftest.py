@@ -156,7 +156,7 @@ def pytest_runtest_teardown(item, nextitem):
 def pytest_runtest_setup(item):
     """A test that needs the session's cluster after it went down (run alone, or on a
     ``-k`` selection) gets it up again."""
-    if _main is not None and uses_main_cluster(item):
+    if _main is not None and not _main.held and uses_main_cluster(item):
         _main.ensure()
 
 
@@ -193,9 +193,14 @@ class MainCluster:
         self.started = False
         self._users = None
 
+    @property
+    def held(self) -> bool:
+        """Whether this session holds it (from ``ensure`` until ``release``)."""
+        return self._users is not None
+
     def ensure(self) -> dict:
         """Up, and held by this session: its env."""
-        if self._users is None:
+        if not self.held:
             self.layout.root.mkdir(parents=True, exist_ok=True)
             self._users = open(self.layout.root / ".test-sessions", "a")
             fcntl.flock(self._users, fcntl.LOCK_SH)
@@ -209,7 +214,7 @@ class MainCluster:
     def release(self) -> None:
         """This session is done with it: down if it started it (unless ``reuse``) and no other
         session holds it."""
-        if self._users is None:
+        if not self.held:
             return
         users, self._users = self._users, None
         fcntl.flock(users, fcntl.LOCK_UN)

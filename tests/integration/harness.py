@@ -29,7 +29,7 @@ import requests
 import yaml
 
 from dsbra.bench.grepjar import cluster_grep_jar
-from dsbra.bench.submitter import ScheduleClient
+from dsbra.bench.submitter import ScheduleClient, follow
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
 from dsbra.cluster.jobs import client_command, grep_lines, submit_job
@@ -37,6 +37,7 @@ from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS, ClusterSpec
 from dsbra.daemon.config import bundled_cluster_section
 from dsbra.errors import ClusterError
+from dsbra.hadoop.rest import ResourceManager
 from netslots import SECOND
 
 SPEC = ClusterSpec(workers=4, replication=1, **SECOND, continuous_scheduling=True,
@@ -150,14 +151,11 @@ def replay(layout: StateLayout, hot: list[str] = HOT, until=None) -> bool:
             for i, inputs in enumerate(hot_inputs(hot))]
     log_path = layout.root / f"submitter-{tag}.log"
     client = ScheduleClient(layout, jar, plan, int(time.time() * 1000), log_path=log_path)
-    deadline = time.monotonic() + 600
     try:
-        while client.running and time.monotonic() < deadline:
-            if until is not None and until():
-                client.process.kill()
-                kill_apps(cl.env(layout)["rm"], f"td-{tag}-")
-                return True
-            time.sleep(2)
+        if follow(client, lambda: None, timeout_s=600, until=until):
+            client.process.kill()
+            kill_apps(cl.env(layout)["rm"], f"td-{tag}-")
+            return True
     finally:
         client.close()
     failed = [(j.index, j.state, j.error) for j in client.jobs if not j.ok]
@@ -169,12 +167,10 @@ def kill_apps(rm_url: str, name_prefix: str, timeout_s: float = 120) -> None:
     """Kill every unfinished application named ``name_prefix...`` through the
     ResourceManager's REST API (as its static web user: the plain cluster checks no ACL), and
     wait until the RM reports them all ended."""
-    live = "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"
+    rm = ResourceManager(rm_url)
 
     def unfinished() -> list[str]:
-        reply = requests.get(f"{rm_url}/ws/v1/cluster/apps", params={"states": live}, timeout=10)
-        reply.raise_for_status()
-        return [a["id"] for a in (reply.json().get("apps") or {}).get("app", [])
+        return [a["id"] for a in rm.apps(states="NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING")
                 if a["name"].startswith(name_prefix)]
 
     deadline = time.monotonic() + timeout_s
