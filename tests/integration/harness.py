@@ -28,7 +28,7 @@ import pytest
 import requests
 import yaml
 
-from dsbra.bench.grepjar import cluster_grep_jar
+from dsbra.bench.grepjar import MAIN_CLASS as GREP_SCAN_CLASS, cluster_grep_jar
 from dsbra.bench.submitter import ScheduleClient, follow
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import state as st
@@ -129,9 +129,11 @@ def hot_inputs(hot: list[str] = HOT, reads: list[int] | None = None) -> list[str
 
 
 def hot_jobs(hot: list[str] = HOT, reads: list[int] | None = None) -> list[list[str]]:
-    """The hot jobs as Hadoop's grep example, a client JVM each (the secure and HA tests, whose
-    clients log in and follow failovers as Hadoop's own client does)."""
-    return [["grep", inputs, f"/td/out-{time.time_ns()}-{i}", "XYZ"]
+    """The hot jobs as map-only GrepScan runs (`hadoop jar` of the grep jar), a client JVM
+    each: the secure and HA tests' clients log in and follow failovers as Hadoop's own client
+    does. Hadoop's grep example would add a reduce and a sort job, a second ApplicationMaster
+    per job, which this 2-core machine pays for and the daemon does not watch."""
+    return [[GREP_SCAN_CLASS, inputs, f"/td/out-{time.time_ns()}-{i}"]
             for i, inputs in enumerate(hot_inputs(hot, reads))]
 
 
@@ -491,24 +493,28 @@ def failover_namenode(layout: StateLayout, active: str, standby: str, spec: Clus
 
 
 class HotWorkload:
-    """The hot jobs as a stream, until closed: a job (Hadoop's grep example, a client JVM that
-    follows failovers as Hadoop's own client does) every ``gap_s`` while fewer than
-    ``in_flight`` run, each reading ``hot`` (``reads`` splits of each) as they are when the
-    job starts: a test that changes them has the next job read the new files within seconds. A
+    """The hot jobs as a stream, until closed: a job (GrepScan, a client JVM that follows
+    failovers as Hadoop's own client does) every ``gap_s`` while fewer than ``in_flight`` run,
+    each reading ``hot`` (``reads`` splits of each) as they are when the job starts: a test
+    that changes them has a job read the new files within ``gap_s``, however many run. A
     failed job (its client lost the ResourceManager) is not the daemon's concern."""
 
     def __init__(self, layout: StateLayout, hot: list[str], gap_s: float = 5.0, in_flight: int = 3):
         self.hot = list(hot)
         self.reads: list[int] | None = None
         self.done = threading.Event()
+        jar = cluster_grep_jar(st.load(layout.state_file))
 
         def run():
-            runs = []
+            runs, last_hot = [], None
             while not self.done.wait(gap_s):
                 runs = [r for r in runs if r.poll() is None]
-                if len(runs) < in_flight:
-                    job = hot_jobs(self.hot, self.reads)[0]
-                    runs.append(submit_job(job, state_dir=layout.root))
+                # new hot files: a job reads them now, not once the old files' jobs have ended
+                # (on a loaded machine those ran two more minutes of rounds without them)
+                if len(runs) < in_flight or self.hot != last_hot:
+                    last_hot = list(self.hot)
+                    job = hot_jobs(last_hot, self.reads)[0]
+                    runs.append(submit_job(job, jar=jar, state_dir=layout.root))
             for r in runs:
                 r.kill()
 
@@ -554,7 +560,7 @@ def follow_failovers(spec: ClusterSpec, layout: StateLayout, client, daemon: Dae
         for i, path in enumerate(paths):
             client.write(path, grep_lines(3000, seed=100 + 2 * len(raised_after) + i),
                          overwrite=True, replication=1)
-        workload.hot, workload.reads = paths, [HOT_READS, HOT_READS // 2]
+        workload.reads, workload.hot = [HOT_READS, HOT_READS // 2], paths  # reads first: the thread reads hot
         assert daemon.until(lambda: daemon.raised(paths), RAISE_AFTER_FAILOVER_S, every_s=3), \
             f"{paths} not raised after the failover: " + daemon.text()[-4000:]
         path = daemon.raised(paths)[0]["path"]

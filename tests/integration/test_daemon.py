@@ -69,6 +69,7 @@ HOLDOUT_SEED = 4
 
 def test_holdout_keeps_control_files_unchanged_and_impact_reads_the_state(daemon_cluster,
                                                                            tmp_path):
+    from dsbra.impact import impact
     from dsbra.policy.experiment import Holdout
 
     assert list(Holdout(0.5, HOLDOUT_SEED).is_control(HOT)) == [True, False]
@@ -86,11 +87,17 @@ def test_holdout_keeps_control_files_unchanged_and_impact_reads_the_state(daemon
         return {json.loads(line)["file"]: json.loads(line)["group"]
                 for line in path.read_text().splitlines()}
 
+    def maps_after_first_decision() -> int:
+        doc = impact(state)
+        return doc["maps"]["treated"] + doc["maps"]["control"]
+
     samples = []
     daemon.start()
     try:
+        # both hot files assigned, and a round has recorded a map of one of them launched after
+        # its first decision: what `dsbra impact` compares
         replay_until(layout, daemon, lambda: (samples.append(replication(client)) or True)
-                     and set(HOT) <= set(groups()))
+                     and set(HOT) <= set(groups()) and maps_after_first_decision() > 0)
         # the running daemon's status page and metrics (issue 46)
         page = requests.get(f"http://127.0.0.1:{port}/", timeout=30).text
         metrics = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
