@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.report import T95
+from dsbra.stats import T95
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = "org.apache.hadoop.hdfs.server.blockmanagement.PlacementSpeed"

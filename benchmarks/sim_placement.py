@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.report import T95
+from dsbra.stats import T95
 from dsbra.sim.config import PLACEMENTS, SimConfig
 from dsbra.sim.hdfs import Topology
 from dsbra.sim.run import WorkloadSpec, simulate

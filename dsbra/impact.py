@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
+from dsbra.daemon.experiment import ASSIGNMENTS_FILE, SWITCHBACK_FILE, Assignments
 from dsbra.daemon.records import MAPS_DIR, read_map_records
 from dsbra.daemon.statedir import STATUS_FILE
 from dsbra.errors import InputError
@@ -44,7 +44,10 @@ METRICS = ("node_locality", "delay_wait_s", "map_s")
 BOOTSTRAP_DRAWS = 2000
 #: the bootstrap's seed: the same records give the same interval every time
 BOOTSTRAP_SEED = 0
-MIN_FILES = 2  #: per group, below which no interval is drawn
+#: files per group below which no interval is drawn: a percentile bootstrap over fewer units
+#: undercovers (its resamples take few distinct values), and the simulator's check of the
+#: design (benchmarks/experiment_designs.py) covered the truth less often with fewer files
+MIN_FILES = 5
 
 
 @dataclass
@@ -68,10 +71,16 @@ def state_dir_of(path: Path) -> Path:
     """The daemon state dir in ``path``: itself, or the ``daemon-state`` of a
     ``dsbra bench replay --daemon-config`` results dir."""
     for candidate in (path, path / "daemon-state"):
-        if (candidate / ASSIGNMENTS_FILE).is_file() or _ran_holdout(candidate):
+        if ((candidate / ASSIGNMENTS_FILE).is_file() or (candidate / SWITCHBACK_FILE).is_file()
+                or _ran_holdout(candidate)):
             return candidate
-    raise InputError(f"no experiment in {path}: no {ASSIGNMENTS_FILE} there or in its "
-                     "daemon-state/ (was the daemon run with experiment.holdout > 0?)")
+    raise InputError(f"no experiment in {path}: no {ASSIGNMENTS_FILE} or {SWITCHBACK_FILE} "
+                     "there or in its daemon-state/ (was the daemon run with experiment.holdout "
+                     "> 0 or experiment.design switchback?)")
+
+
+def is_switchback(state: Path) -> bool:
+    return (state / SWITCHBACK_FILE).is_file()
 
 
 def _ran_holdout(state: Path) -> bool:
@@ -313,9 +322,24 @@ def _text(r: dict) -> str:
 @click.option("--plot", "png", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the differences and the per-file before/after view to this PNG.")
 def impact_command(directories: tuple[Path, ...], as_json: bool, png: Path | None) -> None:
-    """Treated against held-out files of a daemon run (experiment.holdout): locality, wait and
-    map time, with 95% intervals. DIRECTORIES: a daemon state dir, or a `dsbra bench replay`
-    results dir run with --daemon-config; several runs pool by draw, a file under one seed."""
+    """What the policy did, read from a daemon run's experiment, with 95% intervals: treated
+    against held-out files (experiment.holdout: locality, wait and map time), or on periods
+    against off ones (experiment.design switchback: job response too). DIRECTORIES: a daemon
+    state dir, or a `dsbra bench replay` results dir run with --daemon-config; several runs
+    pool (a holdout's by draw, a file under one seed; a switchback's blocks)."""
+    states = [state_dir_of(d) for d in directories]
+    switchbacks = [is_switchback(s) for s in states]
+    if any(switchbacks):
+        if not all(switchbacks):
+            raise InputError("a switchback and a holdout answer different questions: read "
+                             "their directories apart")
+        if png is not None:
+            raise InputError("--plot draws a holdout's files; a switchback has none to draw")
+        from dsbra import switchback
+
+        result = switchback.read_out(states)
+        click.echo(json.dumps(result, indent=1) if as_json else switchback.text(result))
+        return
     result = impact(list(directories))
     if png is not None:
         plot(result, png)

@@ -205,13 +205,6 @@ def repeats_summary(values: list[float]) -> dict:
             "min": round(min(values), 2), "max": round(max(values), 2)}
 
 
-#: two-sided 95% quantiles of Student's t by degrees of freedom (1-30), to three decimals: the
-#: table the simulator's placement benchmarks quote their intervals with (t_interval computes it)
-T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-       2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-       2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
 def t_interval(values) -> tuple[float, float, float] | None:
     """Mean and 95% t-interval of ``values``; None for fewer than two."""
     from scipy import stats  # the plots extra, with matplotlib

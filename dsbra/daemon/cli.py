@@ -75,7 +75,9 @@ def status(config_path, as_json, html_path):
     if html_path is not None:
         from dsbra.daemon.page import experiment_estimate, read_journal, render
 
-        estimate = experiment_estimate(sd) if (doc.get("experiment") or {}).get("holdout") else None
+        exp = doc.get("experiment") or {}
+        estimate = (experiment_estimate(sd) if exp.get("holdout") or exp.get("design") == "switchback"
+                    else None)
         try:
             html_path.write_text(render(doc, read_journal(sd / JOURNAL_FILE), estimate=estimate))
         except OSError as exc:
@@ -101,6 +103,15 @@ def status(config_path, as_json, html_path):
         click.echo(f"experiment: holdout {exp.get('holdout')}, seed {exp.get('seed')}; files "
                    f"treated {files.get('treatment', 0)}, held out {files.get('control', 0)} "
                    "(dsbra impact STATE_DIR reads the result)")
+    sb = exp.get("switchback")
+    if sb:
+        click.echo(f"experiment: switchback, periods of {sb['period_s']:g} s (burn-in "
+                   f"{sb['burn_in_s']:g} s), now period {sb['period']} with the policy {sb['arm']} "
+                   "(dsbra impact STATE_DIR reads the result)")
+    guard = doc.get("guard")
+    if guard:
+        click.echo(f"guard: {guard['reason'] if guard['fired'] else 'not fired'} "
+                   f"(last check: {guard['verdict']})")
     if last.get("skipped"):
         click.echo(f"last round {last['round']} skipped: {last['skipped']}")
     for reason in last.get("refusals", []):

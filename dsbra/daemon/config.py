@@ -83,10 +83,25 @@ class RailsConfig:
 
 @dataclass(frozen=True)
 class ExperimentConfig:
+    #: holdout: a share of the files held out; switchback: whole-cluster periods on and off
+    design: str = "holdout"
     #: share of the files the policy decides to raise that are held out as a control group
     #: (never changed, journaled as held-out); 0 = no experiment
     holdout: float = 0.0
-    seed: int = 0  #: with a file's path, decides its group (dsbra.policy.experiment)
+    seed: int = 0  #: decides a file's group, or the order of a switchback's periods
+    #: the switchback's period: the policy on for one, off for the other of each pair
+    period_s: float = 3600.0
+    #: the first part of each period left out of the estimate (copies in flight, jobs
+    #: submitted in the period before)
+    burn_in_s: float = 600.0
+    #: the do-no-harm guard: pause the daemon when the switchback shows jobs slower with the
+    #: policy on by more than guard_margin (relative), the interval excluding zero
+    guard: bool = False
+    guard_margin: float = 0.05
+
+    @property
+    def switchback(self) -> bool:
+        return self.design == "switchback"
 
 
 @dataclass(frozen=True)
@@ -307,6 +322,18 @@ def _validate(obj, prefix: str):
         if obj.holdout > 1:
             raise ConfigError(f"config: experiment.holdout must be a fraction in [0, 1], "
                               f"got {obj.holdout}")
+        if obj.design not in ("holdout", "switchback"):
+            raise ConfigError(f"config: experiment.design must be holdout or switchback, "
+                              f"got {obj.design!r}")
+        if obj.switchback and obj.holdout:
+            raise ConfigError("config: experiment.design switchback runs the whole cluster on "
+                              "and off; set experiment.holdout to 0")
+        if obj.guard and not obj.switchback:
+            raise ConfigError("config: experiment.guard reads the switchback's estimate; set "
+                              "experiment.design to switchback")
+        if obj.period_s <= 0 or not 0 <= obj.burn_in_s < obj.period_s:
+            raise ConfigError(f"config: experiment.period_s must be > 0 and experiment.burn_in_s "
+                              f"in [0, period_s), got {obj.period_s} and {obj.burn_in_s}")
     elif isinstance(obj, MapRecordsConfig):
         if obj.max_age_days <= 0 or obj.max_bytes <= 0:
             raise ConfigError("config: map_records.max_age_days and map_records.max_bytes must "

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dsbra.act.journal import append_jsonl, replay_jsonl
-from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
+from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout, Switchback
 
 ASSIGNMENTS_FILE = "experiment.jsonl"
 
@@ -68,3 +68,30 @@ class Assignments:
         for r in recs:
             self._add(r)
         return recs
+
+
+SWITCHBACK_FILE = "switchback.jsonl"
+
+
+def switchback_of(state_dir: Path, period_s: float, burn_in_s: float, seed: int,
+                  now_ms: int) -> tuple[Switchback, bool]:
+    """The switchback the daemon runs: the one recorded in ``switchback.jsonl`` when its
+    settings are these (a restart continues its periods), else a new one starting now,
+    recorded (fsynced) before its first round. Returns it and whether it is new."""
+    path = state_dir / SWITCHBACK_FILE
+    recs: list[dict] = []
+    replay_jsonl(path, "switchback experiments", recs.append)
+    want = {"period_s": float(period_s), "burn_in_s": float(burn_in_s), "seed": int(seed)}
+    if recs and {k: recs[-1].get(k) for k in want} == want:
+        return Switchback(start_ms=int(recs[-1]["start_ms"]), **want), False
+    append_jsonl(path, [{"start_ms": int(now_ms), **want}])
+    return Switchback(start_ms=int(now_ms), **want), True
+
+
+def recorded_switchbacks(state_dir: Path) -> list[Switchback]:
+    """Every switchback recorded in the state dir, oldest first (a change of settings starts
+    a new one)."""
+    recs: list[dict] = []
+    replay_jsonl(state_dir / SWITCHBACK_FILE, "switchback experiments", recs.append)
+    return [Switchback(float(r["period_s"]), int(r["seed"]), int(r["start_ms"]),
+                       float(r["burn_in_s"])) for r in recs]

@@ -39,6 +39,13 @@ class Metrics:
         self.experiment_files = Gauge(
             "dsbra_experiment_files", "Files assigned to each experiment group (treatment, "
             "control) since the experiment began.", ["group"], registry=r)
+        self.switchback_on = Gauge(
+            "dsbra_switchback_on", "1 while a switchback experiment's period has the policy on, "
+            "0 in an off period (its raised files back at base) and without a switchback.",
+            registry=r)
+        self.guard_fired = Gauge(
+            "dsbra_guard_fired", "1 while the do-no-harm guard holds the daemon paused (the "
+            "switchback showed jobs slower with the policy on), else 0.", registry=r)
         self.round_cpu = Gauge("dsbra_round_cpu_seconds", "CPU of the last round.", registry=r)
         self.round_seconds = Gauge("dsbra_round_duration_seconds",
                                    "Wall time of the last round's work (read, decide, act).",

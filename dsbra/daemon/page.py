@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from dsbra.act.journal import CANCELLED, DONE, FAILED, OPEN, SENT, replay_jsonl
+from dsbra.daemon.experiment import SWITCHBACK_FILE
 
 #: journal ops that end an action
 _CLOSED = (DONE, CANCELLED, FAILED)
@@ -29,7 +30,7 @@ def read_journal(path: Path) -> list[dict]:
 
 
 def experiment_estimate(state_dir: Path) -> dict | None:
-    """The holdout experiment's read-out (`dsbra impact`) of ``state_dir``; None while there
+    """The experiment's read-out (`dsbra impact`) of ``state_dir``; None while there
     is none (no file decided, or no map of one recorded yet) or the records cannot be read
     (a round writing them): the page says so instead."""
     from pyarrow import ArrowException
@@ -38,6 +39,10 @@ def experiment_estimate(state_dir: Path) -> dict | None:
     from dsbra.impact import impact
 
     try:
+        if (state_dir / SWITCHBACK_FILE).is_file():
+            from dsbra.switchback import read_out
+
+            return read_out([state_dir])
         return impact(state_dir)
     except (DsbraError, OSError, ArrowException):
         return None
@@ -177,8 +182,30 @@ def _open(journal: list[dict], now_s: float) -> str:
             + "".join(rows) + "</table>")
 
 
+def _switchback(e: dict, estimate: dict | None) -> str:
+    sb = e.get("switchback") or {}
+    out = (f"<p>Switchback (seed {_e(e.get('seed'))}): periods of {_num(sb.get('period_s'))} s, "
+           f"the first {_num(sb.get('burn_in_s'))} s of each left out; now period "
+           f"{_e(sb.get('period'))}, the policy <b>{_e(sb.get('arm'))}</b>"
+           + (" (burn-in)" if sb.get("in_burn_in") else "") + ".</p>")
+    if estimate is None:
+        return out + "<p>No estimate yet: no job or map recorded outside a burn-in.</p>"
+    rows = []
+    for metric, v in estimate.items():
+        if isinstance(v, dict) and "pairs" in v:
+            ci = v.get("ci95")
+            interval = "-" if ci is None else f"[{_num(ci[0])}, {_num(ci[1])}]"
+            rows.append(f"<tr><td>{_e(metric)}</td><td>{v['pairs']}</td><td>{_num(v['diff'])}</td>"
+                        f"<td>{interval}</td></tr>")
+    return (out + f"<p>{_e(estimate.get('verdict', ''))}</p><table><tr><th>metric</th>"
+            "<th>blocks</th><th>on - off (response: relative)</th><th>95% interval</th></tr>"
+            + "".join(rows) + "</table>")
+
+
 def _experiment(status: dict, estimate: dict | None) -> str:
     e = status.get("experiment") or {}
+    if e.get("design") == "switchback":
+        return _switchback(e, estimate)
     if not e.get("holdout"):
         return "<p>No experiment (experiment.holdout is 0).</p>"
     files = e.get("files") or {}

@@ -1,4 +1,4 @@
-"""The observed map records of every round, kept as Parquet for ``dsbra impact``.
+"""The observed map and job records of every round, kept as Parquet for ``dsbra impact``.
 
 The job history server forgets jobs after its retention (a week by default); the daemon keeps
 what it observed, so the experiment can be judged on a live deployment for as long as the
@@ -6,7 +6,9 @@ operator wants. One file per round with maps, ``maps/<UTC day>/<window end ms>.p
 written atomically (temporary file, then rename). Retention, applied after every write: files
 whose window ended more than ``max_age_s`` ago go first, then the oldest until the total is
 within ``max_bytes``. A map record is about 60 bytes compressed, so the default 1 GiB holds
-some 15 million maps: a month of a busy cluster's maps reading hot files.
+some 15 million maps: a month of a busy cluster's maps reading hot files. Finished jobs go
+to ``jobs/`` the same way (a switchback compares their response per period). With a
+switchback, each map and job carries its period (of its launch, of its submission).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pyarrow.parquet as pq
 log = logging.getLogger(__name__)
 
 MAPS_DIR = "maps"
+JOBS_DIR = "jobs"
 
 MAP_RECORD_SCHEMA = pa.schema([
     pa.field("window_end_ms", pa.int64(), nullable=False),  # the round that counted the map
@@ -44,12 +47,41 @@ MAP_RECORD_SCHEMA = pa.schema([
     pa.field("scheduled_ms", pa.int64(), nullable=False),
     pa.field("launch_ms", pa.int64(), nullable=False),
     pa.field("finish_ms", pa.int64()),  # null: still running at the window's end
+    pa.field("period", pa.int64()),  # the switchback's period of launch_ms; null: no switchback
+])
+
+JOB_RECORD_SCHEMA = pa.schema([
+    pa.field("window_end_ms", pa.int64(), nullable=False),  # the round that counted the job
+    pa.field("job_id", pa.string(), nullable=False),
+    pa.field("submit_ms", pa.int64(), nullable=False),  # the RM's startedTime
+    pa.field("finish_ms", pa.int64(), nullable=False),  # the RM's finishedTime
+    pa.field("maps", pa.int64(), nullable=False),
+    pa.field("period", pa.int64()),  # the switchback's period of submit_ms; null: no switchback
 ])
 
 
-def map_records(obs, task_rows: list[dict], window_end_ms: int) -> pa.Table:
+def _periods(switchback, times_ms: list[int]) -> list[int | None]:
+    if switchback is None:
+        return [None] * len(times_ms)
+    return [int(p) for p in switchback.period(times_ms)] if times_ms else []
+
+
+def job_records(jobs: list[dict], window_end_ms: int, switchback=None) -> pa.Table:
+    """One row per finished job (dsbra.observe.collector's take_jobs)."""
+    return pa.table({
+        "window_end_ms": [window_end_ms] * len(jobs),
+        "job_id": [j["job_id"] for j in jobs],
+        "submit_ms": [j["submit_ms"] for j in jobs],
+        "finish_ms": [j["finish_ms"] for j in jobs],
+        "maps": [j["maps"] for j in jobs],
+        "period": _periods(switchback, [j["submit_ms"] for j in jobs]),
+    }, schema=JOB_RECORD_SCHEMA)
+
+
+def map_records(obs, task_rows: list[dict], window_end_ms: int, switchback=None) -> pa.Table:
     """One row per observed map: ``obs`` (MapObservation) and ``build_round(detail=True)``'s
-    per-task rows, in the same order."""
+    per-task rows, in the same order; ``switchback``: the experiment whose period each map
+    launched in."""
     if len(obs) != len(task_rows):
         raise ValueError(f"{len(obs)} observations but {len(task_rows)} task rows")
 
@@ -71,13 +103,16 @@ def map_records(obs, task_rows: list[dict], window_end_ms: int) -> pa.Table:
         "scheduled_ms": [o.scheduled_ms for o in obs],
         "launch_ms": [o.launch_ms for o in obs],
         "finish_ms": [o.finish_ms for o in obs],
+        "period": _periods(switchback, [o.launch_ms for o in obs]),
     }
     return pa.table(cols, schema=MAP_RECORD_SCHEMA)
 
 
 @dataclass
-class MapRecordStore:
-    root: Path  #: the state directory's maps/
+class RecordStore:
+    """One round's records per Parquet file under ``root``, with the retention."""
+
+    root: Path  #: the state directory's maps/ or jobs/
     max_age_s: float
     max_bytes: int
 
@@ -123,13 +158,23 @@ class MapRecordStore:
             if not any(p.parent.iterdir()):
                 p.parent.rmdir()
         if removed:
-            log.info("map records: removed %d round files past the retention (%.0f days, "
-                     "%d bytes)", removed, self.max_age_s / 86400, self.max_bytes)
+            log.info("%s records: removed %d round files past the retention (%.0f days, "
+                     "%d bytes)", self.root.name, removed, self.max_age_s / 86400, self.max_bytes)
         return removed
 
 
 def read_map_records(root: Path) -> pa.Table:
-    """Every kept round's records, oldest first (an empty table when there are none)."""
-    store = MapRecordStore(root, float("inf"), 1 << 62)
-    tables = [pq.read_table(p, schema=MAP_RECORD_SCHEMA) for _, p in store.files()]
-    return pa.concat_tables(tables) if tables else MAP_RECORD_SCHEMA.empty_table()
+    """Every kept round's map records, oldest first (an empty table when there are none)."""
+    return _read(root, MAP_RECORD_SCHEMA)
+
+
+def read_job_records(root: Path) -> pa.Table:
+    """Every kept round's job records, oldest first (an empty table when there are none)."""
+    return _read(root, JOB_RECORD_SCHEMA)
+
+
+def _read(root: Path, schema: pa.Schema) -> pa.Table:
+    """Files written before a column existed read it as nulls."""
+    store = RecordStore(root, float("inf"), 1 << 62)
+    tables = [pq.read_table(p, schema=schema) for _, p in store.files()]
+    return pa.concat_tables(tables) if tables else schema.empty_table()

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from dsbra.errors import InputError
 from dsbra.policy import placement
 from dsbra.policy.api import BlockState, Decision, FileTable, RoundInput
-from dsbra.policy.experiment import Holdout
+from dsbra.policy.experiment import Holdout, switched_off
 from dsbra.policy.rails import FilePlan, Rails, plan_files
 from dsbra.policy.registry import make_policy
 from dsbra.policy.roundjson import read_round
@@ -63,14 +63,16 @@ def add_cooling_blocks(doc: dict, located: dict[str, object], base: dict[str, in
 def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
            profile: str | None, params: dict, rails: Rails,
            file_bytes: dict[str, int], stored_bytes: int | None = None,
-           policy_name: str = "dsbra", holdout: Holdout | None = None) -> RoundResult:
+           policy_name: str = "dsbra", holdout: Holdout | None = None,
+           off: bool = False) -> RoundResult:
     """Run the policy (DSBRA's default profile unless ``profile``; ``policy_name`` scarlett or
     dare runs that baseline instead) and the rails on one window.
 
     ``stored_bytes``: what the cluster stores (the NameNode's CapacityUsed), the policy's
     storage budget is a fraction of it; the window's few blocks would make it a fraction of a
     block on a quiet cluster. ``holdout``: the experiment whose control-group files are not
-    raised (the rails' held-out status).
+    raised (the rails' held-out status). ``off``: a switchback's off period: the policy learns
+    from the window, and the plan takes every file above its base back to it instead.
     """
     ri, _, _ = read_round(doc)
     ri = dataclasses.replace(ri, block_ids=block_numbers(ri.block_ids))
@@ -109,6 +111,8 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     rails = dataclasses.replace(rails, max_replication=min(rails.max_replication, ceiling))
     decision, new_state = policy.decide(ri, st)
     del st
+    if off:
+        decision = switched_off(ri, decision)
     plan = plan_files(ri, decision, rails, holdout)
     return RoundResult(ri, decision, merge_state(new_state, unseen), plan, paths)
 

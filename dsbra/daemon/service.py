@@ -27,16 +27,17 @@ from dsbra.act.cluster_lock import ClusterLock
 from dsbra.act.health import refusals
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
-from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
+from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments, switchback_of
 from dsbra.daemon.metrics import Metrics
 from dsbra.daemon.page import experiment_estimate, read_journal
 from dsbra.daemon.page import render as render_page
-from dsbra.daemon.records import MAPS_DIR, MapRecordStore, map_records
+from dsbra.daemon.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records
 from dsbra.daemon.statedir import HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE
 from dsbra.daemon.round import add_cooling_blocks, decide, heat_document, top_hot_files
 from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
 from dsbra.hadoop.auth import login_from_keytab, secure_session
 from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
+from dsbra.policy.experiment import OFF, ON, Switchback
 from dsbra.policy.rails import Rails
 from dsbra.policy.state import load_state, save_state
 
@@ -58,6 +59,10 @@ def write_json_atomic(path: Path, doc) -> None:
     os.replace(tmp, path)
 
 
+#: how the do-no-harm guard's pause file begins (its metric and alert key on it)
+GUARD_PAUSE = "paused by the do-no-harm guard"
+
+
 class Daemon:
     def __init__(self, cfg: Config, config_path: str | None = None,
                  overrides: dict | None = None):
@@ -77,7 +82,9 @@ class Daemon:
         self.heat: dict | None = None  #: the last heat document published (served at /heat)
         #: the last rounds, without their health and hot-file detail (status: recent_rounds)
         self.recent_rounds: collections.deque = collections.deque(maxlen=RECENT_ROUNDS)
-        self._estimate: tuple[int, dict | None] = (-1, None)  #: (round, holdout read-out)
+        self._estimate: tuple[int, dict | None] = (-1, None)  #: (round, experiment read-out)
+        self._switchback: Switchback | None = None  #: the switchback running (recorded)
+        self._arm: tuple[int, str] | None = None  #: the switchback's (period, arm) last logged
         self._round_started = time.monotonic()
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -262,11 +269,12 @@ class Daemon:
         lock_refusal = self._cluster_lock_refusal()
         info: dict = {"round": self.round, "window_start_ms": start, "window_end_ms": end,
                       "mode": self.cfg.mode, "decisions": [], "refusals": []}
-        obs = []
+        obs, jobs = [], []
         try:
             self._reconcile()
             self.journal.settle(self.actor)
             obs = self.collector.take()
+            jobs = self.collector.take_jobs()
             doc = build_round(self.collector, obs, window_start_ms=start, window_end_ms=end,
                               detail=self.cfg.map_records.enabled, jobs=True)
             raised = self.journal.raised_files()
@@ -283,6 +291,7 @@ class Daemon:
             health = self.ep.jmx.namenode_health()
         except HadoopError as exc:
             self.collector.pending[:0] = obs  # not lost: the next round counts them
+            self.collector.finished_jobs[:0] = jobs
             info["skipped"] = str(exc)
             log.warning("round=%d skipped: %s", self.round, exc)
             self.metrics.rounds_skipped.inc()
@@ -295,14 +304,16 @@ class Daemon:
                       max_files_per_round=r.max_files_per_round,
                       max_replicas_per_round=r.max_replicas_per_round,
                       max_bytes_per_round=r.max_bytes_per_round, protected=r.protected)
-        self._keep_map_records(obs, doc, end)
         e = self.cfg.experiment
+        switchback = self._switchback_at(end)
+        off = switchback is not None and switchback.arm_at(end) == OFF
+        self._keep_records(obs, doc, jobs, end, switchback)
         holdout = self.assignments.holdout(e.holdout, e.seed)
         # the loaded state is handed over, not kept: decide keeps only the rows it needs
         res = decide(doc, load_state(self.dir / "state.parquet"), self.journal.base,
                      policy_name=self.cfg.policy.name, profile=self.cfg.policy.profile,
                      params=self.cfg.policy.params, rails=rails, file_bytes=file_bytes,
-                     stored_bytes=health.get("capacity_used_bytes"), holdout=holdout)
+                     stored_bytes=health.get("capacity_used_bytes"), holdout=holdout, off=off)
         if holdout.enabled:
             raising = res.plan.would_target > res.plan.current
             for rec in self.assignments.assign(res.plan.paths[raising], holdout,
@@ -313,7 +324,9 @@ class Daemon:
                            pending_actions=len(self.journal.pending_raises()),
                            observation_age_s=time.time() - self.last_poll_ok)
         if self.paused:
-            reasons.append("paused: dsbra pause (resume with dsbra resume)")
+            reasons.append(f"paused: {self.pause_reason()} (resume with dsbra resume)")
+        self.metrics.guard_fired.set(1 if self.paused and GUARD_PAUSE in self.pause_reason()
+                                     else 0)
         if lock_refusal:
             reasons.append(lock_refusal)
         scheduler_refusal = self._scheduler_refusal()
@@ -409,22 +422,59 @@ class Daemon:
         return refusal
 
     def experiment_status(self) -> dict:
-        """The experiment's settings and the files assigned to each group so far."""
+        """The experiment's settings, and the files assigned to each group so far or the
+        switchback's period and arm now."""
         e = self.cfg.experiment
-        return {"holdout": e.holdout, "seed": e.seed, "files": self.assignments.counts()}
+        out = {"design": e.design, "holdout": e.holdout, "seed": e.seed,
+               "files": self.assignments.counts()}
+        sb = self._switchback if e.switchback else None
+        if sb is not None:
+            now = int(time.time() * 1000)
+            out["switchback"] = {"start_ms": sb.start_ms, "period_s": sb.period_s,
+                                 "burn_in_s": sb.burn_in_s, "period": int(sb.period(now)),
+                                 "arm": sb.arm_at(now), "in_burn_in": bool(sb.in_burn_in(now))}
+        return out
 
-    def _keep_map_records(self, obs, doc: dict, window_end_ms: int) -> None:
-        """The round's maps into state_dir/maps (a failure to write is logged, not fatal:
-        the records serve the experiment's read-out, not the decisions)."""
+    def _switchback_at(self, now_ms: int) -> Switchback | None:
+        """The switchback this round runs under (None without one): the recorded one while
+        the settings stay, a new one from now when they change; logs each change of arm."""
+        e = self.cfg.experiment
+        if not e.switchback:
+            self._switchback = self._arm = None
+            return None
+        sb = self._switchback
+        if sb is None or (sb.period_s, sb.burn_in_s, sb.seed) != (e.period_s, e.burn_in_s, e.seed):
+            sb, new = switchback_of(self.dir, e.period_s, e.burn_in_s, e.seed, now_ms)
+            log.info("switchback %s start_ms=%d period_s=%g burn_in_s=%g seed=%d",
+                     "started" if new else "continued", sb.start_ms, sb.period_s, sb.burn_in_s,
+                     sb.seed)
+            self._switchback = sb
+        arm = (int(sb.period(now_ms)), sb.arm_at(now_ms))
+        if arm != self._arm:
+            self._check_guard(now_ms)
+            log.info("switchback round=%d period=%d arm=%s: %s", self.round, arm[0], arm[1],
+                     "the policy decides" if arm[1] == ON else
+                     "every raised file goes back to base; raises wait for an on period")
+            self._arm = arm
+        self.metrics.switchback_on.set(1 if arm[1] == ON else 0)
+        return sb
+
+    def _keep_records(self, obs, doc: dict, jobs: list[dict], window_end_ms: int,
+                      switchback: Switchback | None) -> None:
+        """The round's maps and finished jobs into state_dir/maps and jobs (a failure to
+        write is logged, not fatal: the records serve the experiment's read-out, not the
+        decisions)."""
         m = self.cfg.map_records
         if not m.enabled:
             return
-        store = MapRecordStore(self.dir / MAPS_DIR, m.max_age_days * 86400, m.max_bytes)
-        try:
-            store.write(map_records(obs, doc["observe"].pop("tasks"), window_end_ms),
-                        window_end_ms)
-        except OSError as exc:
-            log.error("map records of round=%d not kept: %s", self.round, exc)
+        for kind, table in ((MAPS_DIR, lambda: map_records(obs, doc["observe"].pop("tasks"),
+                                                          window_end_ms, switchback)),
+                            (JOBS_DIR, lambda: job_records(jobs, window_end_ms, switchback))):
+            store = RecordStore(self.dir / kind, m.max_age_days * 86400, m.max_bytes)
+            try:
+                store.write(table(), window_end_ms)
+            except OSError as exc:
+                log.error("%s records of round=%d not kept: %s", kind, self.round, exc)
 
     def _finish(self, info: dict, t0: float) -> dict:
         info["cpu_s"] = round(time.process_time() - t0, 3)
@@ -446,14 +496,50 @@ class Daemon:
         """The status page (daemon/page.py), refreshing once a round (at most every minute);
         the holdout's read-out is computed again only after a new round."""
         if self._estimate[0] != self.round:
+            e = self.cfg.experiment
             self._estimate = (self.round, experiment_estimate(self.dir)
-                              if self.cfg.experiment.holdout else None)
+                              if e.holdout or e.switchback else None)
         return render_page(self.status, read_journal(self.dir / JOURNAL_FILE),
                            refresh_s=min(self.cfg.interval_s, 60), estimate=self._estimate[1])
 
     @property
     def paused(self) -> bool:
         return (self.dir / PAUSE_FILE).exists()
+
+    def pause_reason(self) -> str:
+        """Who paused the daemon and why: the pause file's first line."""
+        try:
+            lines = (self.dir / PAUSE_FILE).read_text().splitlines()
+        except OSError:
+            return "dsbra pause"
+        return lines[0].strip() if lines and lines[0].strip() else "dsbra pause"
+
+    def _check_guard(self, now_ms: int) -> None:
+        """At each new period of a switchback: the do-no-harm guard reads its estimate and,
+        when it shows jobs slower with the policy on beyond the margin, pauses the daemon as
+        `dsbra pause` does (nothing is lowered by it; `dsbra resume` lets it act again)."""
+        e = self.cfg.experiment
+        if not e.guard or self.paused:
+            return
+        from pyarrow import ArrowException
+
+        from dsbra.switchback import guard_reason, read_out
+
+        try:
+            estimate = read_out([self.dir])
+        except (DsbraError, OSError, ArrowException) as exc:
+            log.warning("guard: the switchback's estimate cannot be read, not checked: %s", exc)
+            return
+        reason = guard_reason(estimate, e.guard_margin)
+        self.status["guard"] = {"checked_ms": now_ms, "margin": e.guard_margin,
+                                "verdict": estimate["verdict"], "fired": reason is not None,
+                                "reason": reason}
+        if reason is None:
+            log.info("guard round=%d: %s", self.round, estimate["verdict"])
+            return
+        (self.dir / PAUSE_FILE).write_text(f"{GUARD_PAUSE}: {reason}\n")
+        log.warning("guard round=%d fired: %s; paused (dsbra resume lets it act again)",
+                    self.round, reason)
 
     def _write_status(self) -> None:
         try:

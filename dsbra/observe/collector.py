@@ -37,6 +37,8 @@ from dsbra.observe.scheduler import (CAPACITY_NODE_DELAY_DEFAULT, SchedulerSetti
 log = logging.getLogger(__name__)
 
 STATE_VERSION = 1
+#: finished jobs kept for take_jobs(): the daemon takes them every round, other callers never
+MAX_FINISHED_JOBS = 10_000
 FINISHED_SLACK_MS = 60_000  # re-ask the RM this far behind the cursor (clock skew, late moves)
 RESOLVE_GIVE_UP_MS = 15 * 60_000  # a finished job whose history file never shows up
 MAX_SAMPLES = 20_000  # free-memory samples kept (one per poll)
@@ -159,6 +161,7 @@ class JobWatch:
     stream: HistoryStream = field(default_factory=HistoryStream)
     events: list = field(default_factory=list)
     finished_at_ms: int | None = None  # RM finish time, once finished
+    submitted_ms: int | None = None  # the RM's startedTime: when the application was submitted
     done: bool = False
 
 
@@ -185,6 +188,9 @@ class Collector:
         self.seen: dict[str, str] = {}  # attempt id -> job id
         self.done_jobs: dict[str, int] = {}  # job id -> finish ms
         self.pending: list[MapObservation] = []
+        #: jobs whose final history was read since the last take_jobs(): id, submit and finish
+        #: (ms, the RM's), final state, counted maps (a switchback's job response, dsbra impact)
+        self.finished_jobs: list[dict] = []
         self.containers: dict[str, list[Container]] = {}  # job id -> its containers
         #: job id -> the (ms, host) its application declined for locality, as the Capacity
         #: Scheduler reported them (dsbra.observe.activities); empty on other schedulers
@@ -312,6 +318,7 @@ class Collector:
         if job is None:
             job = self.jobs[job_id] = JobWatch(job_id, app_id, shapes.as_str(app.get("user"), "")
                                                or "")
+        job.submitted_ms = job.submitted_ms or shapes.as_int(app.get("startedTime"))
         return job
 
     def _conf(self, job: JobWatch, live: bool) -> dict[str, str]:
@@ -373,7 +380,11 @@ class Collector:
             return False
         self._load_splits(job, live=False)
         job.events = jhist.read_events(self.ep.hdfs.open(path)).events
-        self._absorb(job, final=True)
+        maps = self._absorb(job, final=True)
+        if job.submitted_ms is not None and job.finished_at_ms is not None:
+            self.finished_jobs.append({"job_id": job.job_id, "submit_ms": job.submitted_ms,
+                                       "finish_ms": job.finished_at_ms, "maps": maps})
+            del self.finished_jobs[:-MAX_FINISHED_JOBS]  # a caller that never takes them
         self._mark_done(job)
         return True
 
@@ -411,8 +422,9 @@ class Collector:
         asked = shapes.as_int(conf.get(key), default) or default
         return self.settings().container_mb(asked if asked > 0 else default)
 
-    def _absorb(self, job: JobWatch, final: bool) -> None:
-        """Fold the job's events so far into counted observations and container occupancy."""
+    def _absorb(self, job: JobWatch, final: bool) -> int:
+        """Fold the job's events so far into counted observations and container occupancy;
+        the job's map tasks."""
         hist = jhist.job_from_events(job.events, job.job_id)
         self.skipped += hist.skipped
         map_mb = self._mem(job, "mapreduce.map.memory.mb", 1024)
@@ -446,6 +458,7 @@ class Collector:
                                  list(task.split_hosts), map_mb)
             self._map_split(job, task.index, att.status, obs)
             self.pending.append(obs)
+        return sum(1 for task in hist.tasks.values() if task.task_type == "MAP")
 
     def _map_split(self, job: JobWatch, index: int, status: str | None,
                    obs: MapObservation) -> None:
@@ -501,6 +514,12 @@ class Collector:
         self._save()
         return out
 
+    def take_jobs(self) -> list[dict]:
+        """The jobs finished (their final history read) since the previous take_jobs."""
+        out, self.finished_jobs = self.finished_jobs, []
+        self._save()
+        return out
+
     # ------------------------------------------------------------------ persistence
     def _save(self) -> None:
         if not self.state_path:
@@ -508,7 +527,7 @@ class Collector:
         doc = {"version": STATE_VERSION, "cursor_ms": self.cursor_ms, "since_ms": self.since_ms,
                "am_heartbeat_s": self.am_heartbeat_s, "seen": self.seen,
                "samples": self.samples, "done_jobs": self.done_jobs,
-               "pending": [asdict(o) for o in self.pending],
+               "pending": [asdict(o) for o in self.pending], "finished_jobs": self.finished_jobs,
                "containers": {j: [asdict(c) for c in cs] for j, cs in self.containers.items()},
                "skips": self.skips}
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
@@ -537,6 +556,9 @@ class Collector:
             self.seen = {str(k): str(v) for k, v in doc["seen"].items()}
             self.done_jobs = {str(k): int(v) for k, v in doc["done_jobs"].items()}
             self.pending = [MapObservation(**o) for o in doc["pending"]]
+            self.finished_jobs = [{"job_id": str(j["job_id"]), "submit_ms": int(j["submit_ms"]),
+                                   "finish_ms": int(j["finish_ms"]), "maps": int(j["maps"])}
+                                  for j in doc.get("finished_jobs", [])]
             self.containers = {j: [Container(**c) for c in cs]
                                for j, cs in doc["containers"].items()}
             self.skips = {str(j): [(int(t), str(h)) for t, h in v]

@@ -36,6 +36,7 @@ RULE_NONLOCAL = 8  #: DARE: a non-local read kept a replica (coin came up heads)
 RULE_AGED = 9  #: DARE: an extra replica unused for too many rounds was aged out
 RULE_HOT_PENDING = 10  #: DSBRA hysteresis: hot this round, not yet in enough recent rounds
 RULE_CO_READ = 11  #: DSBRA co-read: read by the same jobs as a hot block, raised beside it
+RULE_SWITCHED_OFF = 12  #: a switchback's off period: the file goes back to base replication
 
 RULE_NAMES: dict[int, str] = {
     RULE_NONE: "none",
@@ -50,6 +51,7 @@ RULE_NAMES: dict[int, str] = {
     RULE_AGED: "aged",
     RULE_HOT_PENDING: "hot-pending",
     RULE_CO_READ: "co-read",
+    RULE_SWITCHED_OFF: "switched-off",
 }
 
 STATE_FORMAT_VERSION = 2

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dsbra.errors import InputError
-from dsbra.policy.api import RULE_NAMES, Decision, FileTable, RoundInput
+from dsbra.policy.api import RULE_NAMES, RULE_SWITCHED_OFF, Decision, FileTable, RoundInput
 from dsbra.policy.experiment import Holdout
 from dsbra.policy.placement import csr_positions
 
@@ -181,7 +181,8 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails,
     current = files.current_replication[f].astype(np.int64)
     base = files.base_replication[f].astype(np.int64)
     length = files.length_bytes[f]
-    wanted = current + f_delta
+    # a switchback's off period takes a file straight back to its base
+    wanted = np.where(decision.rule[blocks[drive]] == RULE_SWITCHED_OFF, base, current + f_delta)
     floor = np.maximum(base, rails.cluster_min_replication)
     ceiling = min(rails.max_replication, ri.n_nodes)
     up = f_delta > 0

@@ -135,6 +135,10 @@ class SimConfig:
     #: the daemon's experiment.holdout: this share of the files the policy raises is held out
     holdout: float = 0.0
     holdout_seed: int = 0
+    #: the daemon's experiment.design switchback: periods of this length (s) with the policy
+    #: on and off, in blocks of two drawn from holdout_seed; 0 = the policy always on
+    switchback_period_s: float = 0.0
+    switchback_burn_in_s: float = 0.0
 
     def validated(self) -> SimConfig:
         """Self after checking every value; raises ConfigError naming the first bad one."""
@@ -215,6 +219,18 @@ class SimConfig:
         if self.holdout and self.policy in ("static", ORACLE, REACTIVE_ORACLE):
             raise ConfigError(f"holdout holds out a policy's raises; policy {self.policy} runs "
                               "none")
+        if not _finite(self.switchback_period_s) or self.switchback_period_s < 0:
+            raise ConfigError(f"switchback-period-s must be >= 0, got {self.switchback_period_s!r}")
+        if self.switchback_period_s and not (
+                _finite(self.switchback_burn_in_s)
+                and 0 <= self.switchback_burn_in_s < self.switchback_period_s):
+            raise ConfigError(f"switchback-burn-in-s must be in [0, the period), got "
+                              f"{self.switchback_burn_in_s!r}")
+        if self.switchback_period_s and self.holdout:
+            raise ConfigError("a run is one experiment: a holdout or a switchback, not both")
+        if self.switchback_period_s and self.policy in ("static", ORACLE, REACTIVE_ORACLE):
+            raise ConfigError(f"a switchback turns a policy on and off; policy {self.policy} "
+                              "runs none")
         if self.delay_threshold_s is not None and (not _finite(self.delay_threshold_s)
                                                    or self.delay_threshold_s <= 0):
             raise ConfigError(f"delay-threshold-s must be > 0, got {self.delay_threshold_s!r}")

@@ -14,7 +14,7 @@ import logging
 import numpy as np
 
 from dsbra.policy.api import FileTable, RoundInput
-from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
+from dsbra.policy.experiment import CONTROL, OFF, ON, TREATMENT, Holdout, Switchback
 from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails, plan_files
 from dsbra.policy.registry import make_policy
@@ -49,7 +49,7 @@ class PolicyDriver:
 
     def __init__(self, name: str, params: dict, topology, dataset, replicas,
                  copy_mbps: float, holdout: Holdout | None = None, placement: str = "heat",
-                 rng: np.random.Generator | None = None):
+                 rng: np.random.Generator | None = None, switchback: Switchback | None = None):
         self.name = name
         #: "heat": the policy's nodes; "default": the NameNode's own, drawn from ``rng``
         self.placement, self.rng = placement, rng
@@ -60,6 +60,9 @@ class PolicyDriver:
         self.copies_received = np.zeros(topology.nodes, np.int64)
         #: the daemon's experiment: control-group files are never raised
         self.holdout = holdout or Holdout()
+        #: the daemon's switchback: in its off periods no copy starts and every block above
+        #: base goes back to base (simulated seconds from 0)
+        self.switchback = switchback
         #: file row -> (group, time of its first raise decision s, round), as the daemon records
         self.assignments: dict[int, tuple[str, float, int]] = {}
         self.groups: dict[str, str] = {}  #: path -> group, the same record by path
@@ -174,6 +177,16 @@ class PolicyDriver:
                     copies.append((blk, node, seconds))
         return copies
 
+    def _lower_to_base(self) -> list[int]:
+        """Every block above base back to base, dropping the replicas added last (the
+        policy's copies); one entry per replica removed."""
+        reps, lowered = self.replicas, []
+        for blk in np.flatnonzero(reps.count > reps.base).tolist():
+            for node in reps.holders(blk)[int(reps.base[blk]):][::-1].tolist():
+                if reps.remove(blk, node):
+                    lowered.append(blk)
+        return lowered
+
     def extra_storage(self) -> float:
         """Bytes stored above base replication, as a fraction of the base bytes."""
         stored = float((self.replicas.count.astype(np.int64) * self.block_bytes).sum())
@@ -190,12 +203,18 @@ class PolicyDriver:
         self.node_reads.append(self._node_reads(ri))
         decision, self.state = self.policy.decide(ri, self.state)
         self.rounds += 1
-        held = self._held_out(ri, decision, now)
         reps = self.replicas
-        lowered = [blk for blk, node in zip(decision.dereplicate_block.tolist(),
-                                            self._drop_nodes(decision).tolist())
-                   if reps.remove(blk, node)]  # refuses to go below base replication
-        copies = self._copies(decision, held, in_flight)
+        arm = ON if self.switchback is None else self.switchback.arm_at(int(round(now * 1000)))
+        if arm == OFF:  # the policy keeps learning; its raises wait for the next on period
+            held = np.ones(len(decision.replicate_block), bool)
+            lowered = self._lower_to_base()
+            copies = []
+        else:
+            held = self._held_out(ri, decision, now)
+            lowered = [blk for blk, node in zip(decision.dereplicate_block.tolist(),
+                                                self._drop_nodes(decision).tolist())
+                       if reps.remove(blk, node)]  # refuses to go below base replication
+            copies = self._copies(decision, held, in_flight)
         np.add.at(self.copies_received, [node for _, node, _ in copies], 1)
         record = {
             "time_s": now,
@@ -213,6 +232,8 @@ class PolicyDriver:
             "extra_storage": self.extra_storage(),
             "copies": copies,
         }
+        if self.switchback is not None:
+            record["arm"] = arm
         if copies or lowered:
             log.info("round at %.0fs: %s gavg=%.3f, %d copies started, %d replicas removed, "
                      "extra storage %.1f%%", now, self.name, decision.gavg, len(copies), len(lowered),

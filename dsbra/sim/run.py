@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.errors import InputError
-from dsbra.policy.experiment import Holdout
+from dsbra.policy.experiment import Holdout, Switchback
 from dsbra.sim import workload as workloads
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.engine import Simulation
@@ -89,9 +89,13 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
                            max_replication=min(cfg.max_replication, cfg.nodes),
                            block_bytes=int(cfg.block_size_mb * (1 << 20)), seed=cfg.seed,
                            overrides={} if driven != cfg.policy else cfg.policy_params)
+    switchback = (Switchback(cfg.switchback_period_s, cfg.holdout_seed,
+                             burn_in_s=cfg.switchback_burn_in_s)
+                  if cfg.switchback_period_s else None)
     sim.policy_driver = PolicyDriver(driven, params, sim.topo, wl.dataset, sim.replicas,
                                      cfg.copy_mbps, Holdout(cfg.holdout, cfg.holdout_seed),
-                                     cfg.placement, np.random.default_rng([cfg.seed, 11]))
+                                     cfg.placement, np.random.default_rng([cfg.seed, 11]),
+                                     switchback=switchback)
     raw = sim.run(progress=progress)
     if cfg.policy == ORACLE:
         for record in raw.rounds:
@@ -139,6 +143,7 @@ def map_records_of_tasks(tasks: dict, block_paths):
         "delayed": np.asarray(tasks["delayed"], bool),
         "delay_wait_s": np.asarray(tasks["delay_wait_s"], float),
         "scheduled_ms": ms("scheduled_s"), "launch_ms": ms("launch_s"), "finish_ms": finish,
+        "period": pa.nulls(len(block), pa.int64()),
     }, schema=MAP_RECORD_SCHEMA)
 
 
@@ -146,7 +151,7 @@ def write_experiment(out_dir: Path, driver: PolicyDriver, maps) -> None:
     """What the daemon keeps for ``dsbra impact``, from the simulated run: each decided file's
     group (``experiment.jsonl``) and every map (``maps/``)."""
     from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
-    from dsbra.daemon.records import MAPS_DIR, MapRecordStore
+    from dsbra.daemon.records import MAPS_DIR, RecordStore
 
     paths = driver.dataset.file_paths
     book = Assignments(out_dir / ASSIGNMENTS_FILE)
@@ -155,4 +160,4 @@ def write_experiment(out_dir: Path, driver: PolicyDriver, maps) -> None:
         book.record([(str(paths[f]), group)], driver.holdout, round_=round_,
                     at_ms=int(round(at_s * 1000)))
     end_ms = int(maps.column("window_end_ms")[0].as_py()) if maps.num_rows else 0
-    MapRecordStore(out_dir / MAPS_DIR, float("inf"), 1 << 62).write(maps, end_ms)
+    RecordStore(out_dir / MAPS_DIR, float("inf"), 1 << 62).write(maps, end_ms)

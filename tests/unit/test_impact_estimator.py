@@ -28,13 +28,13 @@ def test_rates_are_per_map_not_per_file():
 
 
 def test_the_interval_comes_from_resampling_files_and_is_reproducible():
-    treated = _sums([(9, 10), (8, 10), (10, 10), (9, 10)])
-    control = _sums([(2, 10), (3, 10), (1, 10), (2, 10)])
+    treated = _sums([(9, 10), (8, 10), (10, 10), (9, 10), (9, 10)])
+    control = _sums([(2, 10), (3, 10), (1, 10), (2, 10), (2, 10)])
     lo, hi = bootstrap_diff(treated, control, "node_locality")
     assert 0 < lo < 0.7 < hi < 0.9
     assert bootstrap_diff(treated, control, "node_locality") == (lo, hi)
-    # one file in a group: no interval (a single file's maps are not independent draws)
-    assert bootstrap_diff(_sums([(9, 10)]), control, "node_locality") is None
+    # below MIN_FILES (5) in a group: no interval (a few files' maps are few draws)
+    assert bootstrap_diff(_sums([(9, 10)] * 4), control, "node_locality") is None
 
 
 def test_files_needed_scale_with_the_square_of_the_interval_to_the_difference():
@@ -50,7 +50,8 @@ def test_only_maps_after_a_files_first_decision_count():
             "split_local": [False, False, True, False],
             "replica_local": [False, True, True, None], "delayed": [True, False, False, False],
             "delay_wait_s": [4.0, 0.0, 0.0, 0.0], "scheduled_ms": [0] * 4,
-            "launch_ms": [100, 300, 300, 300], "finish_ms": [200, 1300, None, 400]}
+            "launch_ms": [100, 300, 300, 300], "finish_ms": [200, 1300, None, 400],
+            "period": [None] * 4}
     maps = pa.table(rows, schema=MAP_RECORD_SCHEMA)
     s = per_file_sums(maps, {"/a": ("treatment", 250), "/b": ("control", 0)}, "treatment")
     assert s.files == ["/a"] and list(s.maps) == [1]

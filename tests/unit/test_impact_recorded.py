@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from dsbra.cli import cli
 from dsbra.daemon.records import read_map_records
-from dsbra.impact import impact
+from dsbra.impact import MIN_FILES, impact
 
 STATE = Path(__file__).parent.parent / "fixtures" / "impact" / "daemon-holdout"
 CONTROL, TREATED = "/td/in/hot-0", "/td/in/hot-1"
@@ -107,13 +107,16 @@ def _with_seed(tmp_path, seed: int, swap: bool = False) -> Path:
 
 def test_runs_with_a_seed_each_are_draws_of_their_own(tmp_path):
     r = impact([STATE, _with_seed(tmp_path, 5, swap=True)])
-    # each file once in each group: two draws a group, enough for an interval
+    # each file once in each group: two draws a group, each its own unit
     assert r["files"] == {"treated": 2, "control": 2}
     assert r["files_with_maps"] == {"treated": 2, "control": 2}
-    assert r["node_locality"]["ci95"] is not None
     assert {(p["file"], p["seed"], p["group"]) for p in r["per_file"]} == {
         (TREATED, 4, "treated"), (CONTROL, 4, "control"),
         (TREATED, 5, "control"), (CONTROL, 5, "treated")}
+    assert r["node_locality"]["ci95"] is None  # below MIN_FILES draws a group
+    five = impact([STATE] + [_with_seed(tmp_path, s, swap=s % 2 == 1) for s in range(6, 10)])
+    assert five["files_with_maps"] == {"treated": MIN_FILES, "control": MIN_FILES}
+    assert five["node_locality"]["ci95"] is not None
 
 
 def test_runs_that_group_a_file_differently_under_one_seed_are_a_one_line_refusal(tmp_path):

@@ -14,7 +14,7 @@ from dsbra.act.apply import apply_plan
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import load_config
 from dsbra.daemon.experiment import Assignments
-from dsbra.daemon.records import MAP_RECORD_SCHEMA, MapRecordStore, map_records, read_map_records
+from dsbra.daemon.records import MAP_RECORD_SCHEMA, RecordStore, map_records, read_map_records
 from dsbra.daemon.round import decide
 from dsbra.errors import ConfigError, StateError
 from dsbra.observe.collector import MapObservation
@@ -121,7 +121,7 @@ def _table(n, end_ms):
 
 
 def test_records_are_kept_per_round_and_pruned_by_age_then_size(tmp_path):
-    store = MapRecordStore(tmp_path / "maps", max_age_s=2 * 86400, max_bytes=1 << 30)
+    store = RecordStore(tmp_path / "maps", max_age_s=2 * 86400, max_bytes=1 << 30)
     t0 = 1_700_000_000_000
     for k in range(4):  # one round a day
         assert store.write(_table(3, t0 + k * DAY_MS), t0 + k * DAY_MS) is not None
@@ -140,7 +140,7 @@ def test_records_are_kept_per_round_and_pruned_by_age_then_size(tmp_path):
 
 def test_map_record_bytes_per_map_are_what_the_retention_doc_says(tmp_path):
     """dsbra/daemon/records.py sizes its default retention at about 60 bytes a map."""
-    store = MapRecordStore(tmp_path / "maps", max_age_s=1e9, max_bytes=1 << 40)
+    store = RecordStore(tmp_path / "maps", max_age_s=1e9, max_bytes=1 << 40)
     obs = [MapObservation(f"job_1700000000000_{i // 40:04d}", f"task_{i}",
                           f"attempt_1700000000000_{i // 40:04d}_m_{i % 40:06d}_0",
                           1_700_000_000_000 + 7 * i, 1_700_000_000_000 + 7 * i + 900,

@@ -180,3 +180,27 @@ def test_the_heat_document_lists_each_lowered_files_new_replication_and_block_ho
     # a file the plan lowers but the daemon does not act on (dry run, refused): not listed
     quiet = round_mod.heat_document(res, [], [], round_=5, generated_ms=1, interval_s=5)
     assert quiet["lowering"] == {}
+
+
+def test_an_off_round_takes_every_raised_file_straight_to_base_and_raises_nothing():
+    """A switchback's off period (issue 45): the hot file the policy would raise stays, a file
+    at 3 over its base 1 goes to 1 in one round, through the rails (a protected file stays)."""
+    doc = _doc([_block("blk_1", "/hot", ["10.0.0.1"], tasks=8, delayed=6, delay=60.0),
+                _block("blk_7", "/raised", NODES, tasks=1), _block("blk_8", "/kept", NODES, tasks=1)]
+               + [_block(f"blk_{i}", f"/cold-{i}", ["10.0.0.2", "10.0.0.3"], tasks=1)
+                  for i in range(2, 7)])
+    base = {"/raised": 1, "/kept": 1}
+    sizes = {}
+    on = decide(doc, None, base, profile=None, params={}, rails=Rails(), file_bytes=sizes,
+                stored_bytes=10**12)
+    assert "/hot" in {str(p) for p, c, t in zip(on.plan.paths, on.plan.current, on.plan.target)
+                      if t > c}
+    off = decide(doc, None, base, profile=None, params={}, rails=Rails(protected=("/kept",)),
+                 file_bytes=sizes, stored_bytes=10**12, off=True)
+    rows = {str(p): (int(c), int(t)) for p, c, t in
+            zip(off.plan.paths, off.plan.current, off.plan.target)}
+    assert rows == {"/raised": (3, 1), "/kept": (3, 3)}
+    recs = {r["file"]: r for r in off.plan.to_records(off.ri.node_names)}
+    assert recs["/raised"]["reason"]["rule"] == "switched-off"
+    # the policy still learned from the window: its state counts the hot blocks' reads
+    assert off.state.n.sum() == on.state.n.sum() > 0

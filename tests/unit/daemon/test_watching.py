@@ -26,7 +26,7 @@ def test_the_alert_rules_pass_promtool():
     assert promtool, "promtool missing: `make ui-deps` installs Debian's prometheus package"
     done = subprocess.run([promtool, "check", "rules", str(RULES)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "SUCCESS: 7 rules found" in done.stdout
+    assert "SUCCESS: 8 rules found" in done.stdout
 
 
 def _dashboard_exprs() -> list[str]:
@@ -61,4 +61,4 @@ def test_every_metric_the_rules_and_the_dashboard_name_is_exported(tmp_path):
     titles = {p["title"] for p in json.loads(DASHBOARD.read_text())["panels"]}
     assert {"Rounds per minute", "Round duration", "Decisions by rule", "Files above base",
             "Bytes above base", "Refusals by reason", "Open changes", "Observed delay pressure",
-            "Experiment: files per group"} <= titles
+            "Experiment: files per group, switchback arm, guard"} <= titles

@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 from dsbra.observe.window import build_round
 
-from observe_captured import expected, replay_collector
+from observe_captured import bodies, expected, replay_collector
 
 
 def test_replay_reproduces_the_live_observations(scenario):
@@ -120,3 +120,27 @@ def test_jobs_list_the_blocks_each_jobs_maps_read(scenario):
     assert all(b == sorted(b) for b in doc["jobs"].values())
     assert "jobs" not in build_round(c, obs, window_start_ms=exp["since_ms"],
                                      window_end_ms=exp["window_end_ms"])
+
+
+def test_each_finished_job_is_handed_out_once_with_the_rms_times(scenario, tmp_path):
+    """The jobs whose final history was read, with the RM's submit and finish times and their
+    map tasks (a switchback's job response, issue 45), each once; kept across a restart."""
+    c, ep, replayer, exp = replay_collector(scenario, state_path=tmp_path / "collector.json")
+    apps = {}
+    for _, body in bodies(scenario, lambda url: "/ws/v1/cluster/apps" in url):
+        for app in (json.loads(body).get("apps") or {}).get("app") or []:
+            apps["job_" + app["id"][len("application_"):]] = app
+    from dsbra.observe.collector import Collector
+
+    again = Collector(ep, state_path=tmp_path / "collector.json", clock=lambda: 0.0)
+    jobs = c.take_jobs()
+    assert again.take_jobs() == jobs  # persisted with the collector's state
+    assert sorted(j["job_id"] for j in jobs) == sorted(exp["job_ids"])
+    maps = {}
+    for o in exp["observations"]:
+        maps[o["job_id"]] = maps.get(o["job_id"], 0) + 1
+    for j in jobs:
+        app = apps[j["job_id"]]
+        assert (j["submit_ms"], j["finish_ms"]) == (app["startedTime"], app["finishedTime"])
+        assert j["maps"] == maps[j["job_id"]]
+    assert c.take_jobs() == []

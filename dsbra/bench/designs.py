@@ -1,0 +1,143 @@
+"""The experiments' designs checked in the simulator: how far each one's estimate is from the
+policy's true total effect, and how often its 95% interval holds it (issue 45).
+
+Per setup and seed, four simulated runs of one workload: ``static`` (no policy), ``full``
+(the policy on all the time: what the operator deploys), ``switchback`` (the policy on and off
+by period) and ``holdout`` (half of the files the policy raises held out). The true total
+effect is full against static, over every job and map of the run: the effect on the cluster,
+the other files' maps and the policy's copies included. The switchback's estimate is its on
+periods against its off ones (dsbra.switchback); the holdout's, `dsbra impact`'s treated
+files against held-out ones, over the maps of decided files (it has no job-level estimate).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from dsbra.errors import InputError
+from dsbra.impact import impact
+from dsbra.policy.experiment import Switchback
+from dsbra.sim.config import SimConfig
+from dsbra.sim.run import WorkloadSpec, simulate
+from dsbra.sim.setups import setup
+from dsbra.stats import mean_t_interval
+from dsbra.switchback import estimate, period_means
+
+#: (named setup, workload changes): a workload an hour long, so that a switchback of
+#: 5-minute periods has six blocks; "uniform" is hotspot-stress without its hot spots
+SETUPS: dict[str, tuple[str, dict]] = {
+    "hotspot-stress": ("hotspot-stress", {"jobs": 1200}),
+    "hotspot-stress-long": ("hotspot-stress-long", {"jobs": 1200}),
+    "uniform": ("hotspot-stress", {"jobs": 1200, "hot_fraction": 0.0}),
+}
+#: the metrics both designs estimate (the holdout has no job response)
+METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
+
+
+def configs(name: str, seed: int, policy: str = "dsbra") -> tuple[SimConfig, WorkloadSpec]:
+    base, changes = SETUPS[name]
+    s = setup(base)
+    return (SimConfig(**s["cluster"], policy=policy, seed=seed),
+            WorkloadSpec(**{**s["workload"], **changes}))
+
+
+def whole_run(result) -> dict[str, float]:
+    """Mean job response and the per-map means of a run, over all of its jobs and maps."""
+    t = result.tasks
+    finish, launch = np.asarray(t["finish_s"], float), np.asarray(t["launch_s"], float)
+    return {"response": float(np.mean(result.jobs["response_s"])),
+            "node_locality": float(np.mean(np.asarray(t["locality"]) == 0)),
+            "delay_wait_s": float(np.mean(t["delay_wait_s"])),
+            "map_s": float(np.mean(finish - launch))}
+
+
+def true_effect(full: dict[str, float], static: dict[str, float]) -> dict[str, float]:
+    """Full against static: the response relative, the map metrics as differences."""
+    return {m: (full[m] / static[m] - 1.0 if m == "response" else full[m] - static[m])
+            for m in METRICS}
+
+
+def switchback_read_out(result, sb: Switchback) -> dict:
+    """The switchback run's estimate, from its jobs and maps as the daemon would record them."""
+    t, j = result.tasks, result.jobs
+    ms = lambda v: np.round(np.asarray(v, float) * 1000).astype(np.int64)  # noqa: E731
+    finish, launch = np.asarray(t["finish_s"], float), np.asarray(t["launch_s"], float)
+    table = period_means(sb, job_submit_ms=ms(j["submit_s"]), job_response_s=j["response_s"],
+                         map_launch_ms=ms(launch),
+                         map_node_local=(np.asarray(t["locality"]) == 0).astype(float),
+                         map_delay_wait_s=t["delay_wait_s"], map_s=finish - launch)
+    return estimate(table)
+
+
+def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float) -> dict:
+    """The four runs of one setup and seed, and each design's estimate against the truth."""
+    cfg, spec = configs(name, seed)
+    full = whole_run(simulate(cfg, spec))
+    static = whole_run(simulate(dataclasses.replace(cfg, policy="static"), spec))
+    truth = true_effect(full, static)
+    sb_cfg = dataclasses.replace(cfg, switchback_period_s=period_s, switchback_burn_in_s=burn_in_s,
+                                 holdout_seed=seed)
+    sb = switchback_read_out(simulate(sb_cfg, spec),
+                             Switchback(period_s, seed, burn_in_s=burn_in_s))
+    with tempfile.TemporaryDirectory() as scratch:
+        simulate(dataclasses.replace(cfg, holdout=holdout, holdout_seed=seed), spec,
+                 out_dir=Path(scratch))
+        try:
+            ho = impact(Path(scratch))
+        except InputError:  # the policy decided no file: nothing to compare
+            ho = {"files": {"treated": 0, "control": 0}}
+    return {"setup": name, "seed": seed, "static": static, "full": full, "true": truth,
+            "switchback": {m: sb[m] for m in METRICS} | {"verdict": sb["verdict"],
+                                                        "periods": sb["periods"]},
+            "holdout": {m: {"diff": ho[m]["diff"], "ci95": ho[m]["ci95"]}
+                        for m in METRICS if m in ho} | {"files": ho["files"]}}
+
+
+def coverage(rows: list[dict], design: str, metric: str) -> dict:
+    """The design's estimates of ``metric`` over the seeds against the truth: the mean true
+    effect (with its interval over seeds), the mean estimate, the bias (their difference) and
+    in how many runs the 95% interval held the seed's own true effect and the mean one."""
+    truths = [r["true"][metric] for r in rows]
+    est = [(r[design][metric], r["true"][metric]) for r in rows if metric in r[design]]
+    diffs = [(e["diff"], t) for e, t in est if e["diff"] is not None]
+    with_ci = [(e["ci95"], t) for e, t in est if e.get("ci95")]
+    mean_true = statistics.mean(truths)
+    ti = mean_t_interval(truths)
+    bias = [e - t for e, t in diffs]
+    bi = mean_t_interval(bias)
+    return {
+        "seeds": len(rows), "estimates": len(diffs), "intervals": len(with_ci),
+        "mean_true": _r(mean_true), "true_ci95": None if ti is None else [_r(ti[1]), _r(ti[2])],
+        "mean_estimate": _r(statistics.mean(e for e, _ in diffs)) if diffs else None,
+        "bias": _r(statistics.mean(bias)) if bias else None,
+        "bias_ci95": None if bi is None else [_r(bi[1]), _r(bi[2])],
+        "bias_over_true": (_r(statistics.mean(bias) / mean_true)
+                           if bias and mean_true else None),
+        "covers_own_truth": _share(sum(lo <= t <= hi for (lo, hi), t in with_ci), len(with_ci)),
+        "covers_mean_truth": _share(sum(lo <= mean_true <= hi for (lo, hi), _ in with_ci),
+                                    len(with_ci)),
+    }
+
+
+def summarize(rows: list[dict]) -> dict:
+    out: dict = {}
+    for name in sorted({r["setup"] for r in rows}):
+        mine = [r for r in rows if r["setup"] == name]
+        out[name] = {design: {m: coverage(mine, design, m) for m in METRICS
+                              if any(m in r[design] for r in mine)}
+                     for design in ("switchback", "holdout")}
+    return out
+
+
+def _share(k: int, n: int) -> dict:
+    return {"runs": k, "of": n, "share": None if not n else round(k / n, 3)}
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), 4)

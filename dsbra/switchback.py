@@ -1,0 +1,190 @@
+"""The switchback's read-out: the policy's total effect on the cluster, on periods against off.
+
+A switchback (dsbra.policy.experiment.Switchback) runs the whole cluster with the policy on
+and off in turn, in blocks of two periods whose order is drawn per block. Each block is one
+pair under the load of the same hour, so the estimate is the mean over blocks of (on minus
+off), with a Student t interval over the blocks: the blocks, not the jobs or maps, are the
+independent draws (a period's jobs share its load, its copies and its hot files). Jobs count
+in the period they were submitted in, maps in the one they launched in, and neither when it
+falls in its period's burn-in.
+
+Mean job response is compared as a relative difference per block ((on - off) / off), so an
+hour of heavy load weighs no more than a light one; the map metrics as differences of means.
+Below ``MIN_PAIRS`` complete blocks no interval is drawn: the t interval of two or three
+pairs is as wide as the spread allows, but its coverage rests on the pairs' differences being
+normal, which a handful cannot show.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dsbra.policy.experiment import Switchback
+from dsbra.stats import mean_t_interval, pairs_needed
+
+#: complete blocks (an on and an off period, each with jobs) below which no interval is drawn
+MIN_PAIRS = 4
+#: per period: mean job response, and the maps' node locality, delay wait and duration
+METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
+
+
+def period_means(sb: Switchback, *, job_submit_ms, job_response_s, map_launch_ms,
+                 map_node_local, map_delay_wait_s, map_s) -> dict[str, np.ndarray]:
+    """Per period that holds a job or a map outside its burn-in: the period, whether the
+    policy was on, its jobs and maps, and the mean of each metric (NaN: none to average;
+    ``map_s`` NaN for a map still running)."""
+    job_p = _counted(sb, job_submit_ms)
+    map_p = _counted(sb, map_launch_ms)
+    periods = np.union1d(job_p[job_p >= 0], map_p[map_p >= 0]).astype(np.int64)
+    out = {"period": periods, "on": sb.is_on(periods) if len(periods) else np.zeros(0, bool)}
+    out["jobs"], out["response"] = _means(periods, job_p, job_response_s)
+    out["maps"], out["node_locality"] = _means(periods, map_p, map_node_local)
+    _, out["delay_wait_s"] = _means(periods, map_p, map_delay_wait_s)
+    _, out["map_s"] = _means(periods, map_p, map_s)
+    return out
+
+
+def _counted(sb: Switchback, t_ms) -> np.ndarray:
+    """Each time's period, -1 in a burn-in or before the start."""
+    t = np.asarray(t_ms, np.int64)
+    return np.where(sb.in_burn_in(t), -1, sb.period(t))
+
+
+def _means(periods: np.ndarray, of: np.ndarray, values) -> tuple[np.ndarray, np.ndarray]:
+    """Per period: how many entries fall in it, and the mean of their values (NaNs left out)."""
+    v = np.asarray(values, float)
+    counted = of >= 0
+    keep = counted & ~np.isnan(v)
+    rows = np.searchsorted(periods, of[keep])
+    n = np.bincount(rows, minlength=len(periods))
+    total = np.bincount(rows, weights=v[keep], minlength=len(periods))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / n
+    return np.bincount(np.searchsorted(periods, of[counted]), minlength=len(periods)), mean
+
+
+def block_differences(table: dict[str, np.ndarray], metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """(block, on minus off) of every block whose two periods both have ``metric``; for the
+    response, relative to the off period's."""
+    period, on, value = table["period"], table["on"], table[metric]
+    ok = ~np.isnan(value)
+    on_val = {int(p) // 2: v for p, v, o, k in zip(period, value, on, ok) if o and k}
+    off_val = {int(p) // 2: v for p, v, o, k in zip(period, value, on, ok) if not o and k}
+    blocks = np.array(sorted(set(on_val) & set(off_val)), np.int64)
+    a = np.array([on_val[b] for b in blocks.tolist()], float)
+    b = np.array([off_val[b] for b in blocks.tolist()], float)
+    if metric == "response":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            diff = a / b - 1.0
+        keep = np.isfinite(diff)
+        return blocks[keep], diff[keep]
+    return blocks, a - b
+
+
+def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
+             min_pairs: int = MIN_PAIRS) -> dict:
+    """Per metric: the complete blocks, the mean on-minus-off difference, its 95% interval
+    (None below ``min_pairs`` blocks) and how many more blocks the interval needs to exclude
+    zero at the measured spread; and a verdict line on the response. Several tables (runs,
+    or switchbacks one after another) pool their blocks."""
+    tables = [tables] if isinstance(tables, dict) else tables
+    out: dict = {"periods": {"on": sum(int(np.sum(t["on"])) for t in tables),
+                             "off": sum(int(np.sum(~t["on"])) for t in tables)},
+                 "min_pairs": min_pairs}
+    for metric in METRICS:
+        diff = np.concatenate([block_differences(t, metric)[1] for t in tables]) \
+            if tables else np.zeros(0)
+        ci = mean_t_interval(diff)
+        mean = float(diff.mean()) if len(diff) else None
+        more = None
+        if len(diff) < min_pairs:
+            more = min_pairs - len(diff)
+        elif ci is not None and ci[1] <= 0 <= ci[2]:
+            more = pairs_needed(len(diff), ci[0], ci[3])
+        out[metric] = {"pairs": int(len(diff)), "diff": _r(mean),
+                       "ci95": None if ci is None or len(diff) < min_pairs else [_r(ci[1]), _r(ci[2])],
+                       "more_pairs_needed": more}
+    out["verdict"] = verdict(out["response"])
+    return out
+
+
+def verdict(r: dict) -> str:
+    """One line on the response: faster, slower, no difference shown, or too few blocks."""
+    if r["ci95"] is None:
+        return (f"too few blocks for an interval: {r['pairs']} of an on and an off period, "
+                f"{r['more_pairs_needed']} more needed")
+    lo, hi = r["ci95"]
+    span = f"{100 * r['diff']:+.1f}% [{100 * lo:+.1f}, {100 * hi:+.1f}] over {r['pairs']} blocks"
+    if hi < 0:
+        return f"jobs faster with the policy on: mean response {span}"
+    if lo > 0:
+        return f"jobs slower with the policy on: mean response {span}"
+    more = r["more_pairs_needed"]
+    return (f"no difference shown: mean response {span}"
+            + (f"; about {more} more blocks would separate it at this spread" if more else ""))
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None else round(float(v), 4)
+
+
+def read_out(states: list[Path]) -> dict:
+    """The switchback read-out of daemon state dirs: each recorded switchback (a change of its
+    settings starts another) over the jobs and maps of its own time, their blocks pooled."""
+    import pyarrow.compute as pc
+
+    from dsbra.daemon.experiment import recorded_switchbacks
+    from dsbra.daemon.records import JOBS_DIR, MAPS_DIR, read_job_records, read_map_records
+
+    tables = []
+    for state in states:
+        jobs, maps = read_job_records(state / JOBS_DIR), read_map_records(state / MAPS_DIR)
+        submit = jobs.column("submit_ms").to_numpy()
+        response = (jobs.column("finish_ms").to_numpy() - submit) / 1000.0
+        launch = maps.column("launch_ms").to_numpy()
+        finish = np.asarray(maps.column("finish_ms").to_pylist(), float)  # None -> nan
+        local = pc.fill_null(maps.column("replica_local"), False).to_numpy(zero_copy_only=False)
+        wait = maps.column("delay_wait_s").to_numpy()
+        runs = recorded_switchbacks(state)
+        for k, sb in enumerate(runs):
+            end = runs[k + 1].start_ms if k + 1 < len(runs) else np.iinfo(np.int64).max
+            j = (submit >= sb.start_ms) & (submit < end)
+            m = (launch >= sb.start_ms) & (launch < end)
+            tables.append(period_means(
+                sb, job_submit_ms=submit[j], job_response_s=response[j], map_launch_ms=launch[m],
+                map_node_local=local[m].astype(float), map_delay_wait_s=wait[m],
+                map_s=(finish[m] - launch[m]) / 1000.0))
+    out = estimate(tables)
+    out["design"] = "switchback"
+    out["dirs"] = [str(s) for s in states]
+    out["switchbacks"] = len(tables)
+    out["jobs"] = sum(int(t["jobs"].sum()) for t in tables)
+    out["maps"] = sum(int(t["maps"].sum()) for t in tables)
+    return out
+
+
+def text(r: dict) -> str:
+    """The read-out as `dsbra impact` prints it."""
+    lines = [f"{', '.join(r['dirs'])}: switchback, periods on {r['periods']['on']}, off "
+             f"{r['periods']['off']}; jobs {r['jobs']}, maps {r['maps']} outside the burn-ins"]
+    for m in METRICS:
+        x = r[m]
+        ci = "n/a" if x["ci95"] is None else f"[{x['ci95'][0]}, {x['ci95'][1]}]"
+        what = "relative" if m == "response" else "on - off"
+        lines.append(f"  {m:14} blocks {x['pairs']}  {what} {x['diff']}  95% CI {ci}")
+    lines.append(r["verdict"])
+    return "\n".join(lines)
+
+
+def guard_reason(r: dict, margin: float) -> str | None:
+    """The do-no-harm guard's verdict on a switchback read-out: why to stop (mean response
+    worse with the policy on by more than ``margin``, relative, the interval excluding zero),
+    else None. No interval (too few blocks) never stops it."""
+    x = r["response"]
+    if x["ci95"] is None or x["ci95"][0] <= 0 or x["diff"] <= margin:
+        return None
+    return (f"jobs slower with the policy on: mean response {100 * x['diff']:+.1f}% "
+            f"[{100 * x['ci95'][0]:+.1f}, {100 * x['ci95'][1]:+.1f}] over {x['pairs']} blocks, "
+            f"beyond the guard's margin of {100 * margin:.0f}%")

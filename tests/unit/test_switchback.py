@@ -1,0 +1,135 @@
+"""The switchback design (issue 45): its periods and their order, the estimate over blocks of
+an on and an off period, its minimum, and the simulator running the policy on and off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from dsbra.errors import ConfigError, InputError
+from dsbra.policy.experiment import OFF, ON, Switchback
+from dsbra.sim.config import SimConfig
+from dsbra.sim.run import WorkloadSpec, simulate
+from dsbra.stats import mean_t_interval, pairs_needed, t95
+from dsbra.switchback import MIN_PAIRS, estimate, period_means
+
+
+def test_t95_matches_scipy_within_a_thousandth():
+    for df in (1, 2, 5, 29, 30, 31, 40, 80, 200, 5000):
+        assert t95(df) == pytest.approx(scipy_stats.t.ppf(0.975, df), abs=1e-3)
+    with pytest.raises(ValueError):
+        t95(0)
+
+
+def test_mean_t_interval_and_the_pairs_an_interval_needs():
+    mean, lo, hi, sd = mean_t_interval([1.0, 2.0, 3.0, 4.0])
+    assert mean == 2.5 and sd == pytest.approx(np.std([1, 2, 3, 4], ddof=1))
+    assert (lo, hi) == pytest.approx(scipy_stats.t.interval(0.95, 3, loc=2.5, scale=sd / 2),
+                                     abs=1e-3)
+    assert mean_t_interval([1.0]) is None
+    # at this spread the half-width drops below 0.5 with n pairs where t95(n-1)/sqrt(n) < 0.5
+    more = pairs_needed(4, 0.5, 1.0)
+    n = 4 + more
+    assert t95(n - 1) / np.sqrt(n) < 0.5 <= t95(n - 2) / np.sqrt(n - 1)
+    assert pairs_needed(4, 0.0, 1.0) is None
+
+
+def test_periods_come_in_blocks_of_one_on_and_one_off_drawn_from_the_seed():
+    sb = Switchback(300, seed=7, start_ms=10_000, burn_in_s=60)
+    assert list(sb.period([0, 9_999, 10_000, 309_999, 310_000])) == [-1, -1, 0, 0, 1]
+    on = sb.is_on(np.arange(200))
+    assert (on[0::2] != on[1::2]).all()  # each block one on, one off
+    firsts = on[0::2]
+    assert 30 < firsts.sum() < 70  # the order is drawn per block, not fixed
+    assert (Switchback(300, seed=7).is_on(np.arange(200)) == on).all()  # the seed decides
+    assert (Switchback(300, seed=8).is_on(np.arange(200)) != on).any()
+    assert sb.arm_at(0) == ON  # before the start: no experiment
+    assert sb.arm_at(10_000) == (ON if on[0] else OFF)
+    assert list(sb.in_burn_in([0, 10_000, 69_999, 70_000, 310_000])) == [True, True, True, False, True]
+
+
+def test_bad_periods_are_refused():
+    with pytest.raises(InputError, match="period"):
+        Switchback(0)
+    with pytest.raises(InputError, match="burn-in"):
+        Switchback(60, burn_in_s=60)
+
+
+def _table(sb: Switchback, blocks: int, on_response: float, off_response: float, seed: int = 0):
+    """Jobs every 10 s for ``blocks`` blocks, response drawn around each arm's mean."""
+    rng = np.random.default_rng(seed)
+    submit = np.arange(0, blocks * 2 * sb.period_s * 1000, 10_000, dtype=np.int64)
+    on = sb.is_on(sb.period(submit))
+    response = np.where(on, on_response, off_response) * rng.uniform(0.9, 1.1, len(submit))
+    local = np.where(on, 0.8, 0.6)
+    return period_means(sb, job_submit_ms=submit, job_response_s=response, map_launch_ms=submit,
+                        map_node_local=local, map_delay_wait_s=np.where(on, 1.0, 2.0),
+                        map_s=np.where(on, 10.0, np.nan))
+
+
+def test_the_estimate_pairs_the_periods_of_each_block():
+    sb = Switchback(300, seed=1, burn_in_s=60)
+    table = _table(sb, 6, on_response=90.0, off_response=100.0)
+    assert len(table["period"]) == 12 and table["jobs"].sum() == 12 * 24  # burn-in: 6 of 30 left out
+    out = estimate(table)
+    r = out["response"]
+    assert r["pairs"] == 6 and r["diff"] == pytest.approx(-0.1, abs=0.02)
+    assert r["ci95"][1] < 0 and "faster" in out["verdict"]
+    assert out["node_locality"]["diff"] == pytest.approx(0.2)
+    assert out["delay_wait_s"]["diff"] == pytest.approx(-1.0)
+    # the off periods' maps never finished: no pair has a map time
+    assert out["map_s"]["pairs"] == 0 and out["map_s"]["ci95"] is None
+
+
+def test_no_interval_below_the_minimum_of_blocks():
+    sb = Switchback(300, seed=1)
+    out = estimate(_table(sb, MIN_PAIRS - 1, 90.0, 100.0))
+    assert out["response"]["pairs"] == MIN_PAIRS - 1
+    assert out["response"]["ci95"] is None and out["response"]["more_pairs_needed"] == 1
+    assert out["verdict"].startswith("too few blocks") and "1 more" in out["verdict"]
+
+
+def test_an_effect_too_small_for_the_blocks_says_how_many_more():
+    sb = Switchback(300, seed=1)
+    out = estimate(_table(sb, 4, 99.0, 100.0))
+    lo, hi = out["response"]["ci95"]
+    assert lo < 0 < hi and out["response"]["more_pairs_needed"] >= 1
+    assert "no difference shown" in out["verdict"]
+
+
+CLUSTER = dict(nodes=8, slots_per_node=2, racks=2, replication=2, block_size_mb=64,
+               task_overhead_s=5.0, read_mbps_local=10.0, read_mbps_rack=5.0,
+               read_mbps_remote=2.5, interval_s=20.0)
+WORKLOAD = WorkloadSpec(jobs=150, inter_arrival_s=4.0, hot_fraction=0.05, hot_share=0.8,
+                        dataset_gb=20.0, bin_scale=0.05)
+
+
+def test_the_simulator_copies_only_in_on_periods_and_lowers_to_base_in_off_ones():
+    period = 120.0
+    res = simulate(SimConfig(**CLUSTER, policy="dsbra", seed=3, switchback_period_s=period,
+                             switchback_burn_in_s=30.0, holdout_seed=2), WORKLOAD)
+    sb = Switchback(period, 2, burn_in_s=30.0)
+    arms = [r["arm"] for r in res.rounds]
+    assert arms == [sb.arm_at(int(round(r["time_s"] * 1000))) for r in res.rounds]
+    assert {ON, OFF} <= set(arms)
+    off = [r for r in res.rounds if r["arm"] == OFF]
+    on = [r for r in res.rounds if r["arm"] == ON]
+    assert all(r["copies_started"] == 0 for r in off)
+    assert sum(r["copies_started"] for r in on) > 0
+    # an off round ends with nothing above base (a copy that lands later goes at the next)
+    assert all(r["extra_storage"] == 0 for r in off)
+    # and the first off round after an on round that copied lowers what it raised
+    firsts = [b for a, b in zip(res.rounds, res.rounds[1:])
+              if a["arm"] == ON and b["arm"] == OFF and a["extra_storage"] > 0]
+    assert firsts and all(r["removed"] > 0 for r in firsts)
+
+
+def test_a_switchback_needs_a_policy_and_no_holdout():
+    with pytest.raises(ConfigError, match="turns a policy on and off"):
+        SimConfig(**CLUSTER, policy="static", switchback_period_s=60).validated()
+    with pytest.raises(ConfigError, match="not both"):
+        SimConfig(**CLUSTER, policy="dsbra", holdout=0.5, switchback_period_s=60).validated()
+    with pytest.raises(ConfigError, match="burn-in"):
+        SimConfig(**CLUSTER, policy="dsbra", switchback_period_s=60,
+                  switchback_burn_in_s=60).validated()
