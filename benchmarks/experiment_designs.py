@@ -30,12 +30,19 @@ def table(summary: dict, command: str) -> str:
              "covers own | covers mean |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, designs in summary.items():
         for design, metrics in designs.items():
+            if design == "guard_fired":
+                continue
             for m, c in metrics.items():
                 lines.append(
                     f"| {name} | {design} | {m} | {c['mean_true']} {c['true_ci95']} | "
                     f"{c['mean_estimate']} | {c['bias']} {c['bias_ci95']} | {c['bias_over_true']} | "
                     f"{c['intervals']}/{c['seeds']} | {c['covers_own_truth']['share']} | "
                     f"{c['covers_mean_truth']['share']} |")
+    lines += ["", "The do-no-harm guard (margin 5%, judged at each block's end on the jobs "
+              "finished by then): the switchback runs in which it would have stopped the policy.",
+              "", "| setup | fired |", "|---|---|"]
+    lines += [f"| {name} | {d['guard_fired']['runs']} of {d['guard_fired']['of']} |"
+              for name, d in summary.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -8,8 +8,9 @@ independent draws (a period's jobs share its load, its copies and its hot files)
 in the period they were submitted in, maps in the one they launched in, and neither when it
 falls in its period's burn-in.
 
-Mean job response is compared as a relative difference per block ((on - off) / off), so an
-hour of heavy load weighs no more than a light one; the map metrics as differences of means.
+Mean job response is compared as a ratio per block (the mean of log(on / off) over blocks,
+reported as the geometric mean ratio minus one), so an hour of heavy load weighs no more than
+a light one; the map metrics as differences of means.
 Below ``MIN_PAIRS`` complete blocks no interval is drawn: the t interval of two or three
 pairs is as wide as the spread allows, but its coverage rests on the pairs' differences being
 normal, which a handful cannot show.
@@ -67,7 +68,8 @@ def _means(periods: np.ndarray, of: np.ndarray, values) -> tuple[np.ndarray, np.
 
 def block_differences(table: dict[str, np.ndarray], metric: str) -> tuple[np.ndarray, np.ndarray]:
     """(block, on minus off) of every block whose two periods both have ``metric``; for the
-    response, relative to the off period's."""
+    response, of the logarithms (a ratio: an hour of heavy load weighs no more than a light
+    one, and a ratio of two noisy means is skewed where its logarithm is not)."""
     period, on, value = table["period"], table["on"], table[metric]
     ok = ~np.isnan(value)
     on_val = {int(p) // 2: v for p, v, o, k in zip(period, value, on, ok) if o and k}
@@ -77,7 +79,7 @@ def block_differences(table: dict[str, np.ndarray], metric: str) -> tuple[np.nda
     b = np.array([off_val[b] for b in blocks.tolist()], float)
     if metric == "response":
         with np.errstate(invalid="ignore", divide="ignore"):
-            diff = a / b - 1.0
+            diff = np.log(a) - np.log(b)
         keep = np.isfinite(diff)
         return blocks[keep], diff[keep]
     return blocks, a - b
@@ -87,8 +89,9 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
              min_pairs: int = MIN_PAIRS) -> dict:
     """Per metric: the complete blocks, the mean on-minus-off difference, its 95% interval
     (None below ``min_pairs`` blocks) and how many more blocks the interval needs to exclude
-    zero at the measured spread; and a verdict line on the response. Several tables (runs,
-    or switchbacks one after another) pool their blocks."""
+    zero at the measured spread; for the response, relative (the geometric mean ratio minus
+    one) and with a 99% interval too (the guard's); a verdict line on the response. Several
+    tables (runs, or switchbacks one after another) pool their blocks."""
     tables = [tables] if isinstance(tables, dict) else tables
     out: dict = {"periods": {"on": sum(int(np.sum(t["on"])) for t in tables),
                              "off": sum(int(np.sum(~t["on"])) for t in tables)},
@@ -96,16 +99,21 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
     for metric in METRICS:
         diff = np.concatenate([block_differences(t, metric)[1] for t in tables]) \
             if tables else np.zeros(0)
+        scale = np.expm1 if metric == "response" else (lambda v: v)
         ci = mean_t_interval(diff)
-        mean = float(diff.mean()) if len(diff) else None
+        enough = ci is not None and len(diff) >= min_pairs
         more = None
         if len(diff) < min_pairs:
             more = min_pairs - len(diff)
-        elif ci is not None and ci[1] <= 0 <= ci[2]:
+        elif ci[1] <= 0 <= ci[2]:
             more = pairs_needed(len(diff), ci[0], ci[3])
-        out[metric] = {"pairs": int(len(diff)), "diff": _r(mean),
-                       "ci95": None if ci is None or len(diff) < min_pairs else [_r(ci[1]), _r(ci[2])],
+        out[metric] = {"pairs": int(len(diff)),
+                       "diff": _r(scale(float(diff.mean()))) if len(diff) else None,
+                       "ci95": [_r(scale(ci[1])), _r(scale(ci[2]))] if enough else None,
                        "more_pairs_needed": more}
+        if metric == "response":
+            ci99 = mean_t_interval(diff, 0.99)
+            out[metric]["ci99"] = [_r(scale(ci99[1])), _r(scale(ci99[2]))] if enough else None
     out["verdict"] = verdict(out["response"])
     return out
 
@@ -180,11 +188,12 @@ def text(r: dict) -> str:
 
 def guard_reason(r: dict, margin: float) -> str | None:
     """The do-no-harm guard's verdict on a switchback read-out: why to stop (mean response
-    worse with the policy on by more than ``margin``, relative, the interval excluding zero),
-    else None. No interval (too few blocks) never stops it."""
+    worse with the policy on by more than ``margin``, relative, and the 99% interval above
+    zero: the guard looks again at every block, and a 95% interval looked at that often would
+    stop a harmless policy by chance), else None. No interval (too few blocks) never stops it."""
     x = r["response"]
-    if x["ci95"] is None or x["ci95"][0] <= 0 or x["diff"] <= margin:
+    if x.get("ci99") is None or x["ci99"][0] <= 0 or x["diff"] <= margin:
         return None
-    return (f"jobs slower with the policy on: mean response {100 * x['diff']:+.1f}% "
-            f"[{100 * x['ci95'][0]:+.1f}, {100 * x['ci95'][1]:+.1f}] over {x['pairs']} blocks, "
-            f"beyond the guard's margin of {100 * margin:.0f}%")
+    return (f"jobs slower with the policy on: mean response {100 * x['diff']:+.1f}% (99% "
+            f"interval [{100 * x['ci99'][0]:+.1f}, {100 * x['ci99'][1]:+.1f}]) over "
+            f"{x['pairs']} blocks, beyond the guard's margin of {100 * margin:.0f}%")

@@ -27,7 +27,7 @@ from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
 from dsbra.stats import mean_t_interval
-from dsbra.switchback import estimate, period_means
+from dsbra.switchback import estimate, guard_reason, period_means
 
 #: (named setup, workload changes): a workload an hour long, so that a switchback of
 #: 5-minute periods has six blocks; "uniform" is hotspot-stress without its hot spots
@@ -75,7 +75,28 @@ def switchback_read_out(result, sb: Switchback) -> dict:
     return estimate(table)
 
 
-def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float) -> dict:
+def guard_fires_at(result, sb: Switchback, margin: float) -> float | None:
+    """When the do-no-harm guard would have stopped the switchback run (simulated s), judged
+    as the daemon does at each block's end on the jobs finished by then; None: never. The
+    run up to that moment is the same whether the guard then acts or not."""
+    j = result.jobs
+    submit, finish = np.asarray(j["submit_s"], float), np.asarray(j["finish_s"], float)
+    none = np.zeros(0)
+    end = float(finish.max()) if len(finish) else 0.0
+    for k in range(1, int(end // (2 * sb.period_s)) + 1):
+        t = 2 * k * sb.period_s
+        done = finish <= t
+        table = period_means(sb, job_submit_ms=np.round(submit[done] * 1000).astype(np.int64),
+                             job_response_s=finish[done] - submit[done],
+                             map_launch_ms=none.astype(np.int64), map_node_local=none,
+                             map_delay_wait_s=none, map_s=none)
+        if guard_reason(estimate(table), margin) is not None:
+            return t
+    return None
+
+
+def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float,
+        guard_margin: float = 0.05) -> dict:
     """The four runs of one setup and seed, and each design's estimate against the truth."""
     cfg, spec = configs(name, seed)
     full = whole_run(simulate(cfg, spec))
@@ -83,8 +104,10 @@ def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float)
     truth = true_effect(full, static)
     sb_cfg = dataclasses.replace(cfg, switchback_period_s=period_s, switchback_burn_in_s=burn_in_s,
                                  holdout_seed=seed)
-    sb = switchback_read_out(simulate(sb_cfg, spec),
-                             Switchback(period_s, seed, burn_in_s=burn_in_s))
+    design = Switchback(period_s, seed, burn_in_s=burn_in_s)
+    sb_run = simulate(sb_cfg, spec)
+    sb = switchback_read_out(sb_run, design)
+    guard_at = guard_fires_at(sb_run, design, guard_margin)
     with tempfile.TemporaryDirectory() as scratch:
         simulate(dataclasses.replace(cfg, holdout=holdout, holdout_seed=seed), spec,
                  out_dir=Path(scratch))
@@ -95,6 +118,7 @@ def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float)
     return {"setup": name, "seed": seed, "static": static, "full": full, "true": truth,
             "switchback": {m: sb[m] for m in METRICS} | {"verdict": sb["verdict"],
                                                         "periods": sb["periods"]},
+            "guard": {"margin": guard_margin, "fires_at_s": guard_at},
             "holdout": {m: {"diff": ho[m]["diff"], "ci95": ho[m]["ci95"]}
                         for m in METRICS if m in ho} | {"files": ho["files"]}}
 
@@ -132,6 +156,8 @@ def summarize(rows: list[dict]) -> dict:
         out[name] = {design: {m: coverage(mine, design, m) for m in METRICS
                               if any(m in r[design] for r in mine)}
                      for design in ("switchback", "holdout")}
+        out[name]["guard_fired"] = _share(sum(r["guard"]["fires_at_s"] is not None for r in mine),
+                                          len(mine))
     return out
 
 

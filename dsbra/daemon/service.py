@@ -450,7 +450,7 @@ class Daemon:
                      sb.seed)
             self._switchback = sb
         arm = (int(sb.period(now_ms)), sb.arm_at(now_ms))
-        if arm != self._arm:
+        if arm != self._arm and arm[0] % 2 == 0:  # a block just ended
             self._check_guard(now_ms)
             log.info("switchback round=%d period=%d arm=%s: %s", self.round, arm[0], arm[1],
                      "the policy decides" if arm[1] == ON else
@@ -515,7 +515,7 @@ class Daemon:
         return lines[0].strip() if lines and lines[0].strip() else "dsbra pause"
 
     def _check_guard(self, now_ms: int) -> None:
-        """At each new period of a switchback: the do-no-harm guard reads its estimate and,
+        """At the end of each block of a switchback: the do-no-harm guard reads its estimate and,
         when it shows jobs slower with the policy on beyond the margin, pauses the daemon as
         `dsbra pause` does (nothing is lowered by it; `dsbra resume` lets it act again)."""
         e = self.cfg.experiment

@@ -139,6 +139,8 @@ class SimConfig:
     #: on and off, in blocks of two drawn from holdout_seed; 0 = the policy always on
     switchback_period_s: float = 0.0
     switchback_burn_in_s: float = 0.0
+    #: the daemon's experiment.guard_margin with experiment.guard on; None: no guard
+    guard_margin: float | None = None
 
     def validated(self) -> SimConfig:
         """Self after checking every value; raises ConfigError naming the first bad one."""
@@ -226,6 +228,10 @@ class SimConfig:
                 and 0 <= self.switchback_burn_in_s < self.switchback_period_s):
             raise ConfigError(f"switchback-burn-in-s must be in [0, the period), got "
                               f"{self.switchback_burn_in_s!r}")
+        if self.guard_margin is not None and not (
+                self.switchback_period_s and _finite(self.guard_margin) and self.guard_margin >= 0):
+            raise ConfigError("guard-margin needs a switchback (switchback-period-s) and must be "
+                              f">= 0, got {self.guard_margin!r}")
         if self.switchback_period_s and self.holdout:
             raise ConfigError("a run is one experiment: a holdout or a switchback, not both")
         if self.switchback_period_s and self.policy in ("static", ORACLE, REACTIVE_ORACLE):

@@ -525,7 +525,8 @@ class Simulation:
                 attributed = None
                 if observer is not None:
                     attributed = observer.attribute(now, window.task_ids(), job_split)
-                record = driver.round(now, window, copies_in_flight, attributed)
+                record = driver.round(now, window, copies_in_flight, attributed,
+                                      job_finish=job_finish)
                 for blk, node, dur in record.pop("copies"):
                     copies_in_flight.setdefault(blk, []).append(node)
                     push(heap, (now + dur, COPY, seq, blk, node))

@@ -19,6 +19,7 @@ from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails, plan_files
 from dsbra.policy.registry import make_policy
 from dsbra.sim.hdfs import default_add_targets, default_drop_nodes
+from dsbra.switchback import estimate, guard_reason, period_means
 
 MB = 1 << 20
 log = logging.getLogger(__name__)
@@ -63,6 +64,12 @@ class PolicyDriver:
         #: the daemon's switchback: in its off periods no copy starts and every block above
         #: base goes back to base (simulated seconds from 0)
         self.switchback = switchback
+        #: the do-no-harm guard's margin (None: no guard), the jobs' submit times it reads with
+        #: their finish times so far, and when it stopped the policy (None: it did not)
+        self.guard_margin: float | None = None
+        self.job_submit_s: np.ndarray | None = None
+        self.paused_at: float | None = None
+        self._last_period: int | None = None
         #: file row -> (group, time of its first raise decision s, round), as the daemon records
         self.assignments: dict[int, tuple[str, float, int]] = {}
         self.groups: dict[str, str] = {}  #: path -> group, the same record by path
@@ -192,8 +199,29 @@ class PolicyDriver:
         stored = float((self.replicas.count.astype(np.int64) * self.block_bytes).sum())
         return (stored - self.base_bytes) / self.base_bytes if self.base_bytes else 0.0
 
+    def _guard(self, now: float, job_finish) -> None:
+        """At the end of each block: the guard's verdict on the jobs finished so far, as the daemon
+        reads its job records (dsbra.switchback); a firing guard stops the policy for good."""
+        sb = self.switchback
+        period = int(sb.period(int(round(now * 1000))))
+        if (self.guard_margin is None or self.paused_at is not None or period == self._last_period
+                or period % 2):  # judged when a block ends, as the daemon does
+            return
+        self._last_period = period
+        finish = np.frombuffer(job_finish, np.float64)
+        done = np.flatnonzero((finish >= 0) & (finish <= now))
+        submit = self.job_submit_s[done]
+        none = np.zeros(0)
+        table = period_means(sb, job_submit_ms=np.round(submit * 1000).astype(np.int64),
+                             job_response_s=finish[done] - submit, map_launch_ms=none.astype(np.int64),
+                             map_node_local=none, map_delay_wait_s=none, map_s=none)
+        reason = guard_reason(estimate(table), self.guard_margin)
+        if reason is not None:
+            self.paused_at = now
+            log.info("guard at %.0fs: %s; the policy stops", now, reason)
+
     def round(self, now: float, window, in_flight: dict[int, list[int]],
-              attributed=None) -> dict:
+              attributed=None, job_finish=None) -> dict:
         """Run one round and apply it. Returns the round's record, with ``copies``: a list of
         (block, node, seconds) the engine schedules; ``in_flight``: block -> target nodes of
         its copies under way, which count toward its requested replicas, so a repeated request
@@ -205,7 +233,12 @@ class PolicyDriver:
         self.rounds += 1
         reps = self.replicas
         arm = ON if self.switchback is None else self.switchback.arm_at(int(round(now * 1000)))
-        if arm == OFF:  # the policy keeps learning; its raises wait for the next on period
+        if self.switchback is not None and job_finish is not None:
+            self._guard(now, job_finish)
+        if self.paused_at is not None:  # as `dsbra pause`: nothing raised, nothing lowered
+            held = np.ones(len(decision.replicate_block), bool)
+            lowered, copies = [], []
+        elif arm == OFF:  # the policy keeps learning; its raises wait for the next on period
             held = np.ones(len(decision.replicate_block), bool)
             lowered = self._lower_to_base()
             copies = []
@@ -234,6 +267,7 @@ class PolicyDriver:
         }
         if self.switchback is not None:
             record["arm"] = arm
+            record["paused"] = self.paused_at is not None
         if copies or lowered:
             log.info("round at %.0fs: %s gavg=%.3f, %d copies started, %d replicas removed, "
                      "extra storage %.1f%%", now, self.name, decision.gavg, len(copies), len(lowered),

@@ -96,6 +96,8 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
                                      cfg.copy_mbps, Holdout(cfg.holdout, cfg.holdout_seed),
                                      cfg.placement, np.random.default_rng([cfg.seed, 11]),
                                      switchback=switchback)
+    sim.policy_driver.guard_margin = cfg.guard_margin
+    sim.policy_driver.job_submit_s = wl.submit_s
     raw = sim.run(progress=progress)
     if cfg.policy == ORACLE:
         for record in raw.rounds:

@@ -410,6 +410,23 @@ def until_replicas(client, path: str, n: int, timeout_s: float = 60) -> list[str
     raise AssertionError(f"{path}: {holders(client, path)}, not {n} replicas after {timeout_s} s")
 
 
+def until_no_transfers(namenode_url: str, timeout_s: float = 60) -> None:
+    """Until no DataNode has a transfer in flight (the NameNode's TotalLoad, the DataNodes'
+    xceivers as their heartbeats report them, is 0): HDFS's placement refuses a node with more
+    than twice the average load, so one read left over from an earlier test's killed maps can
+    make it refuse the node the heat chose. ``namenode_url``: its web address, http://host:port."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        beans = requests.get(f"{namenode_url}/jmx",
+                             params={"qry": "Hadoop:service=NameNode,name=FSNamesystem"},
+                             timeout=10).json()["beans"]
+        load = beans[0]["TotalLoad"]
+        if load == 0:
+            return
+        assert time.monotonic() < deadline, f"DataNodes still busy after {timeout_s} s: TotalLoad {load}"
+        time.sleep(0.5)
+
+
 def heat_document(heat: dict[str, float], raised=(), round_: int = 1, lowering=None) -> str:
     """A heat document as the daemon writes one, made by hand so that each of the plugin's
     choices is known in advance. ``lowering``: path -> (its new replication, its block's

@@ -27,7 +27,8 @@ import pytest
 
 from dsbra.cluster import state as st
 from harness import (BASE, DELETION, HOT, Daemon, daemon_config, heat_document, holders, log_heat_rounds,
-                     replay_until_raised, replication, until_logged, until_replicas, until_round_read)
+                     replay_until_raised, replication, until_logged, until_no_transfers, until_replicas,
+                     until_round_read)
 
 pytestmark = pytest.mark.cluster
 
@@ -96,6 +97,9 @@ def test_a_raised_files_new_copy_goes_to_the_least_heated_node(heat_cluster):
         heat = {n: 0.9 for n in nodes}
         heat[coolest] = 0.1
         publish(env, heat, raised=[path], round_=10 + i)
+        # HDFS's load rule would refuse the coolest node were a transfer still on it (a CI
+        # run's was: "too busy (1 xceivers)", a read of the tests before)
+        until_no_transfers(client.url)
         client.set_replication(path, 2)
         assert until_replicas(client, path, 2) == sorted(first + [coolest])
 

@@ -133,3 +133,25 @@ def test_a_switchback_needs_a_policy_and_no_holdout():
     with pytest.raises(ConfigError, match="burn-in"):
         SimConfig(**CLUSTER, policy="dsbra", switchback_period_s=60,
                   switchback_burn_in_s=60).validated()
+
+
+def test_the_guard_does_not_stop_the_default_policy_without_hot_spots():
+    """dsbra's default on a workload without hot spots (uniform reads), with the guard on
+    over a switchback long enough for its interval: the guard reads its estimate every new
+    period and never stops the policy."""
+    from dsbra.bench.designs import switchback_read_out
+
+    workload = WorkloadSpec(jobs=150, inter_arrival_s=4.0, hot_fraction=0.0,
+                            dataset_gb=20.0, bin_scale=0.05)
+    cfg = SimConfig(**CLUSTER, policy="dsbra", seed=4, switchback_period_s=60.0,
+                    switchback_burn_in_s=10.0, holdout_seed=1, guard_margin=0.05)
+    res = simulate(cfg, workload)
+    assert {r["arm"] for r in res.rounds} == {ON, OFF}
+    assert not any(r["paused"] for r in res.rounds)
+    final = switchback_read_out(res, Switchback(60.0, 1, burn_in_s=10.0))
+    assert final["response"]["ci95"] is not None  # enough blocks for the guard to judge
+
+
+def test_the_guard_needs_a_switchback_in_the_simulator_too():
+    with pytest.raises(ConfigError, match="guard-margin needs a switchback"):
+        SimConfig(**CLUSTER, policy="dsbra", guard_margin=0.05).validated()
