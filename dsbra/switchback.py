@@ -47,6 +47,16 @@ def period_means(sb: Switchback, *, job_submit_ms, job_response_s, map_launch_ms
     return out
 
 
+def settled(table: dict[str, np.ndarray], sb: Switchback, now_ms: int) -> dict[str, np.ndarray]:
+    """The periods of ``table`` whose block ended at least a period before ``now_ms``: the
+    guard's view. Only finished jobs are recorded, so a block that just ended holds its short
+    jobs and not yet its long ones; a period later most of those have finished too."""
+    period_ms = int(round(sb.period_s * 1000))
+    block_end = sb.start_ms + (table["period"] // 2 * 2 + 2) * period_ms
+    keep = block_end <= now_ms - period_ms
+    return {k: v[keep] for k, v in table.items()}
+
+
 def _counted(sb: Switchback, t_ms) -> np.ndarray:
     """Each time's period, -1 in a burn-in or before the start."""
     t = np.asarray(t_ms, np.int64)
@@ -138,9 +148,10 @@ def _r(v: float | None) -> float | None:
     return None if v is None else round(float(v), 4)
 
 
-def read_out(states: list[Path]) -> dict:
+def read_out(states: list[Path], settled_at_ms: int | None = None) -> dict:
     """The switchback read-out of daemon state dirs: each recorded switchback (a change of its
-    settings starts another) over the jobs and maps of its own time, their blocks pooled."""
+    settings starts another) over the jobs and maps of its own time, their blocks pooled;
+    ``settled_at_ms``: only the blocks :func:`settled` by then (the guard's)."""
     import pyarrow.compute as pc
 
     from dsbra.daemon.experiment import recorded_switchbacks
@@ -160,10 +171,11 @@ def read_out(states: list[Path]) -> dict:
             end = runs[k + 1].start_ms if k + 1 < len(runs) else np.iinfo(np.int64).max
             j = (submit >= sb.start_ms) & (submit < end)
             m = (launch >= sb.start_ms) & (launch < end)
-            tables.append(period_means(
+            table = period_means(
                 sb, job_submit_ms=submit[j], job_response_s=response[j], map_launch_ms=launch[m],
                 map_node_local=local[m].astype(float), map_delay_wait_s=wait[m],
-                map_s=(finish[m] - launch[m]) / 1000.0))
+                map_s=(finish[m] - launch[m]) / 1000.0)
+            tables.append(table if settled_at_ms is None else settled(table, sb, settled_at_ms))
     out = estimate(tables)
     out["design"] = "switchback"
     out["dirs"] = [str(s) for s in states]
@@ -188,11 +200,12 @@ def text(r: dict) -> str:
 
 def guard_reason(r: dict, margin: float) -> str | None:
     """The do-no-harm guard's verdict on a switchback read-out: why to stop (mean response
-    worse with the policy on by more than ``margin``, relative, and the 99% interval above
-    zero: the guard looks again at every block, and a 95% interval looked at that often would
-    stop a harmless policy by chance), else None. No interval (too few blocks) never stops it."""
+    worse with the policy on by more than ``margin``, relative, the whole 99% interval beyond
+    it: the guard looks again at every block, and a 95% interval, or a mean past the margin,
+    looked at that often would stop a harmless policy by chance), else None. No interval (too
+    few blocks) never stops it."""
     x = r["response"]
-    if x.get("ci99") is None or x["ci99"][0] <= 0 or x["diff"] <= margin:
+    if x.get("ci99") is None or x["ci99"][0] <= margin:
         return None
     return (f"jobs slower with the policy on: mean response {100 * x['diff']:+.1f}% (99% "
             f"interval [{100 * x['ci99'][0]:+.1f}, {100 * x['ci99'][1]:+.1f}]) over "

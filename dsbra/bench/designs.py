@@ -27,7 +27,7 @@ from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
 from dsbra.stats import mean_t_interval
-from dsbra.switchback import estimate, guard_reason, period_means
+from dsbra.switchback import estimate, guard_reason, period_means, settled
 
 #: (named setup, workload changes): a workload an hour long, so that a switchback of
 #: 5-minute periods has six blocks; "uniform" is hotspot-stress without its hot spots
@@ -40,11 +40,13 @@ SETUPS: dict[str, tuple[str, dict]] = {
 METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
 
 
-def configs(name: str, seed: int, policy: str = "dsbra") -> tuple[SimConfig, WorkloadSpec]:
+def configs(name: str, seed: int, policy: str = "dsbra",
+            jobs: int | None = None) -> tuple[SimConfig, WorkloadSpec]:
+    """``jobs``: instead of the setup's (a longer run for longer periods)."""
     base, changes = SETUPS[name]
     s = setup(base)
     return (SimConfig(**s["cluster"], policy=policy, seed=seed),
-            WorkloadSpec(**{**s["workload"], **changes}))
+            WorkloadSpec(**{**s["workload"], **changes, **({"jobs": jobs} if jobs else {})}))
 
 
 def whole_run(result) -> dict[str, float]:
@@ -77,7 +79,8 @@ def switchback_read_out(result, sb: Switchback) -> dict:
 
 def guard_fires_at(result, sb: Switchback, margin: float) -> float | None:
     """When the do-no-harm guard would have stopped the switchback run (simulated s), judged
-    as the daemon does at each block's end on the jobs finished by then; None: never. The
+    as the daemon does at each block's end on the jobs finished by then, of the blocks that
+    ended a period before (dsbra.switchback.settled); None: never. The
     run up to that moment is the same whether the guard then acts or not."""
     j = result.jobs
     submit, finish = np.asarray(j["submit_s"], float), np.asarray(j["finish_s"], float)
@@ -90,15 +93,15 @@ def guard_fires_at(result, sb: Switchback, margin: float) -> float | None:
                              job_response_s=finish[done] - submit[done],
                              map_launch_ms=none.astype(np.int64), map_node_local=none,
                              map_delay_wait_s=none, map_s=none)
-        if guard_reason(estimate(table), margin) is not None:
+        if guard_reason(estimate(settled(table, sb, int(t * 1000))), margin) is not None:
             return t
     return None
 
 
 def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float,
-        guard_margin: float = 0.05) -> dict:
+        guard_margin: float = 0.05, jobs: int | None = None) -> dict:
     """The four runs of one setup and seed, and each design's estimate against the truth."""
-    cfg, spec = configs(name, seed)
+    cfg, spec = configs(name, seed, jobs=jobs)
     full = whole_run(simulate(cfg, spec))
     static = whole_run(simulate(dataclasses.replace(cfg, policy="static"), spec))
     truth = true_effect(full, static)

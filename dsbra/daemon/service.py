@@ -526,7 +526,7 @@ class Daemon:
         from dsbra.switchback import guard_reason, read_out
 
         try:
-            estimate = read_out([self.dir])
+            estimate = read_out([self.dir], settled_at_ms=now_ms)
         except (DsbraError, OSError, ArrowException) as exc:
             log.warning("guard: the switchback's estimate cannot be read, not checked: %s", exc)
             return

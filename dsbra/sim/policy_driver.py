@@ -19,7 +19,7 @@ from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails, plan_files
 from dsbra.policy.registry import make_policy
 from dsbra.sim.hdfs import default_add_targets, default_drop_nodes
-from dsbra.switchback import estimate, guard_reason, period_means
+from dsbra.switchback import estimate, guard_reason, period_means, settled
 
 MB = 1 << 20
 log = logging.getLogger(__name__)
@@ -215,7 +215,8 @@ class PolicyDriver:
         table = period_means(sb, job_submit_ms=np.round(submit * 1000).astype(np.int64),
                              job_response_s=finish[done] - submit, map_launch_ms=none.astype(np.int64),
                              map_node_local=none, map_delay_wait_s=none, map_s=none)
-        reason = guard_reason(estimate(table), self.guard_margin)
+        reason = guard_reason(estimate(settled(table, sb, int(round(now * 1000)))),
+                              self.guard_margin)
         if reason is not None:
             self.paused_at = now
             log.info("guard at %.0fs: %s; the policy stops", now, reason)

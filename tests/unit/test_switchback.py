@@ -155,3 +155,16 @@ def test_the_guard_does_not_stop_the_default_policy_without_hot_spots():
 def test_the_guard_needs_a_switchback_in_the_simulator_too():
     with pytest.raises(ConfigError, match="guard-margin needs a switchback"):
         SimConfig(**CLUSTER, policy="dsbra", guard_margin=0.05).validated()
+
+
+def test_the_guard_judges_only_blocks_a_period_old():
+    """Only finished jobs are recorded: a block that just ended holds its short jobs and not
+    yet its long ones, so the guard reads the blocks that ended a period before its look."""
+    from dsbra.switchback import settled
+
+    sb = Switchback(300, seed=1, burn_in_s=60)
+    table = _table(sb, 6, on_response=90.0, off_response=100.0)
+    now = 12 * 300_000  # the end of block 5
+    kept = settled(table, sb, now)
+    assert list(kept["period"]) == list(range(10))  # block 5 ended just now: not yet
+    assert list(settled(table, sb, now + 300_000)["period"]) == list(range(12))
