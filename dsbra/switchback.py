@@ -31,11 +31,11 @@ MIN_PAIRS = 4
 METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
 
 
-def period_means(sb: Switchback, *, job_submit_ms, job_response_s, map_launch_ms,
-                 map_node_local, map_delay_wait_s, map_s) -> dict[str, np.ndarray]:
+def period_means(sb: Switchback, *, job_submit_ms, job_response_s, map_launch_ms=(),
+                 map_node_local=(), map_delay_wait_s=(), map_s=()) -> dict[str, np.ndarray]:
     """Per period that holds a job or a map outside its burn-in: the period, whether the
     policy was on, its jobs and maps, and the mean of each metric (NaN: none to average;
-    ``map_s`` NaN for a map still running)."""
+    ``map_s`` NaN for a map still running). No maps: the jobs' periods alone."""
     job_p = _counted(sb, job_submit_ms)
     map_p = _counted(sb, map_launch_ms)
     periods = np.union1d(job_p[job_p >= 0], map_p[map_p >= 0]).astype(np.int64)
@@ -196,6 +196,18 @@ def text(r: dict) -> str:
         lines.append(f"  {m:14} blocks {x['pairs']}  {what} {x['diff']}  95% CI {ci}")
     lines.append(r["verdict"])
     return "\n".join(lines)
+
+
+def judge_finished_jobs(sb: Switchback, submit_s, finish_s, now_s: float,
+                        margin: float) -> str | None:
+    """The guard's verdict at ``now_s`` on jobs known by their submit and finish times (s;
+    a finish < 0 or after ``now_s``: not finished yet), as the daemon judges its job records:
+    the jobs finished by then, in the blocks :func:`settled` by then."""
+    submit, finish = np.asarray(submit_s, float), np.asarray(finish_s, float)
+    done = (finish >= 0) & (finish <= now_s)
+    table = period_means(sb, job_submit_ms=np.round(submit[done] * 1000).astype(np.int64),
+                         job_response_s=finish[done] - submit[done])
+    return guard_reason(estimate(settled(table, sb, int(round(now_s * 1000)))), margin)
 
 
 def guard_reason(r: dict, margin: float) -> str | None:

@@ -27,7 +27,7 @@ from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
 from dsbra.stats import mean_t_interval
-from dsbra.switchback import estimate, guard_reason, period_means, settled
+from dsbra.switchback import estimate, judge_finished_jobs, period_means
 
 #: (named setup, workload changes): a workload an hour long, so that a switchback of
 #: 5-minute periods has six blocks; "uniform" is hotspot-stress without its hot spots
@@ -82,18 +82,11 @@ def guard_fires_at(result, sb: Switchback, margin: float) -> float | None:
     as the daemon does at each block's end on the jobs finished by then, of the blocks that
     ended a period before (dsbra.switchback.settled); None: never. The
     run up to that moment is the same whether the guard then acts or not."""
-    j = result.jobs
-    submit, finish = np.asarray(j["submit_s"], float), np.asarray(j["finish_s"], float)
-    none = np.zeros(0)
+    finish = np.asarray(result.jobs["finish_s"], float)
     end = float(finish.max()) if len(finish) else 0.0
     for k in range(1, int(end // (2 * sb.period_s)) + 1):
         t = 2 * k * sb.period_s
-        done = finish <= t
-        table = period_means(sb, job_submit_ms=np.round(submit[done] * 1000).astype(np.int64),
-                             job_response_s=finish[done] - submit[done],
-                             map_launch_ms=none.astype(np.int64), map_node_local=none,
-                             map_delay_wait_s=none, map_s=none)
-        if guard_reason(estimate(settled(table, sb, int(t * 1000))), margin) is not None:
+        if judge_finished_jobs(sb, result.jobs["submit_s"], finish, t, margin) is not None:
             return t
     return None
 

@@ -78,14 +78,14 @@ def switchback_of(state_dir: Path, period_s: float, burn_in_s: float, seed: int,
     """The switchback the daemon runs: the one recorded in ``switchback.jsonl`` when its
     settings are these (a restart continues its periods), else a new one starting now,
     recorded (fsynced) before its first round. Returns it and whether it is new."""
-    path = state_dir / SWITCHBACK_FILE
-    recs: list[dict] = []
-    replay_jsonl(path, "switchback experiments", recs.append)
-    want = {"period_s": float(period_s), "burn_in_s": float(burn_in_s), "seed": int(seed)}
-    if recs and {k: recs[-1].get(k) for k in want} == want:
-        return Switchback(start_ms=int(recs[-1]["start_ms"]), **want), False
-    append_jsonl(path, [{"start_ms": int(now_ms), **want}])
-    return Switchback(start_ms=int(now_ms), **want), True
+    runs = recorded_switchbacks(state_dir)
+    want = Switchback(float(period_s), int(seed), int(now_ms), float(burn_in_s))
+    if runs and (runs[-1].period_s, runs[-1].burn_in_s, runs[-1].seed) == \
+            (want.period_s, want.burn_in_s, want.seed):
+        return runs[-1], False
+    append_jsonl(state_dir / SWITCHBACK_FILE, [{"start_ms": want.start_ms, "period_s": want.period_s,
+                                                "burn_in_s": want.burn_in_s, "seed": want.seed}])
+    return want, True
 
 
 def recorded_switchbacks(state_dir: Path) -> list[Switchback]:

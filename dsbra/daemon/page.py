@@ -190,15 +190,22 @@ def _switchback(e: dict, estimate: dict | None) -> str:
            + (" (burn-in)" if sb.get("in_burn_in") else "") + ".</p>")
     if estimate is None:
         return out + "<p>No estimate yet: no job or map recorded outside a burn-in.</p>"
+    return out + _estimate_table(estimate, "pairs", ("blocks", "on - off (response: relative)"),
+                                 lambda v: (v["pairs"], _num(v["diff"])))
+
+
+def _estimate_table(estimate: dict, key: str, headers: tuple[str, ...], cells) -> str:
+    """The verdict and one row per metric of ``estimate`` (its entries holding ``key``): the
+    metric, ``cells(entry)`` under ``headers``, and the 95% interval."""
     rows = []
     for metric, v in estimate.items():
-        if isinstance(v, dict) and "pairs" in v:
+        if isinstance(v, dict) and key in v:
             ci = v.get("ci95")
             interval = "-" if ci is None else f"[{_num(ci[0])}, {_num(ci[1])}]"
-            rows.append(f"<tr><td>{_e(metric)}</td><td>{v['pairs']}</td><td>{_num(v['diff'])}</td>"
-                        f"<td>{interval}</td></tr>")
-    return (out + f"<p>{_e(estimate.get('verdict', ''))}</p><table><tr><th>metric</th>"
-            "<th>blocks</th><th>on - off (response: relative)</th><th>95% interval</th></tr>"
+            rows.append(f"<tr><td>{_e(metric)}</td>" + "".join(f"<td>{c}</td>" for c in cells(v))
+                        + f"<td>{interval}</td></tr>")
+    return (f"<p>{_e(estimate.get('verdict', ''))}</p><table><tr><th>metric</th>"
+            + "".join(f"<th>{h}</th>" for h in headers) + "<th>95% interval</th></tr>"
             + "".join(rows) + "</table>")
 
 
@@ -213,16 +220,8 @@ def _experiment(status: dict, estimate: dict | None) -> str:
            f"{files.get('treatment', 0)} files treated, {files.get('control', 0)} held out.</p>")
     if estimate is None:
         return out + "<p>No estimate yet: no map of a decided file has been recorded since.</p>"
-    rows = []
-    for metric, v in estimate.items():
-        if isinstance(v, dict) and "diff" in v:
-            ci = v.get("ci95")
-            interval = "-" if ci is None else f"[{_num(ci[0])}, {_num(ci[1])}]"
-            rows.append(f"<tr><td>{_e(metric)}</td><td>{_num(v['treated'])}</td>"
-                        f"<td>{_num(v['control'])}</td><td>{_num(v['diff'])}</td>"
-                        f"<td>{interval}</td></tr>")
-    return (out + f"<p>{_e(estimate.get('verdict', ''))}</p><table><tr><th>metric</th><th>treated</th>"
-            "<th>held out</th><th>difference</th><th>95% interval</th></tr>" + "".join(rows) + "</table>")
+    return out + _estimate_table(estimate, "diff", ("treated", "held out", "difference"),
+                                 lambda v: (_num(v["treated"]), _num(v["control"]), _num(v["diff"])))
 
 
 _STYLE = """body{font:14px/1.4 sans-serif;margin:1.5em;color:#222}

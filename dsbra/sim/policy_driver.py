@@ -19,7 +19,7 @@ from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails, plan_files
 from dsbra.policy.registry import make_policy
 from dsbra.sim.hdfs import default_add_targets, default_drop_nodes
-from dsbra.switchback import estimate, guard_reason, period_means, settled
+from dsbra.switchback import judge_finished_jobs
 
 MB = 1 << 20
 log = logging.getLogger(__name__)
@@ -208,15 +208,8 @@ class PolicyDriver:
                 or period % 2):  # judged when a block ends, as the daemon does
             return
         self._last_period = period
-        finish = np.frombuffer(job_finish, np.float64)
-        done = np.flatnonzero((finish >= 0) & (finish <= now))
-        submit = self.job_submit_s[done]
-        none = np.zeros(0)
-        table = period_means(sb, job_submit_ms=np.round(submit * 1000).astype(np.int64),
-                             job_response_s=finish[done] - submit, map_launch_ms=none.astype(np.int64),
-                             map_node_local=none, map_delay_wait_s=none, map_s=none)
-        reason = guard_reason(estimate(settled(table, sb, int(round(now * 1000)))),
-                              self.guard_margin)
+        reason = judge_finished_jobs(sb, self.job_submit_s, np.frombuffer(job_finish, np.float64),
+                                     now, self.guard_margin)
         if reason is not None:
             self.paused_at = now
             log.info("guard at %.0fs: %s; the policy stops", now, reason)
