@@ -21,6 +21,11 @@ from dsbra.hadoop.rest import WebHdfs
 
 LEVELS = ("node_local", "rack_local", "off_rack")
 
+#: the block lookup's patience: a NameNode that has just started answers its first WebHDFS
+#: call only once its REST stack has loaded, which took over 10 s (the clients' default) on a
+#: loaded 2-core machine right after an HA failover to it
+LOOKUP_TIMEOUT_S = 60.0
+
 
 def reads_session(env: dict) -> requests.Session:
     """A session for the cluster's web endpoints: verified against its CA on a --tls cluster.
@@ -36,7 +41,8 @@ def reads_session(env: dict) -> requests.Session:
 def replica_host(env: dict, path: str) -> str:
     """The one worker address holding the file's single block (asked of the active one of an
     --ha cluster's NameNodes, which env names comma-separated)."""
-    located = WebHdfs(env["namenode"], user="root", session=reads_session(env)).block_locations(path)
+    located = WebHdfs(env["namenode"], user="root", session=reads_session(env),
+                      timeout_s=LOOKUP_TIMEOUT_S).block_locations(path)
     blocks = located.get("locatedBlocks") or []
     if len(blocks) != 1 or len(blocks[0].get("locations") or []) != 1:
         raise InputError(f"{path} must be one block with one replica to time reads of it")

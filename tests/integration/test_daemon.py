@@ -124,3 +124,78 @@ def test_holdout_keeps_control_files_unchanged_and_impact_reads_the_state(daemon
     doc = json.loads(proc.stdout)
     assert doc["files"]["treated"] >= 1 and doc["files"]["control"] >= 1
     assert doc["maps"]["treated"] + doc["maps"]["control"] > 0
+
+
+#: the switchback of the guard's test: 10-minute periods, the first minute a burn-in
+GUARD_PERIOD_S, GUARD_BURN_IN_S, GUARD_SEED = 600, 60, 5
+
+
+def _harmful_switchback(state, blocks: int, now_ms: int) -> None:
+    """A switchback started ``2 * blocks + 2`` periods and half a minute before ``now_ms``,
+    recorded as the daemon records it, with job records written as its rounds write them:
+    jobs 50% slower in the periods the policy was on. Its ``blocks`` first blocks are settled
+    by ``now_ms`` (a period old), so the guard's verdict is known in advance, as the placement
+    tests' heat documents make the plugin's choices known."""
+    import numpy as np
+
+    from dsbra.daemon.experiment import switchback_of
+    from dsbra.daemon.records import JOBS_DIR, RecordStore, job_records
+
+    period_ms = GUARD_PERIOD_S * 1000
+    start_ms = now_ms - (2 * blocks + 2) * period_ms - 30_000
+    sb, _ = switchback_of(state, GUARD_PERIOD_S, GUARD_BURN_IN_S, GUARD_SEED, start_ms)
+    rng = np.random.default_rng(0)
+    store = RecordStore(state / JOBS_DIR, 1e12, 1 << 40)
+    for period in range(2 * blocks):
+        begin = start_ms + period * period_ms
+        level_s = 60.0 if sb.is_on(period) else 40.0
+        jobs = [{"job_id": f"job_{s}_0001", "submit_ms": s, "maps": 1,
+                 "finish_ms": s + int(1000 * level_s * rng.uniform(0.9, 1.1))}
+                for s in range(begin + GUARD_BURN_IN_S * 1000, begin + period_ms - 60_000, 30_000)]
+        store.write(job_records(jobs, begin + period_ms, sb), begin + period_ms)
+
+
+def test_the_guard_pauses_the_daemon_through_its_pause_path(daemon_cluster, tmp_path):
+    """`dsbra run --apply` with a switchback and the do-no-harm guard, its state dir holding
+    five settled blocks in which jobs ran slower with the policy on: its first round, at a
+    block's end, pauses it as `dsbra pause` does, and the log, status.json, `dsbra status`
+    and the metric say why; it goes on observing, changes nothing, and `dsbra resume` lets
+    it act again (the guard looks next at the next block's end)."""
+    import time
+
+    from dsbra.daemon.service import GUARD_PAUSE
+
+    _, env, client = daemon_cluster
+    state = tmp_path / "guard"
+    state.mkdir()
+    _harmful_switchback(state, blocks=5, now_ms=int(time.time() * 1000))
+    port = free_port()
+    daemon = Daemon.configure(tmp_path, "guard", daemon_config(
+        env, state, interval_s=5, poll_s=1,
+        experiment={"design": "switchback", "period_s": GUARD_PERIOD_S,
+                    "burn_in_s": GUARD_BURN_IN_S, "seed": GUARD_SEED, "guard": True,
+                    "guard_margin": 0.05},
+        http={"enabled": True, "host": "127.0.0.1", "port": port}))
+    daemon.start()
+    try:
+        daemon.wait_rounds(2, timeout_s=120)  # the guard's round, and one paused
+        metrics = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+        shown = run_dsbra("status", "--config", str(daemon.path), timeout=60)
+        assert run_dsbra("resume", "--config", str(daemon.path), timeout=60).returncode == 0
+        daemon.wait_rounds(1, timeout_s=60)
+        resumed = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    finally:
+        err = daemon.stop()
+    assert "guard round=1 fired: jobs slower with the policy on: mean response +" in err, err[-3000:]
+    assert "beyond the guard's margin of 5%" in err
+    assert "refuse reason=paused" in err
+    assert "dsbra_guard_fired 1.0" in metrics, metrics
+    assert shown.returncode == 0 and "(paused)" in shown.stdout, shown.stdout + shown.stderr
+    assert "guard: jobs slower with the policy on" in shown.stdout
+    assert "dsbra_guard_fired 0.0" in resumed
+    assert not (state / "paused").exists()
+    status = daemon.status()
+    assert status["guard"]["fired"] and status["guard"]["margin"] == 0.05
+    assert status["rounds"] >= 3
+    assert f"paused: {GUARD_PAUSE}: jobs slower" in shown.stdout  # round 2's refusal
+    assert daemon.journal() == [] and replication(client) == BASE

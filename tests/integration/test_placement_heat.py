@@ -89,20 +89,24 @@ def _written_off(client, path: str, avoid: str, tries: int = 20) -> list[str]:
 
 
 def test_a_raised_files_new_copy_goes_to_the_least_heated_node(heat_cluster):
+    """Each node a different heat: the copy goes to the coolest node HDFS's own checks accept.
+    Those checks still apply (its load rule refuses a node with more than twice the average
+    transfers, and one read is enough on an idle cluster: a CI run's was "too busy (1
+    xceivers)"), so the plugin's line for the placement names the nodes they refused."""
     _, env, client = heat_cluster
     nodes = [w["host"] for w in env["workers"]]
     for i, coolest in enumerate(nodes[1:]):  # three files, three different coolest nodes
-        path = f"/tp/raise-{i}"
+        path, round_ = f"/tp/raise-{i}", 10 + i
         first = _written_off(client, path, coolest)
-        heat = {n: 0.9 for n in nodes}
-        heat[coolest] = 0.1
-        publish(env, heat, raised=[path], round_=10 + i)
-        # HDFS's load rule would refuse the coolest node were a transfer still on it (a CI
-        # run's was: "too busy (1 xceivers)", a read of the tests before)
+        by_heat = [coolest] + [n for n in reversed(nodes) if n != coolest]
+        publish(env, {n: 0.1 + 0.2 * k for k, n in enumerate(by_heat)}, raised=[path], round_=round_)
         until_no_transfers(client.url)
         client.set_replication(path, 2)
-        assert until_replicas(client, path, 2) == sorted(first + [coolest])
-
+        placed = until_replicas(client, path, 2)
+        refused = heat_placements(namenode_log(env)).get((round_, path))
+        assert refused is not None, f"{path}: the plugin logged no placement by heat round {round_}"
+        expected = next(n for n in by_heat if n not in first and n not in refused)
+        assert placed == sorted(first + [expected]), f"{path}: heat order {by_heat}, HDFS refused {refused}"
 
 def test_an_excess_replica_of_a_file_dsbra_lowers_goes_from_the_hottest_holder(heat_cluster):
     _, env, client = heat_cluster
