@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
+import numpy as np
 import pytest
 import requests
 
@@ -136,8 +138,6 @@ def _harmful_switchback(state, blocks: int, now_ms: int) -> None:
     jobs 50% slower in the periods the policy was on. Its ``blocks`` first blocks are settled
     by ``now_ms`` (a period old), so the guard's verdict is known in advance, as the placement
     tests' heat documents make the plugin's choices known."""
-    import numpy as np
-
     from dsbra.daemon.experiment import switchback_of
     from dsbra.daemon.records import JOBS_DIR, RecordStore, job_records
 
@@ -161,8 +161,6 @@ def test_the_guard_pauses_the_daemon_through_its_pause_path(daemon_cluster, tmp_
     block's end, pauses it as `dsbra pause` does, and the log, status.json, `dsbra status`
     and the metric say why; it goes on observing, changes nothing, and `dsbra resume` lets
     it act again (the guard looks next at the next block's end)."""
-    import time
-
     from dsbra.daemon.service import GUARD_PAUSE
 
     _, env, client = daemon_cluster
@@ -192,10 +190,10 @@ def test_the_guard_pauses_the_daemon_through_its_pause_path(daemon_cluster, tmp_
     assert "dsbra_guard_fired 1.0" in metrics, metrics
     assert shown.returncode == 0 and "(paused)" in shown.stdout, shown.stdout + shown.stderr
     assert "guard: jobs slower with the policy on" in shown.stdout
+    assert f"paused: {GUARD_PAUSE}: jobs slower" in shown.stdout  # round 2's refusal
     assert "dsbra_guard_fired 0.0" in resumed
     assert not (state / "paused").exists()
     status = daemon.status()
     assert status["guard"]["fired"] and status["guard"]["margin"] == 0.05
     assert status["rounds"] >= 3
-    assert f"paused: {GUARD_PAUSE}: jobs slower" in shown.stdout  # round 2's refusal
     assert daemon.journal() == [] and replication(client) == BASE

@@ -108,6 +108,7 @@ def test_a_raised_files_new_copy_goes_to_the_least_heated_node(heat_cluster):
         expected = next(n for n in by_heat if n not in first and n not in refused)
         assert placed == sorted(first + [expected]), f"{path}: heat order {by_heat}, HDFS refused {refused}"
 
+
 def test_an_excess_replica_of_a_file_dsbra_lowers_goes_from_the_hottest_holder(heat_cluster):
     _, env, client = heat_cluster
     nodes = [w["host"] for w in env["workers"]]
