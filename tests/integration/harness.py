@@ -165,11 +165,13 @@ def replay(layout: StateLayout, hot: list[str] = HOT, until=None) -> bool:
     return False
 
 
-def kill_apps(rm_url: str, name_prefix: str, timeout_s: float = 120) -> None:
+def kill_apps(rm_url: str, name_prefix: str, timeout_s: float = 120, session=None) -> None:
     """Kill every unfinished application named ``name_prefix...`` through the
-    ResourceManager's REST API (as its static web user: the plain cluster checks no ACL), and
-    wait until the RM reports them all ended."""
-    rm = ResourceManager(rm_url)
+    ResourceManager's REST API, and wait until the RM reports them all ended. ``rm_url``: one
+    RM or an HA pair's comma-separated URLs (the kill goes to the active one); ``session``: the
+    cluster's web session (SPNEGO as the jobs' own user on --kerberos), else the static web
+    user, whom the plain cluster checks against no ACL."""
+    rm = ResourceManager(rm_url, session=session)
 
     def unfinished() -> list[str]:
         return [a["id"] for a in rm.apps(states="NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING")
@@ -177,9 +179,9 @@ def kill_apps(rm_url: str, name_prefix: str, timeout_s: float = 120) -> None:
 
     deadline = time.monotonic() + timeout_s
     while apps := unfinished():
-        for app in apps:
-            requests.put(f"{rm_url}/ws/v1/cluster/apps/{app}/state", json={"state": "KILLED"},
-                         timeout=10).raise_for_status()
+        for app in apps:  # rm.base_url: the RM that just listed them, the active one
+            rm.session.put(f"{rm.base_url}/ws/v1/cluster/apps/{app}/state",
+                           json={"state": "KILLED"}, timeout=10).raise_for_status()
         assert time.monotonic() < deadline, f"{apps} not killed in {timeout_s} s"
         time.sleep(2)
 
@@ -512,35 +514,53 @@ def failover_namenode(layout: StateLayout, active: str, standby: str, spec: Clus
 class HotWorkload:
     """The hot jobs as a stream, until closed: a job (GrepScan, a client JVM that follows
     failovers as Hadoop's own client does) every ``gap_s`` while fewer than ``in_flight`` run,
-    each reading ``hot`` (``reads`` splits of each) as they are when the job starts: a test
-    that changes them has a job read the new files within ``gap_s``, however many run. A
-    failed job (its client lost the ResourceManager) is not the daemon's concern."""
+    each reading the hot files (``reads`` splits of each) as they are when the job starts. A
+    failed job (its client lost the ResourceManager) is not the daemon's concern.
 
-    def __init__(self, layout: StateLayout, hot: list[str], gap_s: float = 5.0, in_flight: int = 3):
-        self.hot = list(hot)
-        self.reads: list[int] | None = None
+    :meth:`switch` gives it new hot files and kills the jobs still reading the old ones, so the
+    next jobs read the new files at once: on a loaded 2-core machine the old files' queued maps
+    held the workers for two more minutes of rounds without the new files. Jobs are named
+    ``<tag>-<generation>-<n>``; :meth:`close` kills them all."""
+
+    def __init__(self, layout: StateLayout, hot: list[str], rm_url: str, session=None,
+                 gap_s: float = 5.0, in_flight: int = 3):
+        self.rm_url, self.session = rm_url, session
+        self.tag = f"hot-{time.time_ns()}"
+        # one attribute, so the thread never sees new files with the old generation's name
+        self.current: tuple[int, list[str], list[int] | None] = (0, list(hot), None)
         self.done = threading.Event()
         jar = cluster_grep_jar(st.load(layout.state_file))
 
         def run():
-            runs, last_hot = [], None
+            runs, last = [], None
+            n = 0
             while not self.done.wait(gap_s):
                 runs = [r for r in runs if r.poll() is None]
-                # new hot files: a job reads them now, not once the old files' jobs have ended
-                # (on a loaded machine those ran two more minutes of rounds without them)
-                if len(runs) < in_flight or self.hot != last_hot:
-                    last_hot = list(self.hot)
-                    job = hot_jobs(last_hot, self.reads)[0]
-                    runs.append(submit_job(job, jar=jar, state_dir=layout.root))
+                generation, files, reads = current = self.current
+                if len(runs) < in_flight or current != last:
+                    if current != last:  # the old files' clients: their apps were killed
+                        for r in runs:
+                            r.kill()
+                        runs = []
+                    last, n = current, n + 1
+                    runs.append(submit_job(hot_jobs(files, reads)[0], jar=jar, state_dir=layout.root,
+                                           name=f"{self.tag}-{generation}-{n}"))
             for r in runs:
                 r.kill()
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
 
+    def switch(self, hot: list[str], reads: list[int]) -> None:
+        """Read ``hot`` (``reads`` splits of each) from now on; the old files' jobs killed."""
+        generation = self.current[0]
+        self.current = (generation + 1, list(hot), list(reads))
+        kill_apps(self.rm_url, f"{self.tag}-{generation}-", session=self.session)
+
     def close(self) -> None:
         self.done.set()
         self.thread.join(timeout=60)
+        kill_apps(self.rm_url, f"{self.tag}-", session=self.session)
 
 
 def replication_at(namenode_url: str, path: str, session=None) -> int:
@@ -563,7 +583,7 @@ def follow_failovers(spec: ClusterSpec, layout: StateLayout, client, daemon: Dae
     closed and none sent twice, and no file below its base. Returns its log."""
     nn_active, rm_active = cl.active_namenode(spec, session), cl.active_rm(spec, session)
     nn_standby, rm_standby = other(HA_NAMENODES, nn_active), other(HA_RMS, rm_active)
-    workload = HotWorkload(layout, HOT)
+    workload = HotWorkload(layout, HOT, ",".join(spec.rm_urls[rm] for rm in HA_RMS), session)
     daemon.start()
     raised_after: dict[str, str] = {}  # failover: the file raised after it
 
@@ -577,7 +597,7 @@ def follow_failovers(spec: ClusterSpec, layout: StateLayout, client, daemon: Dae
         for i, path in enumerate(paths):
             client.write(path, grep_lines(3000, seed=100 + 2 * len(raised_after) + i),
                          overwrite=True, replication=1)
-        workload.reads, workload.hot = [HOT_READS, HOT_READS // 2], paths  # reads first: the thread reads hot
+        workload.switch(paths, [HOT_READS, HOT_READS // 2])
         assert daemon.until(lambda: daemon.raised(paths), RAISE_AFTER_FAILOVER_S, every_s=3), \
             f"{paths} not raised after the failover: " + daemon.text()[-4000:]
         path = daemon.raised(paths)[0]["path"]
