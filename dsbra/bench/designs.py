@@ -163,3 +163,34 @@ def _share(k: int, n: int) -> dict:
 
 def _r(v: float | None) -> float | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), 4)
+
+
+#: a DSBRA made to harm (the guard's test): every block with a delayed read is hot, grows to
+#: every node and goes back as soon as its demand falls, no hysteresis: its copies never stop
+CHURNING_POLICY = {"profile": "adaptive", "hot_factor": 0.0, "min_pressure": 0.0, "min_reads": 1,
+                   "holder_share": 0.001, "budget_fraction": None}
+#: the guard's power runs: 8 nodes whose copies are DataNode traffic (two streams a sender)
+GUARD_CLUSTER = dict(nodes=8, slots_per_node=2, racks=2, replication=2, block_size_mb=64,
+                     task_overhead_s=5.0, read_mbps_local=10.0, read_mbps_rack=5.0,
+                     read_mbps_remote=2.5, interval_s=20.0, copy_mbps=10.0, copy_streams=2)
+
+
+def guard_power_run(seed: int, jobs: int, period_s: float, margin: float) -> dict:
+    """One seed of the churning policy on a workload without hot spots, jobs 8 s apart:
+    static, the policy always on (the true harm), and a switchback with the guard at
+    ``margin`` (where it stopped the policy, if it did)."""
+    workload = WorkloadSpec(jobs=jobs, inter_arrival_s=8.0, hot_fraction=0.0, dataset_gb=20.0,
+                            bin_scale=0.05)
+    base = dict(GUARD_CLUSTER, seed=seed)
+    static = simulate(SimConfig(**base, policy="static"), workload).summary
+    always = simulate(SimConfig(**base, policy="dsbra", policy_params=CHURNING_POLICY),
+                      workload).summary
+    guarded = simulate(SimConfig(**base, policy="dsbra", policy_params=CHURNING_POLICY,
+                                 switchback_period_s=period_s, switchback_burn_in_s=period_s / 6,
+                                 holdout_seed=seed, guard_margin=margin), workload).rounds
+    paused = [r["time_s"] for r in guarded if r["paused"]]
+    return {"seed": seed, "static_response_s": static["mean_response_s"],
+            "always_response_s": always["mean_response_s"],
+            "true_harm": always["mean_response_s"] / static["mean_response_s"] - 1,
+            "guard_stopped_at_s": paused[0] if paused else None,
+            "run_s": max(r["time_s"] for r in guarded)}

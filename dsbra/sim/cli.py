@@ -98,6 +98,10 @@ log = logging.getLogger(__name__)
               show_default=True, help="Read bandwidth local, rack, remote (MB/s).")
 @click.option("--copy-mbps", type=float, default=40.0, show_default=True,
               help="Re-replication copy bandwidth per block (MB/s).")
+@click.option("--copy-streams", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Copies a DataNode sends at once (dfs.namenode.replication.max-streams; "
+                   "Hadoop's default is 2); a running copy slows the maps reading on its source "
+                   "and its target. 0: copies cost the maps nothing.")
 @click.option("--policy", default="static", show_default=True,
               help="static, dsbra, dsbra-literal, scarlett, dare, oracle (every block on "
                    "every node from the start: the limit of what replication can do), or "
@@ -163,7 +167,8 @@ def sim(**kw) -> None:
         am_startup_s=kw["am_startup_s"], max_am_share=kw["max_am_share"],
         task_overhead_s=kw["task_overhead_s"],
         cpu_s_per_mb=kw["cpu_s_per_mb"], read_mbps_local=local, read_mbps_rack=rack,
-        read_mbps_remote=remote, copy_mbps=kw["copy_mbps"], policy=kw["policy"],
+        read_mbps_remote=remote, copy_mbps=kw["copy_mbps"],
+        copy_streams=kw["copy_streams"], policy=kw["policy"],
         policy_params=parse_assignments(kw["policy_param"], "--policy-param"), interval_s=kw["interval_s"],
         delay_threshold_s=kw["delay_threshold_s"], placement=kw["placement"],
         signals=kw["signals"],

@@ -74,7 +74,14 @@ class SimConfig:
 
     Cost model, per map: ``task_overhead_s`` + ``cpu_s_per_mb`` x MB + MB / read bandwidth of
     the level the data actually came from (local / rack / remote MB/s). Re-replication copies
-    a block at ``copy_mbps``; the replica counts from the moment the copy lands.
+    a block at ``copy_mbps``; the replica counts from the moment the copy lands. With
+    ``copy_streams`` 0 every copy runs at once and costs the maps nothing (the model before
+    issue 45). With ``copy_streams`` n > 0 copies are DataNode traffic, as HDFS schedules them
+    (dfs.namenode.replication.max-streams, Hadoop's default 2): a copy reads from one holder of
+    its block, the one whose outgoing streams free up first, which sends at most n at once (the
+    others wait for a stream); while it runs, a map launched on its source or on its target
+    shares that node's disk with it: the map reads at its level's bandwidth / (1 + the copies
+    running there).
 
     Policy: ``policy`` name for :func:`dsbra.policy.make_policy`, called every ``interval_s``;
     ``policy_params`` passed through; ``delay_threshold_s`` D (default: W1 in hfs mode, else
@@ -120,6 +127,7 @@ class SimConfig:
     read_mbps_rack: float = 20.0
     read_mbps_remote: float = 10.0
     copy_mbps: float = 40.0
+    copy_streams: int = 0
 
     policy: str = "static"
     policy_params: dict = field(default_factory=dict)
@@ -148,6 +156,10 @@ class SimConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ConfigError(f"{name.replace('_', '-')} must be an integer >= 1, got {v!r}")
+        if isinstance(self.copy_streams, bool) or not isinstance(self.copy_streams, int) \
+                or self.copy_streams < 0:
+            raise ConfigError(f"copy-streams must be an integer >= 0 (0: copies cost the maps "
+                              f"nothing), got {self.copy_streams!r}")
         if self.racks > self.nodes:
             raise ConfigError(f"racks ({self.racks}) cannot exceed nodes ({self.nodes})")
         if self.replication > self.nodes:

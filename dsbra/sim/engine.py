@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dsbra.errors import ConfigError
+from dsbra.policy.experiment import OFF
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.hdfs import Replicas, Topology, hdfs_default_placement
 from dsbra.sim.metrics import Window
@@ -190,6 +191,14 @@ class Simulation:
             heapq.heappush(heap, (cfg.interval_s, POLICY, seq, 0, 0))
             seq += 1
         copies_in_flight: dict[int, list[int]] = {}  # block -> target nodes of its copies
+        # copies as DataNode traffic (cfg.copy_streams > 0): the copies waiting for a stream
+        # (oldest first), each node's copies sending, and sending or receiving; a running
+        # copy's source by its event's token
+        streams = cfg.copy_streams
+        copy_backlog: list[tuple[int, int, float]] = []
+        sending = [0] * n_nodes
+        copying = [0] * n_nodes
+        copy_source: dict[int, int] = {}
         rounds: list = []
 
         push, pop = heapq.heappush, heapq.heappop
@@ -304,6 +313,8 @@ class Simulation:
                 stale_reads += 1
             mb = task_mb[task]
             dur = overhead + cpu * mb + mb / mbps[actual]
+            if streams:  # the node's disk shared with the copies it sends or receives now
+                dur += mb / mbps[actual] * copying[node]
             t_launch[task] = now
             t_node[task] = node
             t_level[task] = level
@@ -311,6 +322,39 @@ class Simulation:
             seq += 1
             win_task.append(task)
             window.reading(blk)
+
+        def start_copies(now: float) -> None:
+            """Start the waiting copies whose block has a holder with a free stream (the one
+            sending fewest), oldest first, as the NameNode hands DataNodes their transfers."""
+            nonlocal seq
+            waiting = []
+            for blk, node, dur in copy_backlog:
+                free = [h for h in rep_nodes[blk][:rep_count[blk]].tolist() if sending[h] < streams]
+                if not free:
+                    waiting.append((blk, node, dur))
+                    continue
+                source = min(free, key=sending.__getitem__)
+                sending[source] += 1
+                copying[source] += 1
+                copying[node] += 1
+                copy_source[seq] = source
+                push(heap, (now + dur, COPY, seq, blk, node))
+                seq += 1
+            copy_backlog[:] = waiting
+
+        def drop_waiting_copies(lowered: set[int] | None) -> None:
+            """The copies not started of a lowered block (None: of every block) are dropped:
+            the NameNode no longer finds it under-replicated. Running ones land, as in HDFS."""
+            keep = []
+            for blk, node, dur in copy_backlog:
+                if lowered is None or blk in lowered:
+                    targets = copies_in_flight[blk]
+                    targets.remove(node)
+                    if not targets:
+                        del copies_in_flight[blk]
+                else:
+                    keep.append((blk, node, dur))
+            copy_backlog[:] = keep
 
         def place_ams(now: float) -> None:
             """Start waiting AMs, oldest first, on the node with the most free slots, while
@@ -521,16 +565,31 @@ class Simulation:
                 if not targets:
                     del copies_in_flight[blk]
                 reps.add(blk, node)
+                if streams:
+                    source = copy_source.pop(token)
+                    sending[source] -= 1
+                    copying[source] -= 1
+                    copying[node] -= 1
+                    start_copies(now)
             else:  # POLICY
                 attributed = None
                 if observer is not None:
                     attributed = observer.attribute(now, window.task_ids(), job_split)
                 record = driver.round(now, window, copies_in_flight, attributed,
                                       job_finish=job_finish)
+                if streams and copy_backlog:
+                    # an off period or the guard's pause takes every raise back: nothing waits
+                    drop_waiting_copies(None if record.get("arm") == OFF or record.get("paused")
+                                        else set(record["lowered_blocks"]))
                 for blk, node, dur in record.pop("copies"):
                     copies_in_flight.setdefault(blk, []).append(node)
-                    push(heap, (now + dur, COPY, seq, blk, node))
-                    seq += 1
+                    if streams:
+                        copy_backlog.append((blk, node, dur))
+                    else:
+                        push(heap, (now + dur, COPY, seq, blk, node))
+                        seq += 1
+                if streams:
+                    start_copies(now)
                 if reactive:
                     record["extra_storage"] = copied_extra_bytes / base_bytes
                 rounds.append(record)

@@ -101,7 +101,10 @@ def check_concurrent_jobs(summary: dict, rm_url: str, jobs: int = 12) -> None:
     """`dsbra cluster load`'s ``jobs`` grep jobs 3 s apart with Hadoop's job defaults (issue 27):
     every container granted at the configured size, all jobs done, and never a stall (early
     reducers holding every container made the jobs wait for MapReduce's 300 s reducer
-    preemption)."""
+    preemption: a span with jobs waiting while no container and no finished job changed).
+    The run's wall time is no test of it: the same twelve jobs took 180-443 s in CI runs of
+    one code on this 2-core machine (a stall-free run at 443 s failed the 336 s bound this
+    test had), while a stall shows as a span of minutes whatever the machine's speed."""
     props = requests.get(f"{rm_url}/conf", headers={"Accept": "application/json"}, timeout=10).json()["properties"]
     increment = int({p["key"]: p["value"] for p in props}["yarn.resource-types.memory-mb.increment-allocation"])
     assert summary["job_conf"] == {} and summary["jobs"] == jobs
@@ -111,7 +114,6 @@ def check_concurrent_jobs(summary: dict, rm_url: str, jobs: int = 12) -> None:
     assert summary["container_mb"] == [512] and summary["uneven_samples"] == 0, summary["container_mb"]
     assert 512 % increment == 0
     assert summary["longest_stall_s"] < 60, summary["longest_stall_s"]
-    assert summary["seconds"] < 300 + jobs * 3
 
 
 @pytest.mark.timeout(1200)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+from dsbra.bench.designs import CHURNING_POLICY
 from dsbra.errors import ConfigError, InputError
 from dsbra.policy.experiment import OFF, ON, Switchback
 from dsbra.sim.config import SimConfig
@@ -168,3 +169,43 @@ def test_the_guard_judges_only_blocks_a_period_old():
     kept = settled(table, sb, now)
     assert list(kept["period"]) == list(range(10))  # block 5 ended just now: not yet
     assert list(settled(table, sb, now + 300_000)["period"]) == list(range(12))
+
+
+
+NO_HOT_SPOTS = WorkloadSpec(jobs=300, inter_arrival_s=8.0, hot_fraction=0.0, dataset_gb=20.0,
+                            bin_scale=0.05)
+
+
+def test_copies_as_datanode_traffic_let_a_churning_policy_slow_the_jobs():
+    """With copies sent two at a time per DataNode (HDFS's max-streams default) and sharing
+    the disks of their source and target with the maps there, the churning policy makes the
+    jobs more than twice as slow as static; with copies that cost the maps nothing, far less
+    (what it costs then is the YARN trade, not the copies)."""
+    traffic = dict(CLUSTER, copy_mbps=10.0, seed=4)
+    static = simulate(SimConfig(**traffic, policy="static"), NO_HOT_SPOTS).summary
+    costly = simulate(SimConfig(**traffic, policy="dsbra", policy_params=CHURNING_POLICY, copy_streams=2),
+                      NO_HOT_SPOTS)
+    free = simulate(SimConfig(**traffic, policy="dsbra", policy_params=CHURNING_POLICY), NO_HOT_SPOTS)
+    assert sum(r["copies_started"] for r in costly.rounds) > 1000
+    assert costly.summary["mean_response_s"] > 2 * static["mean_response_s"]
+    assert free.summary["mean_response_s"] < 1.5 * static["mean_response_s"]
+
+
+def test_copies_wait_for_a_stream_and_an_off_period_drops_the_waiting_ones():
+    """One stream per sender: the copies land over time, not at once, so less is stored above
+    base after the first round that copied than without streams; every off round ends with
+    nothing above base and, once the copies already running have landed, nothing copied."""
+    cfg = dict(CLUSTER, copy_mbps=10.0, seed=4, policy="dsbra", policy_params=CHURNING_POLICY)
+    unlimited = simulate(SimConfig(**cfg), NO_HOT_SPOTS).rounds
+    one = simulate(SimConfig(**cfg, copy_streams=1), NO_HOT_SPOTS).rounds
+    first = next(i for i, r in enumerate(one) if r["copies_started"])
+    assert unlimited[first]["copies_started"] == one[first]["copies_started"]
+    assert 0 < one[first + 1]["extra_storage"] < unlimited[first + 1]["extra_storage"]
+    sb = simulate(SimConfig(**cfg, copy_streams=1, switchback_period_s=120.0,
+                            switchback_burn_in_s=20.0, holdout_seed=1), NO_HOT_SPOTS).rounds
+    off = [i for i, r in enumerate(sb) if r["arm"] == OFF]
+    assert off and all(sb[i]["extra_storage"] == 0 and sb[i]["copies_started"] == 0 for i in off)
+    # the round after two off rounds: a copy running at the switch (6.4 s) has landed and been
+    # lowered, and none waiting started since
+    settled = [i for i in off if i >= 2 and sb[i - 1]["arm"] == sb[i - 2]["arm"] == OFF]
+    assert settled and all(sb[i]["removed"] == 0 for i in settled)

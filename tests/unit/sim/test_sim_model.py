@@ -89,6 +89,9 @@ def test_swim_bad_trace_is_a_clear_error(tmp_path):
 
 
 def test_config_validation():
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ConfigError, match=r"^copy-streams must be an integer >= 0"):
+            SimConfig(copy_streams=bad).validated()
     with pytest.raises(ConfigError, match="racks"):
         SimConfig(nodes=2, racks=3).validated()
     with pytest.raises(ConfigError, match="replication"):
