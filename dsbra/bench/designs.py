@@ -175,12 +175,17 @@ GUARD_CLUSTER = dict(nodes=8, slots_per_node=2, racks=2, replication=2, block_si
                      read_mbps_remote=2.5, interval_s=20.0, copy_mbps=10.0, copy_streams=2)
 
 
+def no_hot_spots(jobs: int) -> WorkloadSpec:
+    """The guard's workload: ``jobs`` jobs 8 s apart reading 20 GB uniformly."""
+    return WorkloadSpec(jobs=jobs, inter_arrival_s=8.0, hot_fraction=0.0, dataset_gb=20.0,
+                        bin_scale=0.05)
+
+
 def guard_power_run(seed: int, jobs: int, period_s: float, margin: float) -> dict:
-    """One seed of the churning policy on a workload without hot spots, jobs 8 s apart:
-    static, the policy always on (the true harm), and a switchback with the guard at
-    ``margin`` (where it stopped the policy, if it did)."""
-    workload = WorkloadSpec(jobs=jobs, inter_arrival_s=8.0, hot_fraction=0.0, dataset_gb=20.0,
-                            bin_scale=0.05)
+    """One seed of the churning policy on :func:`no_hot_spots`: static, the policy always on
+    (the true harm), and a switchback with the guard at ``margin`` (where it stopped the
+    policy, if it did)."""
+    workload = no_hot_spots(jobs)
     base = dict(GUARD_CLUSTER, seed=seed)
     static = simulate(SimConfig(**base, policy="static"), workload).summary
     always = simulate(SimConfig(**base, policy="dsbra", policy_params=CHURNING_POLICY),

@@ -348,13 +348,17 @@ class Simulation:
             keep = []
             for blk, node, dur in copy_backlog:
                 if lowered is None or blk in lowered:
-                    targets = copies_in_flight[blk]
-                    targets.remove(node)
-                    if not targets:
-                        del copies_in_flight[blk]
+                    forget_copy(blk, node)
                 else:
                     keep.append((blk, node, dur))
             copy_backlog[:] = keep
+
+        def forget_copy(blk: int, node: int) -> None:
+            """The copy of ``blk`` to ``node`` is no longer in flight (landed or dropped)."""
+            targets = copies_in_flight[blk]
+            targets.remove(node)
+            if not targets:
+                del copies_in_flight[blk]
 
         def place_ams(now: float) -> None:
             """Start waiting AMs, oldest first, on the node with the most free slots, while
@@ -560,10 +564,7 @@ class Simulation:
                 maps_pending(job, now)
             elif kind == COPY:
                 blk, node = a, b
-                targets = copies_in_flight[blk]
-                targets.remove(node)
-                if not targets:
-                    del copies_in_flight[blk]
+                forget_copy(blk, node)
                 reps.add(blk, node)
                 if streams:
                     source = copy_source.pop(token)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from dsbra.bench.designs import CHURNING_POLICY
+from dsbra.bench.designs import CHURNING_POLICY, GUARD_CLUSTER, no_hot_spots
 from dsbra.errors import ConfigError, InputError
 from dsbra.policy.experiment import OFF, ON, Switchback
 from dsbra.sim.config import SimConfig
@@ -171,9 +171,7 @@ def test_the_guard_judges_only_blocks_a_period_old():
     assert list(settled(table, sb, now + 300_000)["period"]) == list(range(12))
 
 
-
-NO_HOT_SPOTS = WorkloadSpec(jobs=300, inter_arrival_s=8.0, hot_fraction=0.0, dataset_gb=20.0,
-                            bin_scale=0.05)
+NO_HOT_SPOTS = no_hot_spots(300)
 
 
 def test_copies_as_datanode_traffic_let_a_churning_policy_slow_the_jobs():
@@ -181,11 +179,12 @@ def test_copies_as_datanode_traffic_let_a_churning_policy_slow_the_jobs():
     the disks of their source and target with the maps there, the churning policy makes the
     jobs more than twice as slow as static; with copies that cost the maps nothing, far less
     (what it costs then is the YARN trade, not the copies)."""
-    traffic = dict(CLUSTER, copy_mbps=10.0, seed=4)
+    traffic = dict(GUARD_CLUSTER, seed=4)  # two streams a sender
     static = simulate(SimConfig(**traffic, policy="static"), NO_HOT_SPOTS).summary
-    costly = simulate(SimConfig(**traffic, policy="dsbra", policy_params=CHURNING_POLICY, copy_streams=2),
+    costly = simulate(SimConfig(**traffic, policy="dsbra", policy_params=CHURNING_POLICY),
                       NO_HOT_SPOTS)
-    free = simulate(SimConfig(**traffic, policy="dsbra", policy_params=CHURNING_POLICY), NO_HOT_SPOTS)
+    free = simulate(SimConfig(**traffic | {"copy_streams": 0}, policy="dsbra",
+                              policy_params=CHURNING_POLICY), NO_HOT_SPOTS)
     assert sum(r["copies_started"] for r in costly.rounds) > 1000
     assert costly.summary["mean_response_s"] > 2 * static["mean_response_s"]
     assert free.summary["mean_response_s"] < 1.5 * static["mean_response_s"]
@@ -195,13 +194,13 @@ def test_copies_wait_for_a_stream_and_an_off_period_drops_the_waiting_ones():
     """One stream per sender: the copies land over time, not at once, so less is stored above
     base after the first round that copied than without streams; every off round ends with
     nothing above base and, once the copies already running have landed, nothing copied."""
-    cfg = dict(CLUSTER, copy_mbps=10.0, seed=4, policy="dsbra", policy_params=CHURNING_POLICY)
-    unlimited = simulate(SimConfig(**cfg), NO_HOT_SPOTS).rounds
-    one = simulate(SimConfig(**cfg, copy_streams=1), NO_HOT_SPOTS).rounds
+    cfg = dict(GUARD_CLUSTER, seed=4, policy="dsbra", policy_params=CHURNING_POLICY)
+    unlimited = simulate(SimConfig(**cfg | {"copy_streams": 0}), NO_HOT_SPOTS).rounds
+    one = simulate(SimConfig(**cfg | {"copy_streams": 1}), NO_HOT_SPOTS).rounds
     first = next(i for i, r in enumerate(one) if r["copies_started"])
     assert unlimited[first]["copies_started"] == one[first]["copies_started"]
     assert 0 < one[first + 1]["extra_storage"] < unlimited[first + 1]["extra_storage"]
-    sb = simulate(SimConfig(**cfg, copy_streams=1, switchback_period_s=120.0,
+    sb = simulate(SimConfig(**cfg | {"copy_streams": 1}, switchback_period_s=120.0,
                             switchback_burn_in_s=20.0, holdout_seed=1), NO_HOT_SPOTS).rounds
     off = [i for i, r in enumerate(sb) if r["arm"] == OFF]
     assert off and all(sb[i]["extra_storage"] == 0 and sb[i]["copies_started"] == 0 for i in off)
