@@ -10,7 +10,8 @@ falls in its period's burn-in.
 
 Mean job response is compared as a ratio per block (the mean of log(on / off) over blocks,
 reported as the geometric mean ratio minus one), so an hour of heavy load weighs no more than
-a light one; the map metrics as differences of means.
+a light one; the map metrics as differences of means, and the map time as a ratio too (the
+guard's second clause).
 Below ``MIN_PAIRS`` complete blocks no interval is drawn: the t interval of two or three
 pairs is as wide as the spread allows, but its coverage rests on the pairs' differences being
 normal, which a handful cannot show.
@@ -35,7 +36,8 @@ def period_means(sb: Switchback, *, job_submit_ms, job_response_s, map_launch_ms
                  map_node_local=(), map_delay_wait_s=(), map_s=()) -> dict[str, np.ndarray]:
     """Per period that holds a job or a map outside its burn-in: the period, whether the
     policy was on, its jobs and maps, and the mean of each metric (NaN: none to average;
-    ``map_s`` NaN for a map still running). No maps: the jobs' periods alone."""
+    ``map_s`` NaN for a map still running; a map metric not given: NaN). No maps: the jobs'
+    periods alone."""
     job_p = _counted(sb, job_submit_ms)
     map_p = _counted(sb, map_launch_ms)
     periods = np.union1d(job_p[job_p >= 0], map_p[map_p >= 0]).astype(np.int64)
@@ -64,8 +66,11 @@ def _counted(sb: Switchback, t_ms) -> np.ndarray:
 
 
 def _means(periods: np.ndarray, of: np.ndarray, values) -> tuple[np.ndarray, np.ndarray]:
-    """Per period: how many entries fall in it, and the mean of their values (NaNs left out)."""
+    """Per period: how many entries fall in it, and the mean of their values (NaNs left out;
+    no values at all: NaN for each entry)."""
     v = np.asarray(values, float)
+    if not v.size:
+        v = np.full(len(of), np.nan)
     counted = of >= 0
     keep = counted & ~np.isnan(v)
     rows = np.searchsorted(periods, of[keep])
@@ -76,10 +81,12 @@ def _means(periods: np.ndarray, of: np.ndarray, values) -> tuple[np.ndarray, np.
     return np.bincount(np.searchsorted(periods, of[counted]), minlength=len(periods)), mean
 
 
-def block_differences(table: dict[str, np.ndarray], metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """(block, on minus off) of every block whose two periods both have ``metric``; for the
-    response, of the logarithms (a ratio: an hour of heavy load weighs no more than a light
-    one, and a ratio of two noisy means is skewed where its logarithm is not)."""
+def block_differences(table: dict[str, np.ndarray], metric: str,
+                      ratio: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(block, on minus off) of every block whose two periods both have ``metric``; with
+    ``ratio`` (the default for the response), of the logarithms (a ratio: an hour of heavy
+    load weighs no more than a light one, and a ratio of two noisy means is skewed where its
+    logarithm is not)."""
     period, on, value = table["period"], table["on"], table[metric]
     ok = ~np.isnan(value)
     on_val = {int(p) // 2: v for p, v, o, k in zip(period, value, on, ok) if o and k}
@@ -87,7 +94,7 @@ def block_differences(table: dict[str, np.ndarray], metric: str) -> tuple[np.nda
     blocks = np.array(sorted(set(on_val) & set(off_val)), np.int64)
     a = np.array([on_val[b] for b in blocks.tolist()], float)
     b = np.array([off_val[b] for b in blocks.tolist()], float)
-    if metric == "response":
+    if metric == "response" if ratio is None else ratio:
         with np.errstate(invalid="ignore", divide="ignore"):
             diff = np.log(a) - np.log(b)
         keep = np.isfinite(diff)
@@ -103,12 +110,16 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
     one) and with a 99% interval too (the guard's); a verdict line on the response. Several
     tables (runs, or switchbacks one after another) pool their blocks."""
     tables = [tables] if isinstance(tables, dict) else tables
+
+    def pooled(metric: str, ratio: bool | None = None) -> np.ndarray:
+        return (np.concatenate([block_differences(t, metric, ratio)[1] for t in tables])
+                if tables else np.zeros(0))
+
     out: dict = {"periods": {"on": sum(int(np.sum(t["on"])) for t in tables),
                              "off": sum(int(np.sum(~t["on"])) for t in tables)},
                  "min_pairs": min_pairs}
     for metric in METRICS:
-        diff = np.concatenate([block_differences(t, metric)[1] for t in tables]) \
-            if tables else np.zeros(0)
+        diff = pooled(metric)
         scale = np.expm1 if metric == "response" else (lambda v: v)
         ci = mean_t_interval(diff)
         enough = ci is not None and len(diff) >= min_pairs
@@ -124,6 +135,13 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
         if metric == "response":
             ci99 = mean_t_interval(diff, 0.99)
             out[metric]["ci99"] = [_r(scale(ci99[1])), _r(scale(ci99[2]))] if enough else None
+    # the map time as a ratio as well, with the guard's 99% interval
+    ratios = pooled("map_s", ratio=True)
+    ci99 = mean_t_interval(ratios, 0.99)
+    enough = ci99 is not None and len(ratios) >= min_pairs
+    out["map_s"] |= {"relative": _r(np.expm1(float(ratios.mean()))) if len(ratios) else None,
+                     "relative_ci99": [_r(np.expm1(ci99[1])), _r(np.expm1(ci99[2]))]
+                     if enough else None}
     out["verdict"] = verdict(out["response"])
     return out
 
@@ -198,27 +216,48 @@ def text(r: dict) -> str:
     return "\n".join(lines)
 
 
-def judge_finished_jobs(sb: Switchback, submit_s, finish_s, now_s: float,
-                        margin: float) -> str | None:
+def judge_finished_jobs(sb: Switchback, submit_s, finish_s, now_s: float, margin: float,
+                        map_launch_s=(), map_finish_s=()) -> str | None:
     """The guard's verdict at ``now_s`` on jobs known by their submit and finish times (s;
-    a finish < 0 or after ``now_s``: not finished yet), as the daemon judges its job records:
-    the jobs finished by then, in the blocks :func:`settled` by then."""
+    a finish < 0 or after ``now_s``: not finished yet) and on maps by their launch and finish
+    times (a launch < 0 or after ``now_s``: not launched; a finish < 0 or after it: running),
+    as the daemon judges its records: the jobs finished by then and the maps launched by then
+    (running ones without a map time), in the blocks :func:`settled` by then."""
     submit, finish = np.asarray(submit_s, float), np.asarray(finish_s, float)
     done = (finish >= 0) & (finish <= now_s)
+    launch, ended = np.asarray(map_launch_s, float), np.asarray(map_finish_s, float)
+    launched = (launch >= 0) & (launch <= now_s)
+    run_s = np.where((ended[launched] >= 0) & (ended[launched] <= now_s),
+                     ended[launched] - launch[launched], np.nan)
     table = period_means(sb, job_submit_ms=np.round(submit[done] * 1000).astype(np.int64),
-                         job_response_s=finish[done] - submit[done])
+                         job_response_s=finish[done] - submit[done],
+                         map_launch_ms=np.round(launch[launched] * 1000).astype(np.int64),
+                         map_s=run_s)
     return guard_reason(estimate(settled(table, sb, int(round(now_s * 1000)))), margin)
 
 
 def guard_reason(r: dict, margin: float) -> str | None:
-    """The do-no-harm guard's verdict on a switchback read-out: why to stop (mean response
-    worse with the policy on by more than ``margin``, relative, the whole 99% interval beyond
-    it: the guard looks again at every block, and a 95% interval, or a mean past the margin,
-    looked at that often would stop a harmless policy by chance), else None. No interval (too
-    few blocks) never stops it."""
+    """The do-no-harm guard's verdict on a switchback read-out: why to stop, else None.
+
+    It stops when, with the policy on, the mean job response or the mean map time is worse
+    by more than ``margin`` (relative), the whole 99% interval beyond it: the guard looks again
+    at every block, and a 95% interval, or a mean past the margin, looked at that often would
+    stop a harmless policy by chance. The map time is there because the response cannot show
+    harm quickly: on and off periods share one queue, so an on period's slow maps delay the
+    jobs of the off period after it too, and the blocks' response differences shrink and
+    scatter (a policy made to churn, 3-6 times slower than static, was stopped in 1 of 10
+    seeds over 40 minutes by the response alone), while a map's own time is its period's:
+    the copies' load on the DataNodes shows in it at once. No interval (too few blocks) never
+    stops it."""
     x = r["response"]
-    if x.get("ci99") is None or x["ci99"][0] <= margin:
-        return None
-    return (f"jobs slower with the policy on: mean response {100 * x['diff']:+.1f}% (99% "
-            f"interval [{100 * x['ci99'][0]:+.1f}, {100 * x['ci99'][1]:+.1f}]) over "
-            f"{x['pairs']} blocks, beyond the guard's margin of {100 * margin:.0f}%")
+    if x.get("ci99") is not None and x["ci99"][0] > margin:
+        return (f"jobs slower with the policy on: mean response {100 * x['diff']:+.1f}% (99% "
+                f"interval [{100 * x['ci99'][0]:+.1f}, {100 * x['ci99'][1]:+.1f}]) over "
+                f"{x['pairs']} blocks, beyond the guard's margin of {100 * margin:.0f}%")
+    m = r.get("map_s", {})
+    if m.get("relative_ci99") is not None and m["relative_ci99"][0] > margin:
+        lo, hi = m["relative_ci99"]
+        return (f"maps slower with the policy on: mean map time {100 * m['relative']:+.1f}% (99% "
+                f"interval [{100 * lo:+.1f}, {100 * hi:+.1f}]) over {m['pairs']} blocks, beyond "
+                f"the guard's margin of {100 * margin:.0f}%")
+    return None

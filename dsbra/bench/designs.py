@@ -40,12 +40,13 @@ SETUPS: dict[str, tuple[str, dict]] = {
 METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
 
 
-def configs(name: str, seed: int, policy: str = "dsbra",
-            jobs: int | None = None) -> tuple[SimConfig, WorkloadSpec]:
-    """``jobs``: instead of the setup's (a longer run for longer periods)."""
+def configs(name: str, seed: int, policy: str = "dsbra", jobs: int | None = None,
+            copy_streams: int = 0) -> tuple[SimConfig, WorkloadSpec]:
+    """``jobs``: instead of the setup's (a longer run for longer periods); ``copy_streams``:
+    copies as DataNode traffic (SimConfig.copy_streams; 0, the setups' own, costs nothing)."""
     base, changes = SETUPS[name]
     s = setup(base)
-    return (SimConfig(**s["cluster"], policy=policy, seed=seed),
+    return (SimConfig(**s["cluster"], policy=policy, seed=seed, copy_streams=copy_streams),
             WorkloadSpec(**{**s["workload"], **changes, **({"jobs": jobs} if jobs else {})}))
 
 
@@ -79,22 +80,23 @@ def switchback_read_out(result, sb: Switchback) -> dict:
 
 def guard_fires_at(result, sb: Switchback, margin: float) -> float | None:
     """When the do-no-harm guard would have stopped the switchback run (simulated s), judged
-    as the daemon does at each block's end on the jobs finished by then, of the blocks that
-    ended a period before (dsbra.switchback.settled); None: never. The
+    as the daemon does at each block's end on the jobs finished and the maps launched by then,
+    of the blocks that ended a period before (dsbra.switchback.settled); None: never. The
     run up to that moment is the same whether the guard then acts or not."""
     finish = np.asarray(result.jobs["finish_s"], float)
     end = float(finish.max()) if len(finish) else 0.0
     for k in range(1, int(end // (2 * sb.period_s)) + 1):
         t = 2 * k * sb.period_s
-        if judge_finished_jobs(sb, result.jobs["submit_s"], finish, t, margin) is not None:
+        if judge_finished_jobs(sb, result.jobs["submit_s"], finish, t, margin,
+                               result.tasks["launch_s"], result.tasks["finish_s"]) is not None:
             return t
     return None
 
 
 def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float,
-        guard_margin: float = 0.05, jobs: int | None = None) -> dict:
+        guard_margin: float = 0.05, jobs: int | None = None, copy_streams: int = 0) -> dict:
     """The four runs of one setup and seed, and each design's estimate against the truth."""
-    cfg, spec = configs(name, seed, jobs=jobs)
+    cfg, spec = configs(name, seed, jobs=jobs, copy_streams=copy_streams)
     full = whole_run(simulate(cfg, spec))
     static = whole_run(simulate(dataclasses.replace(cfg, policy="static"), spec))
     truth = true_effect(full, static)

@@ -94,8 +94,8 @@ class ExperimentConfig:
     #: the first part of each period left out of the estimate (copies in flight, jobs
     #: submitted in the period before)
     burn_in_s: float = 600.0
-    #: the do-no-harm guard: pause the daemon when the switchback shows jobs slower with the
-    #: policy on by more than guard_margin (relative), the interval excluding zero
+    #: the do-no-harm guard: pause the daemon when the switchback shows jobs or maps slower
+    #: with the policy on by more than guard_margin (relative), the interval excluding zero
     guard: bool = False
     guard_margin: float = 0.05
 

@@ -577,7 +577,7 @@ class Simulation:
                 if observer is not None:
                     attributed = observer.attribute(now, window.task_ids(), job_split)
                 record = driver.round(now, window, copies_in_flight, attributed,
-                                      job_finish=job_finish)
+                                      job_finish=job_finish, map_times=(t_launch, t_finish, launched))
                 if streams and copy_backlog:
                     # an off period or the guard's pause takes every raise back: nothing waits
                     drop_waiting_copies(None if record.get("arm") == OFF or record.get("paused")

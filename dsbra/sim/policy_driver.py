@@ -199,27 +199,35 @@ class PolicyDriver:
         stored = float((self.replicas.count.astype(np.int64) * self.block_bytes).sum())
         return (stored - self.base_bytes) / self.base_bytes if self.base_bytes else 0.0
 
-    def _guard(self, now: float, job_finish) -> None:
-        """At the end of each block: the guard's verdict on the jobs finished so far, as the daemon
-        reads its job records (dsbra.switchback); a firing guard stops the policy for good."""
+    def _guard(self, now: float, job_finish, map_times) -> None:
+        """At the end of each block: the guard's verdict on the jobs finished so far and the maps
+        launched so far (``map_times``: the engine's launch and finish times and launched
+        flags), as the daemon reads its records (dsbra.switchback); a firing guard stops the
+        policy for good."""
         sb = self.switchback
         period = int(sb.period(int(round(now * 1000))))
         if (self.guard_margin is None or self.paused_at is not None or period == self._last_period
                 or period % 2):  # judged when a block ends, as the daemon does
             return
         self._last_period = period
+        t_launch, t_finish, launched = (np.frombuffer(a, dtype) for a, dtype in
+                                        zip(map_times, (np.float64, np.float64, np.uint8)))
+        started = launched.astype(bool)
         reason = judge_finished_jobs(sb, self.job_submit_s, np.frombuffer(job_finish, np.float64),
-                                     now, self.guard_margin)
+                                     now, self.guard_margin,
+                                     map_launch_s=np.where(started, t_launch, -1.0),
+                                     map_finish_s=np.where(started & (t_finish > 0), t_finish, -1.0))
         if reason is not None:
             self.paused_at = now
             log.info("guard at %.0fs: %s; the policy stops", now, reason)
 
     def round(self, now: float, window, in_flight: dict[int, list[int]],
-              attributed=None, job_finish=None) -> dict:
+              attributed=None, job_finish=None, map_times=None) -> dict:
         """Run one round and apply it. Returns the round's record, with ``copies``: a list of
         (block, node, seconds) the engine schedules; ``in_flight``: block -> target nodes of
         its copies under way, which count toward its requested replicas, so a repeated request
-        does not copy twice."""
+        does not copy twice. ``job_finish``, ``map_times``: the engine's job finish times and its
+        maps' launch and finish times and launched flags, which the guard reads."""
         signals = window.drain(attributed)
         ri = self.round_input(signals)
         self.node_reads.append(self._node_reads(ri))
@@ -228,7 +236,7 @@ class PolicyDriver:
         reps = self.replicas
         arm = ON if self.switchback is None else self.switchback.arm_at(int(round(now * 1000)))
         if self.switchback is not None and job_finish is not None:
-            self._guard(now, job_finish)
+            self._guard(now, job_finish, map_times)
         if self.paused_at is not None:  # as `dsbra pause`: nothing raised, nothing lowered
             held = np.ones(len(decision.replicate_block), bool)
             lowered, copies = [], []

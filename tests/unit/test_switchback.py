@@ -136,18 +136,22 @@ def test_a_switchback_needs_a_policy_and_no_holdout():
                   switchback_burn_in_s=60).validated()
 
 
-def test_the_guard_does_not_stop_the_default_policy_without_hot_spots():
+@pytest.mark.parametrize("copies", [{"copy_streams": 0}, {"copy_streams": 2, "copy_mbps": 10.0}],
+                         ids=["free copies", "copies as DataNode traffic"])
+def test_the_guard_does_not_stop_the_default_policy_without_hot_spots(copies):
     """dsbra's default on a workload without hot spots (uniform reads), with the guard on
-    over a switchback long enough for its interval: the guard reads its estimate every new
-    period and never stops the policy."""
+    over a switchback long enough for its interval: the guard reads its estimate (response
+    and map time) every new period and never stops the policy, whether its copies cost the
+    maps nothing or share the DataNodes' disks with them."""
     from dsbra.bench.designs import switchback_read_out
 
     workload = WorkloadSpec(jobs=150, inter_arrival_s=4.0, hot_fraction=0.0,
                             dataset_gb=20.0, bin_scale=0.05)
-    cfg = SimConfig(**CLUSTER, policy="dsbra", seed=4, switchback_period_s=60.0,
+    cfg = SimConfig(**CLUSTER | copies, policy="dsbra", seed=4, switchback_period_s=60.0,
                     switchback_burn_in_s=10.0, holdout_seed=1, guard_margin=0.05)
     res = simulate(cfg, workload)
     assert {r["arm"] for r in res.rounds} == {ON, OFF}
+    assert sum(r["copies_started"] for r in res.rounds) > 0  # it did copy
     assert not any(r["paused"] for r in res.rounds)
     final = switchback_read_out(res, Switchback(60.0, 1, burn_in_s=10.0))
     assert final["response"]["ci95"] is not None  # enough blocks for the guard to judge
@@ -171,6 +175,31 @@ def test_the_guard_judges_only_blocks_a_period_old():
     assert list(settled(table, sb, now + 300_000)["period"]) == list(range(12))
 
 
+def test_the_guard_stops_on_slower_maps_when_the_response_shows_nothing():
+    """Jobs as fast in both arms, maps 30% slower with the policy on: the response clause
+    holds, the map-time clause fires and says so; maps 2% slower (within the margin) do not."""
+    from dsbra.switchback import guard_reason
+
+    sb = Switchback(300, seed=1, burn_in_s=60)
+    rng = np.random.default_rng(3)
+    submit = np.arange(0, 6 * 2 * 300_000, 10_000, dtype=np.int64)
+    on = sb.is_on(sb.period(submit))
+
+    def read_out(slower: float) -> dict:
+        return estimate(period_means(
+            sb, job_submit_ms=submit, job_response_s=100.0 * rng.uniform(0.9, 1.1, len(submit)),
+            map_launch_ms=submit, map_s=np.where(on, 10.0 * (1 + slower), 10.0)
+            * rng.uniform(0.95, 1.05, len(submit))))
+
+    harmful = read_out(0.3)
+    assert harmful["response"]["ci99"][0] < 0.05 < harmful["map_s"]["relative_ci99"][0]
+    assert harmful["map_s"]["relative"] == pytest.approx(0.3, abs=0.03)
+    reason = guard_reason(harmful, 0.05)
+    assert reason.startswith("maps slower with the policy on: mean map time +")
+    assert "over 6 blocks, beyond the guard's margin of 5%" in reason
+    assert guard_reason(read_out(0.02), 0.05) is None
+
+
 NO_HOT_SPOTS = no_hot_spots(300)
 
 
@@ -188,6 +217,27 @@ def test_copies_as_datanode_traffic_let_a_churning_policy_slow_the_jobs():
     assert sum(r["copies_started"] for r in costly.rounds) > 1000
     assert costly.summary["mean_response_s"] > 2 * static["mean_response_s"]
     assert free.summary["mean_response_s"] < 1.5 * static["mean_response_s"]
+
+
+def test_the_guard_stops_a_churning_policy_by_its_maps_at_its_first_look():
+    """The churning policy, its copies DataNode traffic, under a switchback of 2-minute
+    periods with the guard: the guard pauses it at its first look with four settled blocks
+    (20 minutes in), by the map-time clause: the jobs finished by then do not show the harm."""
+    from dsbra.switchback import judge_finished_jobs
+
+    cfg = SimConfig(**GUARD_CLUSTER, seed=4, policy="dsbra", policy_params=CHURNING_POLICY,
+                    switchback_period_s=120.0, switchback_burn_in_s=20.0, holdout_seed=4,
+                    guard_margin=0.05)
+    res = simulate(cfg, NO_HOT_SPOTS)
+    paused = [r["time_s"] for r in res.rounds if r["paused"]]
+    # it looks at each block's end, at blocks that ended a period before: at 960 s the fourth
+    # block has just ended, at 1200 s (the fifth's end) four are settled
+    assert paused and paused[0] == pytest.approx(5 * 2 * 120.0, abs=cfg.interval_s)
+    sb, t = Switchback(120.0, 4, burn_in_s=20.0), paused[0]
+    finish = np.asarray(res.jobs["finish_s"], float)
+    assert judge_finished_jobs(sb, res.jobs["submit_s"], finish, t, 0.05) is None
+    assert judge_finished_jobs(sb, res.jobs["submit_s"], finish, t, 0.05, res.tasks["launch_s"],
+                               res.tasks["finish_s"]).startswith("maps slower with the policy on")
 
 
 def test_copies_wait_for_a_stream_and_an_off_period_drops_the_waiting_ones():
