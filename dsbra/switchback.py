@@ -87,6 +87,8 @@ def block_differences(table: dict[str, np.ndarray], metric: str,
     ``ratio`` (the default for the response), of the logarithms (a ratio: an hour of heavy
     load weighs no more than a light one, and a ratio of two noisy means is skewed where its
     logarithm is not)."""
+    if ratio is None:
+        ratio = metric == "response"
     period, on, value = table["period"], table["on"], table[metric]
     ok = ~np.isnan(value)
     on_val = {int(p) // 2: v for p, v, o, k in zip(period, value, on, ok) if o and k}
@@ -94,7 +96,7 @@ def block_differences(table: dict[str, np.ndarray], metric: str,
     blocks = np.array(sorted(set(on_val) & set(off_val)), np.int64)
     a = np.array([on_val[b] for b in blocks.tolist()], float)
     b = np.array([off_val[b] for b in blocks.tolist()], float)
-    if metric == "response" if ratio is None else ratio:
+    if ratio:
         with np.errstate(invalid="ignore", divide="ignore"):
             diff = np.log(a) - np.log(b)
         keep = np.isfinite(diff)
