@@ -63,15 +63,17 @@ WINDOW_S = 30
 # 8-21% of the truly delayed maps (docs/metrics.md): a CI run with four per job found 0.02 of
 # RF on a hot block
 HOT_READS = 8
-#: the profile of the daemon tests: the default one, but a block is hot from a tenth of a
-#: delayed-map equivalent (not 0.3): these windows hold a few dozen maps, and the real-cluster
-#: rule finds 8-21% of the truly delayed ones (docs/metrics.md)
-HOT_PROFILE = {"params": {"min_pressure": 0.1}}
-#: the fault and HA tests' profile (they are not about the profile): with two equally hot files
-#: and a cold one or two per short window, the default factor 2 over the window's mean pressure
-#: and a minimum pressure of one delayed map (a loaded machine runs two or three maps a window)
-#: would raise nothing
-SHORT_WINDOW_PROFILE = {"params": {"hot_factor": 1.2, "min_pressure": 0.4}}
+#: the profile of the daemon tests, which are about the daemon, not the profile: the default
+#: one, but a block is hot from a tenth of a delayed-map equivalent (not 0.3; these windows hold
+#: a few dozen maps, and the real-cluster rule finds 8-21% of the truly delayed ones,
+#: docs/metrics.md) and from half the window's mean pressure (not twice it). The two hot files
+#: are equally hot, and their maps wait for the same holders: on a loaded machine a window
+#: often holds their delayed maps and no cold map (the cold ones launched at once, a window
+#: before), so neither is twice the mean of two and nothing is decided. A holdout test waited
+#: 15 minutes for its treated file that way (2026-11-29), and the tests that wait for a
+#: decision took up to twice as long from one CI run to the next. A cold file is never hot
+#: here: on every worker, its maps never wait.
+HOT_PROFILE = {"params": {"hot_factor": 0.5, "min_pressure": 0.1}}
 
 
 def run_dsbra(*args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -590,10 +592,10 @@ def follow_failovers(spec: ClusterSpec, layout: StateLayout, client, daemon: Dae
 
     def raise_new_hot_files(name: str) -> None:
         """Two new one-replica files the workload reads from now on, the first twice as often
-        as the second: one of them must be raised, done per the active NameNode. (Read equally,
-        a window that saw only their maps, the jobs' cold maps having ended in an earlier
-        window, had neither above 1.2 x the mean: a raise waited for a window that held cold
-        maps too, minutes in one CI run.)"""
+        as the second: one of them must be raised, done per the active NameNode. (Read equally
+        under a profile that called a block hot above 1.2 x the window's mean, a window that
+        saw only their maps had neither hot: a raise waited minutes in one CI run. HOT_PROFILE
+        now calls both hot there; the unequal reads stay a second guard.)"""
         paths = [f"/td/in/{name}-{i}" for i in range(2)]
         for i, path in enumerate(paths):
             client.write(path, grep_lines(3000, seed=100 + 2 * len(raised_after) + i),

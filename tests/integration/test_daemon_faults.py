@@ -18,7 +18,7 @@ import pytest
 import requests
 
 from dsbra.cluster import cluster as cl
-from harness import BASE, DATA, HOT, SHORT_WINDOW_PROFILE, Daemon, daemon_config, replay, scan
+from harness import BASE, DATA, HOT, Daemon, daemon_config, replay, scan
 
 pytestmark = pytest.mark.cluster
 
@@ -27,8 +27,7 @@ QUIET_ROUNDS = 3
 
 def _daemon(tmp_path, env, name: str, *, interval_s: float, poll_s: float) -> Daemon:
     """An applying daemon with short rounds (the fault tests are not about the profile)."""
-    cfg = daemon_config(env, tmp_path / name, interval_s=interval_s, poll_s=poll_s,
-                        policy=SHORT_WINDOW_PROFILE)
+    cfg = daemon_config(env, tmp_path / name, interval_s=interval_s, poll_s=poll_s)
     return Daemon.configure(tmp_path, f"{name}-{interval_s:g}", cfg)
 
 

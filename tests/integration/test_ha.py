@@ -34,7 +34,7 @@ from dsbra.cluster import loadcheck
 from dsbra.cluster.jobs import grep_lines
 from dsbra.cluster.spec import HA_NAMENODES, ClusterSpec
 from dsbra.errors import ClusterError
-from harness import (HA_INTERVAL_S, RM_FAILOVER_BOUND_S, SHORT_WINDOW_PROFILE, SPEC, Daemon,
+from harness import (HA_INTERVAL_S, RM_FAILOVER_BOUND_S, SPEC, Daemon,
                      daemon_config, failover_namenode, follow_failovers, other, wait_active,
                      write_data)
 
@@ -68,8 +68,7 @@ def test_haadmin_failover_goes_through_the_zkfcs(ha_cluster):
 def test_daemon_follows_automatic_namenode_and_resourcemanager_failover(ha_cluster, tmp_path):
     layout, env, client = ha_cluster
     # every NameNode and RM, comma-separated (`dsbra cluster env`); the daemon follows
-    cfg = daemon_config(env, tmp_path / "ha", interval_s=HA_INTERVAL_S, poll_s=2,
-                        policy=SHORT_WINDOW_PROFILE)
+    cfg = daemon_config(env, tmp_path / "ha", interval_s=HA_INTERVAL_S, poll_s=2)
     follow_failovers(HA_SPEC, layout, client, Daemon.configure(tmp_path, "ha", cfg))
 
 

@@ -30,7 +30,7 @@ from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS
 from dsbra.hadoop.hdfs import make_client
-from harness import (HA_INTERVAL_S, SHORT_WINDOW_PROFILE, SPEC, Daemon, failover_namenode,
+from harness import (HA_INTERVAL_S, HOT_PROFILE, SPEC, Daemon, failover_namenode,
                      follow_failovers, other, write_data)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure, pytest.mark.ha]
@@ -72,7 +72,7 @@ def _config(env: dict, state_dir: Path) -> dict:
     return {"mode": "apply", "interval_s": HA_INTERVAL_S, "poll_s": 2, "state_dir": str(state_dir),
             "cluster": {"kerberos": True, "kerberos_principal": krb["principal"],
                         "keytab": krb["keytab"], "ca_bundle": env["ca_bundle"]},
-            "http": {"enabled": False}, "policy": SHORT_WINDOW_PROFILE}
+            "http": {"enabled": False}, "policy": HOT_PROFILE}
 
 
 def _daemon_env(env: dict) -> dict[str, str]:
