@@ -264,15 +264,16 @@ class Daemon:
         path = self.state / "journal.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
-    def confirmed(self) -> list[dict]:
-        """The journal's intents that the NameNode confirmed (a `done` record)."""
+    def intents(self, op: str) -> list[dict]:
+        """The journal's intents with an ``op`` record: "sent" to the NameNode, or "done", its
+        replica count confirmed."""
         ops = self.journal()
-        done = {r["id"] for r in ops if r["op"] == "done"}
-        return [r for r in ops if r["op"] == "intent" and r["id"] in done]
+        ids = {r["id"] for r in ops if r["op"] == op}
+        return [r for r in ops if r["op"] == "intent" and r["id"] in ids]
 
-    def raised(self, paths=None) -> list[dict]:
-        """The confirmed raises (of ``paths``, if given)."""
-        return [r for r in self.confirmed()
+    def raised(self, paths=None, op: str = "done") -> list[dict]:
+        """The raises (of ``paths``, if given) with an ``op`` record: confirmed by default."""
+        return [r for r in self.intents(op)
                 if r["target"] > r["before"] and (paths is None or r["path"] in paths)]
 
     def status(self) -> dict:

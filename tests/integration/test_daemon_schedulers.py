@@ -46,10 +46,8 @@ def test_capacity_scheduler_daemon_names_its_delay_and_raises_a_hot_file(second_
     assert raised, err[-4000:]
     # the raises it sent (the replay ends once one is: the NameNode's confirmation may come
     # rounds later, after the daemon stopped, as when it raised at the first window, 2026-11-29)
-    ops = daemon.journal()
-    sent = {r["id"] for r in ops if r["op"] == "sent"}
-    up = [r for r in ops if r["op"] == "intent" and r["id"] in sent and r["target"] > r["before"]]
-    assert up and all(r["path"] in HOT and r["reason"]["rule"] == "hot" for r in up), ops
+    up = daemon.raised(op="sent")
+    assert up and all(r["path"] in HOT and r["reason"]["rule"] == "hot" for r in up), daemon.journal()
 
 
 def test_fifo_scheduler_is_refused_in_one_line_and_in_status(second_cluster_slot, tmp_path):
