@@ -433,6 +433,23 @@ def until_no_transfers(namenode_url: str, timeout_s: float = 60) -> None:
         time.sleep(0.5)
 
 
+#: the plugin's line for a copy placed by heat, e.g. "dsbra heat round 1 placed /td/in/hot-0 on
+#: [10.78.0.14] (coolest first; HDFS's checks refused {10.78.0.13=too busy (2 xceivers)})"
+PLACED = re.compile(r"dsbra heat round (\d+) placed (\S+) on \[[^\]]*\] "
+                    r"\(coolest first; HDFS's checks refused \{([^}]*)\}\)")
+
+
+def heat_placements(log: str) -> dict[tuple[int, str], set[str]]:
+    """Per (round, file) the plugin placed copies for by heat: the nodes HDFS's checks refused
+    (its load rule refuses a node with more than twice the DataNodes' average transfers, the
+    coolest included: a short job's reads are enough on an idle cluster)."""
+    placements: dict[tuple[int, str], set[str]] = {}
+    for round_, path, refused in PLACED.findall(log):
+        hosts = {entry.split("=", 1)[0] for entry in refused.split(", ") if entry}
+        placements.setdefault((int(round_), path), set()).update(hosts)
+    return placements
+
+
 def heat_document(heat: dict[str, float], raised=(), round_: int = 1, lowering=None) -> str:
     """A heat document as the daemon writes one, made by hand so that each of the plugin's
     choices is known in advance. ``lowering``: path -> (its new replication, its block's

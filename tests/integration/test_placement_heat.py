@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 from dsbra.cluster import state as st
-from harness import (BASE, DELETION, HOT, Daemon, daemon_config, heat_document, holders, log_heat_rounds,
-                     replay_until_raised, replication, until_logged, until_no_transfers, until_replicas,
-                     until_round_read)
+from harness import (BASE, DELETION, HOT, Daemon, daemon_config, heat_document, heat_placements, holders,
+                     log_heat_rounds, replay_until_raised, replication, until_logged, until_no_transfers,
+                     until_replicas, until_round_read)
 
 pytestmark = pytest.mark.cluster
 
@@ -43,23 +43,6 @@ def heat_cluster(daemon_cluster):
     log_heat_rounds(daemon_cluster[1]["namenode"])
     yield daemon_cluster
     Path(daemon_cluster[1]["heat_file"]).unlink(missing_ok=True)
-
-
-#: the plugin's line for a copy placed by heat, e.g. "dsbra heat round 1 placed /td/in/hot-0 on
-#: [10.78.0.14] (coolest first; HDFS's checks refused {10.78.0.13=too busy (2 xceivers)})"
-PLACED = re.compile(r"dsbra heat round (\d+) placed (\S+) on \[[^\]]*\] "
-                    r"\(coolest first; HDFS's checks refused \{([^}]*)\}\)")
-
-
-def heat_placements(log: str) -> dict[tuple[int, str], set[str]]:
-    """Per (round, file) the plugin placed copies for by heat: the nodes HDFS's checks refused
-    (its load rule refuses a node with more than twice the DataNodes' average transfers, the
-    coolest included: a short job's reads are enough on an idle cluster)."""
-    placements: dict[tuple[int, str], set[str]] = {}
-    for round_, path, refused in PLACED.findall(log):
-        hosts = {entry.split("=", 1)[0] for entry in refused.split(", ") if entry}
-        placements.setdefault((int(round_), path), set()).update(hosts)
-    return placements
 
 
 def publish(env: dict, heat: dict[str, float], raised=(), round_=1, lowering=None) -> None:
