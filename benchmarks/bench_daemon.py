@@ -51,11 +51,11 @@ import numpy as np
 from dsbra.act.apply import apply_plan
 from dsbra.act.journal import Journal
 from dsbra.bench.synthetic import COLLECTOR_CAPTURE, DELAY_S, replay_collector, synthetic_round
-from dsbra.daemon.config import RailsConfig
+from dsbra.daemon.config import DAEMON_RAILS
 from dsbra.daemon.round import merge_state, split_state
 from dsbra.observe.window import build_round
 from dsbra.policy.api import RoundInput
-from dsbra.policy.rails import Rails, plan_files
+from dsbra.policy.rails import plan_files
 from dsbra.policy.registry import make_policy
 from dsbra.policy.state import load_state, save_state
 
@@ -89,10 +89,6 @@ def block_names(ri, st):
 
 def decide_act(ri, state_path: Path, journal: Journal) -> dict:
     """The daemon's round after collecting: load state, decide, plan, dry-run apply, persist."""
-    r = RailsConfig()
-    rails = Rails(cluster_min_replication=r.min_replication, max_replication=2**15 - 1,
-                  max_files_per_round=r.max_files_per_round,
-                  max_replicas_per_round=r.max_replicas_per_round)
     t = {}
     c = time.process_time()
     old = load_state(state_path)
@@ -106,7 +102,7 @@ def decide_act(ri, state_path: Path, journal: Journal) -> dict:
     del state
     t["decide"] = time.process_time() - c
     c = time.process_time()
-    plan = plan_files(ri, decision, rails)
+    plan = plan_files(ri, decision, DAEMON_RAILS)
     records = apply_plan(plan, ri.node_names, journal, actor=None, round_=1, apply=False)
     t["plan_and_dry_run"] = time.process_time() - c
     c = time.process_time()

@@ -9,14 +9,15 @@ one-line ConfigError naming it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 
 import yaml
 
 from dsbra.act.health import HealthLimits
-from dsbra.errors import ConfigError
+from dsbra.errors import ConfigError, InputError
 from dsbra.hadoop.rest import split_urls
+from dsbra.policy.rails import Rails
 
 MODES = ("dry-run", "apply")
 DAEMON_POLICIES = ("dsbra", "scarlett", "dare")
@@ -70,15 +71,9 @@ class PolicyConfig:
     params: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class RailsConfig:
-    min_replication: int = 1
-    max_replication: int | None = None  #: None = the policy's own max_replication
-    storage_budget_bytes: int | None = None
-    max_files_per_round: int | None = 10
-    max_replicas_per_round: int | None = 20
-    max_bytes_per_round: int | None = None
-    protected: tuple = ()
+#: the daemon's rails unless its config says otherwise: the policy's own maximum replication,
+#: and at most 10 files and 20 new replicas a round
+DAEMON_RAILS = Rails(max_files_per_round=10, max_replicas_per_round=20)
 
 
 @dataclass(frozen=True)
@@ -140,7 +135,7 @@ class Config:
     state_dir: str = "/var/lib/dsbra"
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
-    rails: RailsConfig = field(default_factory=RailsConfig)
+    rails: Rails = field(default_factory=lambda: DAEMON_RAILS)
     health: HealthLimits = field(default_factory=HealthLimits)
     http: HttpConfig = field(default_factory=HttpConfig)
     experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
@@ -200,7 +195,9 @@ def _set(raw: dict, keys: list[str], value, where: str) -> None:
     node[keys[-1]] = value
 
 
-def _build(cls, raw, prefix: str):
+def _build(cls, raw, prefix: str, base=None):
+    """``cls`` from the mapping ``raw``, over ``base`` (the section's default, when it is not
+    the class's own, as the daemon's rails) if given."""
     if not isinstance(raw, dict):
         raise ConfigError(f"config: {prefix.rstrip('.') or 'top level'} must be a mapping, "
                           f"got {raw!r}")
@@ -219,11 +216,14 @@ def _build(cls, raw, prefix: str):
                 raise ConfigError(f"config: {key} must be a URL or a list of URLs, got {v!r}")
             v = ",".join(v)
         sub = _SECTIONS.get(f.type)
-        kw[name] = _build(sub, v, key + ".") if sub else _check(key, f.type, v)
+        default = f.default_factory() if f.default_factory is not MISSING else None
+        kw[name] = _build(sub, v, key + ".", default) if sub else _check(key, f.type, v)
     try:
-        obj = cls(**kw)
+        obj = cls(**kw) if base is None else replace(base, **kw)
     except TypeError as exc:
         raise ConfigError(f"config: {prefix.rstrip('.')}: {exc}") from None
+    except InputError as exc:  # the section's own validation, e.g. the rails'
+        raise ConfigError(f"config: {prefix}{exc}") from None
     return _validate(obj, prefix)
 
 
@@ -232,7 +232,7 @@ def _build(cls, raw, prefix: str):
 URL_LISTS = {"cluster.rm", "cluster.webhdfs"}
 
 _SECTIONS = {"ClusterConfig": ClusterConfig, "PolicyConfig": PolicyConfig,
-             "RailsConfig": RailsConfig, "HealthLimits": HealthLimits, "HttpConfig": HttpConfig,
+             "Rails": Rails, "HealthLimits": HealthLimits, "HttpConfig": HttpConfig,
              "ExperimentConfig": ExperimentConfig, "MapRecordsConfig": MapRecordsConfig,
              "PlacementConfig": PlacementConfig}
 
@@ -261,7 +261,7 @@ def _check(key: str, typ: str, v):
     elif base == "dict":
         if not isinstance(v, dict):
             raise bad
-    elif base == "tuple":
+    elif base.startswith("tuple"):
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise bad
         v = tuple(v)
@@ -271,7 +271,8 @@ def _check(key: str, typ: str, v):
 _TYPE_WORDS = {"int": "a non-negative integer", "int | None": "a non-negative integer or null",
                "float": "a non-negative number", "str": "a non-empty string",
                "str | None": "a string or null", "bool": "true or false",
-               "dict": "a mapping", "tuple": "a list of strings"}
+               "dict": "a mapping", "tuple": "a list of strings",
+               "tuple[str, ...]": "a list of strings"}
 
 
 def _validate(obj, prefix: str):
@@ -312,12 +313,6 @@ def _validate(obj, prefix: str):
                        **{"delay_threshold_s": 1.0, **obj.params}).validated()
         except Exception as exc:  # the engine's own validation names the parameter
             raise ConfigError(f"config: policy.params: {exc}") from None
-    elif isinstance(obj, RailsConfig):
-        if obj.min_replication < 1:
-            raise ConfigError(f"config: rails.min_replication must be >= 1, "
-                              f"got {obj.min_replication}")
-        if obj.max_replication is not None and obj.max_replication < obj.min_replication:
-            raise ConfigError("config: rails.max_replication must be >= rails.min_replication")
     elif isinstance(obj, ExperimentConfig):
         if obj.holdout > 1:
             raise ConfigError(f"config: experiment.holdout must be a fraction in [0, 1], "

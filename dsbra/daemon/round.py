@@ -108,7 +108,7 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     policy = make_policy(policy_name, **kw)
     # the rails' ceiling never exceeds the policy's own max_replication
     ceiling = getattr(policy, "params", policy).max_replication
-    rails = dataclasses.replace(rails, max_replication=min(rails.max_replication, ceiling))
+    rails = rails.within(ceiling)
     decision, new_state = policy.decide(ri, st)
     del st
     if off:

@@ -38,7 +38,6 @@ from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
 from dsbra.hadoop.auth import login_from_keytab, secure_session
 from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
 from dsbra.policy.experiment import OFF, ON, Switchback
-from dsbra.policy.rails import Rails
 from dsbra.policy.state import load_state, save_state
 
 log = logging.getLogger("dsbra.daemon")
@@ -297,13 +296,6 @@ class Daemon:
             self.metrics.rounds_skipped.inc()
             return self._finish(info, t0)
         file_bytes = {p: int(v["located"].get("fileLength") or 0) for p, v in files.items() if v}
-        r = self.cfg.rails
-        rails = Rails(cluster_min_replication=r.min_replication,
-                      max_replication=r.max_replication or 2**15 - 1,
-                      storage_budget_bytes=r.storage_budget_bytes,
-                      max_files_per_round=r.max_files_per_round,
-                      max_replicas_per_round=r.max_replicas_per_round,
-                      max_bytes_per_round=r.max_bytes_per_round, protected=r.protected)
         e = self.cfg.experiment
         switchback = self._switchback_at(end)
         off = switchback is not None and switchback.arm_at(end) == OFF
@@ -312,7 +304,7 @@ class Daemon:
         # the loaded state is handed over, not kept: decide keeps only the rows it needs
         res = decide(doc, load_state(self.dir / "state.parquet"), self.journal.base,
                      policy_name=self.cfg.policy.name, profile=self.cfg.policy.profile,
-                     params=self.cfg.policy.params, rails=rails, file_bytes=file_bytes,
+                     params=self.cfg.policy.params, rails=self.cfg.rails, file_bytes=file_bytes,
                      stored_bytes=health.get("capacity_used_bytes"), holdout=holdout, off=off)
         if holdout.enabled:
             raising = res.plan.would_target > res.plan.current

@@ -28,7 +28,8 @@ from dsbra.policy.roundjson import plan_document
 @click.option("--with-rails", is_flag=True,
               help="Also show the file plan after the safety rails (input key 'rails': "
                    "storage_budget_bytes, max_files_per_round, max_replicas_per_round, "
-                   "max_bytes_per_round, protected, cluster_min_replication, block_bytes; "
+                   "max_bytes_per_round, protected, min_replication, max_replication, "
+                   "block_bytes; "
                    "a block's optional 'bytes' sets its file length).")
 def plan(input_path: str, output_path: str, profile: str, overrides: tuple[str, ...],
          with_rails: bool) -> None:

@@ -25,6 +25,7 @@ The plan keeps refused files too, with the rail that refused them.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from dataclasses import dataclass, field
 
@@ -53,15 +54,17 @@ _NO_LIMIT = np.iinfo(np.int64).max
 
 @dataclass(frozen=True)
 class Rails:
-    """The limits every policy's wishes pass through (None = no limit).
+    """The limits every policy's wishes pass through (None = no limit): one declaration for the
+    daemon's ``rails:`` section, `dsbra plan`'s ``rails`` object and the simulator.
 
-    ``storage_budget_bytes``: total extra bytes over base replication allowed across all files
-    (including extra replicas already in place). ``block_bytes``: block size used when the round
-    input has no file table (each block is then its own file).
+    ``max_replication``: None = the policy's own (:meth:`within`). ``storage_budget_bytes``:
+    total extra bytes over base replication allowed across all files (including extra replicas
+    already in place). ``block_bytes``: the size of a file whose length is not known (with no
+    file table in the round input, each block is its own file).
     """
 
-    cluster_min_replication: int = 1
-    max_replication: int = 10
+    min_replication: int = 1
+    max_replication: int | None = None
     storage_budget_bytes: int | None = None
     max_files_per_round: int | None = None
     max_replicas_per_round: int | None = None
@@ -70,14 +73,23 @@ class Rails:
     block_bytes: int = 128 * 1024 * 1024
 
     def __post_init__(self):
-        if self.cluster_min_replication < 1 or self.max_replication < 1:
-            raise InputError("cluster_min_replication and max_replication must be >= 1")
+        if self.min_replication < 1:
+            raise InputError(f"min_replication must be >= 1, got {self.min_replication}")
+        if self.max_replication is not None and self.max_replication < self.min_replication:
+            raise InputError(f"max_replication must be >= min_replication ({self.min_replication}), "
+                             f"got {self.max_replication}")
         for name in ("storage_budget_bytes", "max_files_per_round", "max_replicas_per_round",
                      "max_bytes_per_round"):
             v = getattr(self, name)
             if v is not None and v < 0:
-                raise InputError(f"rail {name} must be >= 0, got {v!r}")
+                raise InputError(f"{name} must be >= 0, got {v!r}")
         object.__setattr__(self, "protected", tuple(self.protected))
+
+    def within(self, ceiling: int) -> "Rails":
+        """These rails with ``max_replication`` at most ``ceiling`` (a policy's own maximum),
+        and never below ``min_replication``, the floor every file is kept at anyway."""
+        cap = ceiling if self.max_replication is None else min(self.max_replication, ceiling)
+        return dataclasses.replace(self, max_replication=max(cap, self.min_replication))
 
 
 @dataclass(frozen=True)
@@ -183,8 +195,8 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails,
     length = files.length_bytes[f]
     # a switchback's off period takes a file straight back to its base
     wanted = np.where(decision.rule[blocks[drive]] == RULE_SWITCHED_OFF, base, current + f_delta)
-    floor = np.maximum(base, rails.cluster_min_replication)
-    ceiling = min(rails.max_replication, ri.n_nodes)
+    floor = np.maximum(base, rails.min_replication)
+    ceiling = ri.n_nodes if rails.max_replication is None else min(rails.max_replication, ri.n_nodes)
     up = f_delta > 0
     target = np.where(up, np.maximum(np.minimum(wanted, ceiling), current),
                       np.minimum(np.maximum(wanted, floor), current))

@@ -18,7 +18,7 @@ from dsbra.policy.rails import Rails, plan_files
 
 _BLOCK_REQUIRED = ("block_id", "nodes", "default_replicas", "tasks", "delayed_tasks", "delay_s")
 _COUNT_MAX = {"default_replicas": 2**15 - 1, "bytes": 2**63 - 1}
-_RAIL_NAMES = ("cluster_min_replication", "storage_budget_bytes", "max_files_per_round",
+_RAIL_NAMES = ("min_replication", "max_replication", "storage_budget_bytes", "max_files_per_round",
                "max_replicas_per_round", "max_bytes_per_round", "protected", "block_bytes")
 
 
@@ -178,7 +178,10 @@ def read_rails(raw, max_replication: int) -> Rails:
                 raise InputError("input: rails.protected must be a list of glob strings")
         elif v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
             raise InputError(f"input: rails.{key} must be a non-negative integer, got {v!r}")
-    return Rails(max_replication=max_replication, **raw)
+    try:
+        return Rails(**raw).within(max_replication)
+    except InputError as exc:
+        raise InputError(f"input: rails.{exc}") from None
 
 
 def _count(b: dict, key: str, where: str, default=None) -> int:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
 import pytest
 
-from dsbra.daemon.config import load_config
+from dsbra.daemon.config import DAEMON_RAILS, load_config
 from dsbra.errors import ConfigError
 
 
@@ -17,6 +18,9 @@ def test_defaults_are_a_safe_dry_run_on_localhost():
     assert cfg.interval_s == 60 and cfg.http.host == "127.0.0.1"
     assert cfg.policy.profile is None  # the policy engine's default profile, whatever it is
     assert cfg.cluster.lock_path == "/system/dsbra.id"  # one acting daemon per cluster
+    assert cfg.rails == DAEMON_RAILS  # the policy's own maximum, 10 files, 20 replicas a round
+    assert (DAEMON_RAILS.max_replication, DAEMON_RAILS.max_files_per_round,
+            DAEMON_RAILS.max_replicas_per_round) == (None, 10, 20)
 
 
 def test_yaml_then_environment_then_overrides(tmp_path):
@@ -27,6 +31,8 @@ def test_yaml_then_environment_then_overrides(tmp_path):
                                  "DSBRA_RM_URL": "http://x:1"}, overrides={"mode": "apply"})
     assert cfg.apply and cfg.interval_s == 45 and cfg.http.port == 9999
     assert cfg.rails.max_files_per_round == 3 and cfg.policy.params == {"max_replication": 4}
+    # a section given in part keeps the daemon's own defaults for the rest
+    assert cfg.rails == dataclasses.replace(DAEMON_RAILS, max_files_per_round=3)
 
 
 @pytest.mark.parametrize("section, policy", [
@@ -60,6 +66,9 @@ def test_a_named_profile_or_a_baseline_loads(tmp_path, section, policy):
     ("cluster:\n  jhs: [http://a, http://b]\n", {}, "cluster.jhs must be a string or null"),
     ("cluster:\n  lock_path: system/dsbra.id\n", {}, "cluster.lock_path must be an absolute HDFS path"),
     ("rails:\n  protected: /a\n", {}, "rails.protected must be a list of strings"),
+    ("rails:\n  min_replication: 0\n", {}, "config: rails.min_replication must be >= 1, got 0"),
+    ("rails:\n  min_replication: 3\n  max_replication: 2\n", {},
+     "config: rails.max_replication must be >= min_replication (3), got 2"),
     ("", {"DSBRA_HTTP__PORT": "abc"}, "http.port must be a non-negative integer, got 'abc'"),
     ("", {"DSBRA_NOPE": "1"}, "unknown key nope"),
     ("placement:\n  lead_s: -1\n", {}, "placement.lead_s must be a non-negative number"),

@@ -145,6 +145,10 @@ def _without(key):
     (SPEC_EXAMPLE, ("--set", "bogus=1"), "unknown parameter 'bogus'"),
     (SPEC_EXAMPLE, ("--set", "nonsense"), "expects KEY=VALUE"),
     (SPEC_EXAMPLE, ("--set", "gavg_scope=some"), "gavg_scope must be one of"),
+    (dict(SPEC_EXAMPLE, rails={"min_replication": 0}), ("--with-rails",),
+     "input: rails.min_replication must be >= 1, got 0"),
+    (dict(SPEC_EXAMPLE, rails={"cluster_min_replication": 2}), ("--with-rails",),
+     "input: unknown rail rails.cluster_min_replication"),
 ])
 def test_bad_input_is_one_line_and_nonzero(doc, args, message):
     proc = _bad(doc, *args)

@@ -62,12 +62,13 @@ def test_decisions_respect_invariants(data, which):
        budget=st.one_of(st.none(), st.integers(0, 3_000_000)),
        caps=st.tuples(*[st.one_of(st.none(), st.integers(0, 5))] * 2),
        byte_cap=st.one_of(st.none(), st.integers(0, 2_000_000)),
-       min_rep=st.integers(1, 3), max_rep=st.integers(1, 6))
-def test_file_plan_respects_rails(data, which, budget, caps, byte_cap, min_rep, max_rep):
+       min_rep=st.integers(1, 3), max_above_min=st.one_of(st.none(), st.integers(0, 4)))
+def test_file_plan_respects_rails(data, which, budget, caps, byte_cap, min_rep, max_above_min):
     ri, state = data
+    max_rep = None if max_above_min is None else min_rep + max_above_min
     name, params = POLICIES[which]
     d, _ = make_policy(name, **params).decide(ri, state)
-    rails = Rails(cluster_min_replication=min_rep, max_replication=max_rep,
+    rails = Rails(min_replication=min_rep, max_replication=max_rep,
                   storage_budget_bytes=budget, max_files_per_round=caps[0],
                   max_replicas_per_round=caps[1], max_bytes_per_round=byte_cap,
                   protected=("/data/hot/*",))
@@ -78,7 +79,7 @@ def test_file_plan_respects_rails(data, which, budget, caps, byte_cap, min_rep, 
     cur, tgt = plan.current.astype(int), plan.target.astype(int)
     down, up = tgt < cur, tgt > cur
     floor = np.maximum(base, min_rep)
-    ceiling = min(max_rep, ri.n_nodes)
+    ceiling = ri.n_nodes if max_rep is None else min(max_rep, ri.n_nodes)
     assert np.all(tgt[down] >= floor[down])  # no file lowered below base / cluster minimum
     assert np.all(tgt[up] <= ceiling)  # none raised above max replication or live nodes
     assert not np.any((tgt != cur) & np.array([p.startswith("/data/hot/") for p in plan.paths],

@@ -54,7 +54,7 @@ def test_file_target_is_max_over_blocks_and_shrinks_only_when_all_blocks_do():
 
 def test_range_clamps_to_max_and_to_base():
     ri, d = scenario()
-    plan = plan_files(ri, d, Rails(max_replication=3, cluster_min_replication=3))
+    plan = plan_files(ri, d, Rails(max_replication=3, min_replication=3))
     rec = by_file(plan)
     assert rec["/a"]["target"] == 3 and rec["/a"]["status"] == "clamped"
     assert rec["/a"]["placement"] == ["dn3", "dn4"]
@@ -104,8 +104,18 @@ def test_status_codes_are_distinct():
 def test_bad_rails_are_input_errors():
     with pytest.raises(InputError):
         Rails(storage_budget_bytes=-1)
-    with pytest.raises(InputError):
-        Rails(cluster_min_replication=0)
+    with pytest.raises(InputError, match=r"^min_replication must be >= 1, got 0$"):
+        Rails(min_replication=0)
+    with pytest.raises(InputError, match=r"^max_replication must be >= min_replication \(3\), got 2$"):
+        Rails(min_replication=3, max_replication=2)
+
+
+def test_rails_within_a_policys_maximum():
+    """None takes the policy's own maximum; a lower rail stays; never below the floor."""
+    assert Rails().within(5).max_replication == 5
+    assert Rails(max_replication=3).within(5).max_replication == 3
+    assert Rails(max_replication=8).within(5).max_replication == 5
+    assert Rails(min_replication=4).within(3).max_replication == 4
 
 
 def test_held_out_raises_are_not_made_and_use_no_budget():
