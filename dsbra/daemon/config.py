@@ -9,7 +9,7 @@ one-line ConfigError naming it.
 from __future__ import annotations
 
 import os
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -176,7 +176,7 @@ def load_config(path: str | os.PathLike | None, env: dict | None = None,
         _set(raw, keys, parsed, where=f"environment {name}")
     for dotted, value in (overrides or {}).items():
         _set(raw, dotted.split("."), value, where=f"option {dotted}")
-    return _build(Config, raw, "")
+    return _build(Config(), raw, "")
 
 
 # DSBRA_ variables other parts of dsbra read; they are not config overrides
@@ -195,13 +195,13 @@ def _set(raw: dict, keys: list[str], value, where: str) -> None:
     node[keys[-1]] = value
 
 
-def _build(cls, raw, prefix: str, base=None):
-    """``cls`` from the mapping ``raw``, over ``base`` (the section's default, when it is not
-    the class's own, as the daemon's rails) if given."""
+def _build(default, raw, prefix: str):
+    """``default`` (a section with its defaults, the daemon's own, as its rails) with the
+    mapping ``raw``'s keys set."""
     if not isinstance(raw, dict):
         raise ConfigError(f"config: {prefix.rstrip('.') or 'top level'} must be a mapping, "
                           f"got {raw!r}")
-    known = {f.name: f for f in fields(cls)}
+    known = {f.name: f for f in fields(default)}
     for key in raw:
         if key not in known:
             raise ConfigError(f"config: unknown key {prefix}{key}; known: "
@@ -215,11 +215,10 @@ def _build(cls, raw, prefix: str, base=None):
             if not v or not all(isinstance(u, str) and u for u in v):
                 raise ConfigError(f"config: {key} must be a URL or a list of URLs, got {v!r}")
             v = ",".join(v)
-        sub = _SECTIONS.get(f.type)
-        default = f.default_factory() if f.default_factory is not MISSING else None
-        kw[name] = _build(sub, v, key + ".", default) if sub else _check(key, f.type, v)
+        section = getattr(default, name)
+        kw[name] = _build(section, v, key + ".") if is_dataclass(section) else _check(key, f.type, v)
     try:
-        obj = cls(**kw) if base is None else replace(base, **kw)
+        obj = replace(default, **kw)
     except TypeError as exc:
         raise ConfigError(f"config: {prefix.rstrip('.')}: {exc}") from None
     except InputError as exc:  # the section's own validation, e.g. the rails'
@@ -230,12 +229,6 @@ def _build(cls, raw, prefix: str, base=None):
 #: keys taking several URLs (the NameNodes or ResourceManagers of an HA cluster): a YAML list
 #: is kept comma-joined, the form an environment override gives
 URL_LISTS = {"cluster.rm", "cluster.webhdfs"}
-
-_SECTIONS = {"ClusterConfig": ClusterConfig, "PolicyConfig": PolicyConfig,
-             "Rails": Rails, "HealthLimits": HealthLimits, "HttpConfig": HttpConfig,
-             "ExperimentConfig": ExperimentConfig, "MapRecordsConfig": MapRecordsConfig,
-             "PlacementConfig": PlacementConfig}
-
 
 def _check(key: str, typ: str, v):
     bad = ConfigError(f"config: {key} must be {_TYPE_WORDS.get(typ, typ)}, got {v!r}")
@@ -261,7 +254,7 @@ def _check(key: str, typ: str, v):
     elif base == "dict":
         if not isinstance(v, dict):
             raise bad
-    elif base.startswith("tuple"):
+    elif base == "tuple[str, ...]":
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise bad
         v = tuple(v)
@@ -271,8 +264,7 @@ def _check(key: str, typ: str, v):
 _TYPE_WORDS = {"int": "a non-negative integer", "int | None": "a non-negative integer or null",
                "float": "a non-negative number", "str": "a non-empty string",
                "str | None": "a string or null", "bool": "true or false",
-               "dict": "a mapping", "tuple": "a list of strings",
-               "tuple[str, ...]": "a list of strings"}
+               "dict": "a mapping", "tuple[str, ...]": "a list of strings"}
 
 
 def _validate(obj, prefix: str):
