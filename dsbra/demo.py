@@ -43,7 +43,7 @@ from dsbra.observe.collector import Collector, Endpoints
 
 DEMO_DIR = "/demo"
 WORDS = ["delay", "scheduling", "locality", "replica", "dsbra", "hadoop", "block", "rack"]
-JOBS, GAP_S, WINDOW_S = 6, 3.0, 30
+JOBS, GAP_S, WINDOW_S = 6, 3.0, 20
 DEMO_SPEC = ClusterSpec(continuous_scheduling=True, locality_delay_node_ms=10_000,
                         locality_delay_rack_ms=10_000)
 

@@ -43,9 +43,13 @@ from netslots import SECOND
 SPEC = ClusterSpec(workers=4, replication=1, **SECOND, continuous_scheduling=True,
                    locality_delay_node_ms=10_000, locality_delay_rack_ms=10_000)
 #: the daemon tests' own cluster (test_daemon.py, test_daemon_faults.py, test_placement_heat.py
-#: share it): with dsbra's placement plugin, on one rack so that HDFS's rack rule never overrides
-#: the heat; without a usable heat document the plugin places as HDFS's default
+#: and the demo's test share it): with dsbra's placement plugin, on one rack so that HDFS's rack
+#: rule never overrides the heat; without a usable heat document the plugin places as HDFS's
+#: default
 DAEMON_SPEC = replace(SPEC, racks=1, block_placement="heat")
+#: the Kerberized https-only HA cluster: test_secure_cluster.py and test_secure_ha.py share one
+#: bring-up of it (they run next to each other, conftest's second slot keeps it up)
+SECURE_HA_SPEC = replace(SPEC, ha=True, kerberos=True, tls=True)
 HOT = ["/td/in/hot-0", "/td/in/hot-1"]
 COLD = [f"/td/in/cold-{i}" for i in range(12)]
 DATA = HOT + COLD
@@ -56,8 +60,10 @@ DATA = HOT + COLD
 # such a cold file passed twice the window's mean and was raised too.
 BASE = {p: 1 for p in HOT} | {p: SPEC.workers for p in COLD}
 #: the daemon's round in the tests that watch it decide on the hot workload: one replay (six
-#: jobs 3 s apart, about a minute on 2 cores) spans one or two rounds
-WINDOW_S = 30
+#: jobs 3 s apart, a minute or more on 2 cores) spans three rounds or more. 30 s until
+#: 2026-11-29: a decision waits for its round's end, and the HA tests' 15 s rounds raise as
+#: surely, so the shorter round is CI time saved in every test that waits for a decision
+WINDOW_S = 20
 # a hot file's splits per job: the default profile calls a block hot from a pressure (reads x
 # RF) of 0.3 delayed-map equivalents (1 until 2026-11-26), and the real-cluster rule finds only
 # 8-21% of the truly delayed maps (docs/metrics.md): a CI run with four per job found 0.02 of

@@ -2,17 +2,16 @@
 daemons logged in from keytabs of the cluster's own KDC, SPNEGO and https on every web
 endpoint, SASL on block transfer, grep jobs with delegation tokens.
 
-One bring-up for the module, in the second slot, with test_daemon.py's hot and cold files and
-workload. First the refusals: a missing keytab, an out-of-date one, a wrong principal and an
-untrusted certificate each stop `dsbra run --apply` in one line with nothing changed in HDFS.
-Then `dsbra conf check` and `dsbra observe` through SPNEGO and the CA. The daemon's own run
-on a Kerberized cluster, raising hot files with tickets shorter than its run, is
-test_secure_ha.py's (the same Kerberos and TLS set-up, with HA).
+On test_secure_ha.py's cluster (the same Kerberos and TLS set-up, with HA; one bring-up for
+both modules, in the second slot), with test_daemon.py's hot and cold files. First the
+refusals: a missing keytab, an out-of-date one, a wrong principal and an untrusted certificate
+each stop `dsbra run --apply` in one line with nothing changed in HDFS. Then `dsbra conf check`
+and `dsbra observe` through SPNEGO and the CA. The daemon's own run on a Kerberized cluster,
+raising hot files with tickets shorter than its run, is test_secure_ha.py's.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -21,14 +20,14 @@ import time
 
 import pytest
 
+from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
 from dsbra.daemon.config import bundled_cluster_section
 from dsbra.hadoop.hdfs import make_client
-from harness import BASE, HOT_PROFILE, SPEC, WINDOW_S, Daemon, replication, write_data
+from harness import BASE, HOT_PROFILE, SECURE_HA_SPEC, WINDOW_S, Daemon, replication, write_data
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
 
-SECURE_SPEC = dataclasses.replace(SPEC, kerberos=True, tls=True)
 #: the bundled secure cluster's hadoop.http.authentication.token.validity: how long a SPNEGO
 #: login's cookie lasts, so the daemon logs in again every minute, with the ticket it has then
 COOKIE_VALIDITY_S = 60
@@ -36,13 +35,15 @@ COOKIE_VALIDITY_S = 60
 
 @pytest.fixture(scope="module")
 def secure_cluster(second_slot):
-    layout, env, _ = second_slot.cluster(SECURE_SPEC)
-    paths = sec.security_paths(layout)
-    with sec.client_environment(paths):
-        client = make_client(env["namenode"], kerberos=True, principal=sec.client_principal(),
-                             ca_bundle=env["ca_bundle"])
+    """(layout, env, HDFS client, the active NameNode's and RM's URLs)."""
+    layout, env, _ = second_slot.cluster(SECURE_HA_SPEC, timeout=400)
+    with cl.web_session(SECURE_HA_SPEC, layout) as session:  # in the client's environment
+        client = make_client(";".join(env["namenode"].split(",")), kerberos=True,
+                             principal=sec.client_principal(), ca_bundle=env["ca_bundle"])
         write_data(client)
-        yield layout, env, client
+        active = {"namenode": SECURE_HA_SPEC.namenode_urls[cl.active_namenode(SECURE_HA_SPEC, session)],
+                  "rm": SECURE_HA_SPEC.rm_urls[cl.active_rm(SECURE_HA_SPEC, session)]}
+        yield layout, env, client, active
 
 
 def _daemon(tmp_path, env, name: str, **cluster) -> Daemon:
@@ -90,7 +91,7 @@ def _foreign_ca(tmp_path) -> str:
 
 @pytest.mark.parametrize("case", ["missing keytab", "stale keytab", "wrong principal", "untrusted certificate"])
 def test_a_bad_credential_is_a_one_line_refusal_and_changes_nothing(secure_cluster, tmp_path, case):
-    layout, env, client = secure_cluster
+    layout, env, client, _ = secure_cluster
     if case == "missing keytab":
         cluster, expected = {"keytab": str(tmp_path / "none.keytab")}, ["is not a readable file"]
     elif case == "stale keytab":
@@ -111,9 +112,9 @@ def test_the_web_endpoints_refuse_anonymous_and_plain_http(secure_cluster):
 
     from dsbra.hadoop.auth import kerberos_auth
 
-    _, env, _ = secure_cluster
-    for url in (f"{env['namenode']}/jmx", f"{env['rm']}/ws/v1/cluster/info", f"{env['jhs']}/ws/v1/history/info",
-                f"{env['webhdfs']}/?op=GETFILESTATUS"):
+    _, env, _, active = secure_cluster
+    for url in (f"{active['namenode']}/jmx", f"{active['rm']}/ws/v1/cluster/info",
+                f"{env['jhs']}/ws/v1/history/info", f"{active['namenode']}/webhdfs/v1/?op=GETFILESTATUS"):
         assert requests.get(url, verify=env["ca_bundle"], timeout=10).status_code == 401, url
         # with SPNEGO it answers, and the login's cookie expires within COOKIE_VALIDITY_S
         session = requests.Session()
@@ -122,7 +123,7 @@ def test_the_web_endpoints_refuse_anonymous_and_plain_http(secure_cluster):
         cookie = dict(part.split("=", 1) for part in session.cookies["hadoop.auth"].strip('"').split("&"))
         assert 0 < int(cookie["e"]) / 1000 - time.time() <= COOKIE_VALIDITY_S, (url, cookie)
     with pytest.raises(requests.ConnectionError):
-        requests.get(env["namenode"].replace("https://", "http://") + "/jmx", timeout=10)
+        requests.get(active["namenode"].replace("https://", "http://") + "/jmx", timeout=10)
 
 
 def _security_flags(env) -> list[str]:
@@ -132,9 +133,9 @@ def _security_flags(env) -> list[str]:
 
 
 def test_conf_check_and_observe_work_through_spnego_and_the_ca(secure_cluster):
-    layout, env, _ = secure_cluster
-    check = subprocess.run([sys.executable, "-m", "dsbra", "conf", "check", "--rm", env["rm"], "--nn",
-                            env["namenode"], "--rendered", env["conf_dir"], *_security_flags(env)],
+    _, env, _, active = secure_cluster
+    check = subprocess.run([sys.executable, "-m", "dsbra", "conf", "check", "--rm", active["rm"], "--nn",
+                            active["namenode"], "--rendered", env["conf_dir"], *_security_flags(env)],
                            capture_output=True, text=True, timeout=120, env=_daemon_env(env))
     assert check.returncode == 0 and "no difference from the live cluster" in check.stdout, \
         check.stdout + check.stderr[-2000:]

@@ -1,24 +1,24 @@
-"""dsbra on a Kerberized, https-only HA cluster (`dsbra cluster up --ha --kerberos --tls`,
-issue 23): the two halves test_ha.py and test_secure_cluster.py test apart, together, as the
-clusters dsbra is for run them.
+"""dsbra on a Kerberized, https-only HA cluster (`dsbra cluster up --ha --kerberos --tls`, issue
+23): HA as test_ha.py tests it, with the security test_secure_cluster.py tests on this cluster
+first, together, as the clusters dsbra is for run them.
 
-One bring-up for the module, in the second slot, with test_daemon.py's files: two NameNodes on
-three JournalNodes (each logged in as nn/<its address>), two ResourceManagers, ZooKeeper and a
-ZKFC beside each NameNode (logged in as the NameNode), SPNEGO and https on every web endpoint.
-First `haadmin -failover` as the cluster's Kerberos client, through the ZKFCs. Then the daemon,
-logged in from dsbra's keytab and told nothing but the cluster's client configuration
-(`HADOOP_CONF_DIR`: both NameNodes' and RMs' https addresses), runs while grep jobs keep the hot
-files busy; the active NameNode is killed, then the active RM, and the daemon must go on against
-the new active ones (one more SPNEGO handshake each), raise the new hot file the jobs read
-after each failover through the new active NameNode, keep its cluster lock, and leave a journal
-with every change sent once or reconciled and no file below its base (harness.follow_failovers).
-dsbra's tickets last 30 s, so the daemon logs in again from its keytab several times during the
-run, and no request of its is refused (no 401 in its log).
+One bring-up, in the second slot, shared with test_secure_cluster.py (which runs first and
+fails nothing over), with test_daemon.py's files: two NameNodes on three JournalNodes (each
+logged in as nn/<its address>), two ResourceManagers, ZooKeeper and a ZKFC beside each NameNode
+(logged in as the NameNode), SPNEGO and https on every web endpoint. First `haadmin -failover`
+as the cluster's Kerberos client, through the ZKFCs. Then the daemon, logged in from dsbra's
+keytab and told nothing but the cluster's client configuration (`HADOOP_CONF_DIR`: both
+NameNodes' and RMs' https addresses), runs while grep jobs keep the hot files busy; the active
+NameNode is killed, then the active RM, and the daemon must go on against the new active ones
+(one more SPNEGO handshake each), raise the new hot file the jobs read after each failover
+through the new active NameNode, keep its cluster lock, and leave a journal with every change
+sent once or reconciled and no file below its base (harness.follow_failovers). dsbra's tickets
+last 30 s, so the daemon logs in again from its keytab several times during the run, and no
+request of its is refused (no 401 in its log).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import time
@@ -30,12 +30,11 @@ from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS
 from dsbra.hadoop.hdfs import make_client
-from harness import (HA_INTERVAL_S, HOT_PROFILE, SPEC, Daemon, failover_namenode,
+from harness import (HA_INTERVAL_S, HOT_PROFILE, SECURE_HA_SPEC, Daemon, failover_namenode,
                      follow_failovers, other, write_data)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure, pytest.mark.ha]
 
-SECURE_HA_SPEC = dataclasses.replace(SPEC, ha=True, kerberos=True, tls=True)
 #: dsbra's tickets live this long (the principal's maxlife), so the daemon's run through both
 #: failovers outlives several: each SPNEGO login after the first (a new active NameNode or RM,
 #: or the cluster's 60 s cookie expired) is made with a ticket gssapi took anew from the keytab
