@@ -61,8 +61,8 @@ DATA = HOT + COLD
 BASE = {p: 1 for p in HOT} | {p: SPEC.workers for p in COLD}
 #: the daemon's round in the tests that watch it decide on the hot workload: one replay (six
 #: jobs 3 s apart, a minute or more on 2 cores) spans three rounds or more. 30 s until
-#: 2026-11-29: a decision waits for its round's end, and the HA tests' 15 s rounds raise as
-#: surely, so the shorter round is CI time saved in every test that waits for a decision
+#: 2026-11-29: a decision waits for its round's end (the HA tests decide at 15 s rounds); what
+#: it saved is within the run-to-run swing (benchmarks/results/ci-durations.md)
 WINDOW_S = 20
 # a hot file's splits per job: the default profile calls a block hot from a pressure (reads x
 # RF) of 0.3 delayed-map equivalents (1 until 2026-11-26), and the real-cluster rule finds only
