@@ -15,6 +15,7 @@ from dsbra.cluster.install import ensure_hadoop
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HA_FAILOVERS, HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS,
                                 SHARED_CACHE_ROOT, ClusterSpec, parse_size)
+from dsbra.cluster.values import load_values
 from dsbra.errors import ClusterError, InputError
 
 state_dir_option = click.option(
@@ -146,8 +147,6 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
         raise InputError("--ha-failover needs --ha: without it there is one NameNode and one "
                          "ResourceManager, nothing to fail over")
     if values_file is not None:
-        from dsbra.conf.values import load_values
-
         given = {k: v for k, v in fields.items()
                  if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
         fields = {**fields, **load_values(values_file).spec_fields, **given}

@@ -133,7 +133,7 @@ class ClusterSpec:
     multi_node_placement: bool = False
     preemption: bool = False
     #: Fair Scheduler queues and placement rules (None: config.DEFAULT_QUEUES / DEFAULT_PLACEMENT);
-    #: `dsbra conf` validates them (dsbra.conf.values)
+    #: `dsbra conf` validates them (dsbra.cluster.values)
     queues: list | None = None
     placement: list | None = None
     #: Capacity Scheduler queues under root (None: config.DEFAULT_CAPACITY_QUEUES); validated the same way

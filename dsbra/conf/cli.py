@@ -11,7 +11,7 @@ import requests
 from dsbra.conf.check import compare, notes, read_live, read_rendered
 from dsbra.conf.delay import size_capacity_delay, size_delay
 from dsbra.conf.render import render_values, write_rendered
-from dsbra.conf.values import load_values
+from dsbra.cluster.values import load_values
 from dsbra.errors import InputError
 from dsbra.observe.cli import secure_sessions, security_options
 

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from dsbra.cluster.config import render_host
-from dsbra.conf.values import Values
+from dsbra.cluster.values import Values
 from dsbra.errors import InputError
 
 #: what `conf render` writes (log4j.properties is the bundled cluster's own business)

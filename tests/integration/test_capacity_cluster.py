@@ -13,7 +13,7 @@ import yaml
 from hdfs import InsecureClient
 
 from dsbra.cluster.jobs import run_grep
-from dsbra.conf.values import parse_values
+from dsbra.cluster.values import parse_values
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.scheduler import settings_from_conf
 from netslots import SECOND

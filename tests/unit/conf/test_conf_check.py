@@ -10,7 +10,7 @@ import pytest
 
 from dsbra.conf.check import Live, compare, steady_shares
 from dsbra.conf.render import render_values
-from dsbra.conf.values import parse_values
+from dsbra.cluster.values import parse_values
 from dsbra.hadoop.rest import parse_conf
 
 CAPTURED = Path(__file__).parents[2] / "fixtures" / "captured"

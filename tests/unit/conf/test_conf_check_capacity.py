@@ -12,7 +12,7 @@ import yaml
 
 from dsbra.conf.check import Live, compare, notes, read_rendered
 from dsbra.conf.render import render_values, write_rendered
-from dsbra.conf.values import parse_values
+from dsbra.cluster.values import parse_values
 from dsbra.errors import InputError
 from dsbra.hadoop.rest import parse_conf
 from test_conf_check import live as fair_live

@@ -13,7 +13,7 @@ import yaml
 from dsbra.cluster.config import render_host
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.conf.render import RENDERED, render_values
-from dsbra.conf.values import parse_values
+from dsbra.cluster.values import parse_values
 from dsbra.errors import ConfigError
 
 FULL = """
