@@ -25,7 +25,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from dsbra.impact import METRICS, impact, per_file_sums
+from dsbra.daemon.impact import METRICS, impact, per_file_sums
 from dsbra.policy.experiment import TREATMENT
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate

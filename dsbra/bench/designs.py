@@ -6,7 +6,7 @@ Per setup and seed, four simulated runs of one workload: ``static`` (no policy),
 by period) and ``holdout`` (half of the files the policy raises held out). The true total
 effect is full against static, over every job and map of the run: the effect on the cluster,
 the other files' maps and the policy's copies included. The switchback's estimate is its on
-periods against its off ones (dsbra.switchback); the holdout's, `dsbra impact`'s treated
+periods against its off ones (dsbra.daemon.switchback); the holdout's, `dsbra impact`'s treated
 files against held-out ones, over the maps of decided files (it has no job-level estimate).
 """
 
@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.errors import InputError
-from dsbra.impact import impact
+from dsbra.daemon.impact import impact
 from dsbra.policy.experiment import Switchback
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
 from dsbra.stats import mean_t_interval
-from dsbra.switchback import estimate, judge_finished_jobs, period_means
+from dsbra.daemon.switchback import estimate, judge_finished_jobs, period_means
 
 #: (named setup, workload changes): a workload an hour long, so that a switchback of
 #: 5-minute periods has six blocks; "uniform" is hotspot-stress without its hot spots
@@ -81,7 +81,7 @@ def switchback_read_out(result, sb: Switchback) -> dict:
 def guard_fires_at(result, sb: Switchback, margin: float) -> float | None:
     """When the do-no-harm guard would have stopped the switchback run (simulated s), judged
     as the daemon does at each block's end on the jobs finished and the maps launched by then,
-    of the blocks that ended a period before (dsbra.switchback.settled); None: never. The
+    of the blocks that ended a period before (dsbra.daemon.switchback.settled); None: never. The
     run up to that moment is the same whether the guard then acts or not."""
     finish = np.asarray(result.jobs["finish_s"], float)
     end = float(finish.max()) if len(finish) else 0.0

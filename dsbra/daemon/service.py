@@ -515,7 +515,7 @@ class Daemon:
             return
         from pyarrow import ArrowException
 
-        from dsbra.switchback import guard_reason, read_out
+        from dsbra.daemon.switchback import guard_reason, read_out
 
         try:
             estimate = read_out([self.dir], settled_at_ms=now_ms)

@@ -71,7 +71,7 @@ HOLDOUT_SEED = 4
 
 def test_holdout_keeps_control_files_unchanged_and_impact_reads_the_state(daemon_cluster,
                                                                            tmp_path):
-    from dsbra.impact import impact
+    from dsbra.daemon.impact import impact
     from dsbra.policy.experiment import Holdout
 
     assert list(Holdout(0.5, HOLDOUT_SEED).is_control(HOT)) == [True, False]

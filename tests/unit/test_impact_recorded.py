@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from dsbra.cli import cli
 from dsbra.daemon.records import read_map_records
-from dsbra.impact import MIN_FILES, impact
+from dsbra.daemon.impact import MIN_FILES, impact
 
 STATE = Path(__file__).parent.parent / "fixtures" / "impact" / "daemon-holdout"
 CONTROL, TREATED = "/td/in/hot-0", "/td/in/hot-1"

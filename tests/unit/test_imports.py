@@ -88,9 +88,28 @@ def first_circle(edges: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph folded into the root's packages (``dsbra.daemon`` for every module under
+    it; a module of the root is its own node): which packages import which."""
+    def package(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    folded: dict[str, set[str]] = {package(m): set() for m in edges}
+    for module, imported in edges.items():
+        folded[package(module)] |= {package(i) for i in imported} - {package(module)}
+    return folded
+
+
 def test_dsbra_has_no_import_circle():
     edges, _ = import_graph(PACKAGE)
     assert first_circle(edges) is None, " -> ".join(first_circle(edges))
+
+
+def test_no_two_packages_of_dsbra_import_each_other():
+    """A package that imports a second which imports it back cannot be read apart from it either,
+    even when no two modules form a circle (cluster's CLI and conf's values did until 2026-11-29)."""
+    circle = first_circle(package_graph(import_graph(PACKAGE)[0]))
+    assert circle is None, " -> ".join(circle)
 
 
 def test_no_module_of_dsbra_imports_another_modules_private_name():
@@ -111,3 +130,8 @@ def test_the_check_finds_a_circle_closed_inside_a_function_and_a_private_reach(t
     assert private == [("pkg.c", "pkg.a", "_hidden"), ("pkg.c", "pkg.sub.b", "_inner")]
     (pkg / "sub" / "b.py").write_text("def f():\n    return 1\n")
     assert first_circle(import_graph(pkg)[0]) is None
+    # no module circle, but the packages pkg.a and pkg.sub import each other
+    (pkg / "sub" / "d.py").write_text("from pkg import a\n")
+    edges = import_graph(pkg)[0]
+    assert first_circle(edges) is None
+    assert sorted(first_circle(package_graph(edges))[:-1]) == ["pkg.a", "pkg.sub"]

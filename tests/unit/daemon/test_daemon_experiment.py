@@ -189,7 +189,7 @@ def test_impact_reads_a_replay_dirs_daemon_state(tmp_path):
     DIR/daemon-state; the recorded state dir stands in for one."""
     import shutil
 
-    from dsbra.impact import impact
+    from dsbra.daemon.impact import impact
 
     recorded = Path(__file__).parents[2] / "fixtures" / "impact" / "daemon-holdout"
     shutil.copytree(recorded, tmp_path / "rep1" / "daemon-state")

@@ -19,7 +19,7 @@ from dsbra.daemon.records import (JOB_RECORD_SCHEMA, JOBS_DIR, MAPS_DIR, RecordS
 from dsbra.errors import ConfigError
 from dsbra.observe.collector import MapObservation
 from dsbra.policy.experiment import Switchback
-from dsbra.switchback import MIN_PAIRS
+from dsbra.daemon.switchback import MIN_PAIRS
 
 T0 = 1_700_000_000_000
 

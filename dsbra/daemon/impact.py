@@ -335,7 +335,7 @@ def impact_command(directories: tuple[Path, ...], as_json: bool, png: Path | Non
                              "their directories apart")
         if png is not None:
             raise InputError("--plot draws a holdout's files; a switchback has none to draw")
-        from dsbra import switchback
+        from dsbra.daemon import switchback
 
         result = switchback.read_out(states)
         click.echo(json.dumps(result, indent=1) if as_json else switchback.text(result))
