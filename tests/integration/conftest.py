@@ -27,9 +27,11 @@ from pathlib import Path
 import pytest
 
 from dsbra.cluster import cluster as cl
+from dsbra.cluster import security as sec
 from dsbra.cluster.paths import StateLayout, project_root
 from dsbra.cluster.spec import ClusterSpec
-from harness import DAEMON_SPEC, bundled_cluster, need_root, reset_data, write_data
+from dsbra.hadoop.hdfs import make_client
+from harness import DAEMON_SPEC, SECURE_HA_SPEC, bundled_cluster, need_root, reset_data, write_data
 from netslots import MAIN, SECOND_LAST, SECOND_LOCK, SLOT
 
 WORKERS = int(os.environ.get("DSBRA_TEST_WORKERS", "4"))
@@ -168,6 +170,19 @@ def daemon_cluster(second_slot):
     client = cl.hdfs_client(env["namenode"])
     (write_data if fresh else reset_data)(client)
     return layout, env, client
+
+
+@pytest.fixture(scope="module")
+def secure_ha_cluster(second_slot):
+    """The Kerberized https-only HA cluster (harness.SECURE_HA_SPEC) of test_secure_cluster.py
+    and test_secure_ha.py, every data file written at its BASE: (layout, env, an HDFS client
+    over both NameNodes, the cluster's web session), in the client's Kerberos environment."""
+    layout, env, _ = second_slot.cluster(SECURE_HA_SPEC, timeout=400)
+    with cl.web_session(SECURE_HA_SPEC, layout) as session:
+        client = make_client(";".join(env["namenode"].split(",")), kerberos=True,
+                             principal=sec.client_principal(), ca_bundle=env["ca_bundle"])
+        write_data(client)
+        yield layout, env, client, session
 
 
 @pytest.fixture

@@ -23,8 +23,7 @@ import pytest
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
 from dsbra.daemon.config import bundled_cluster_section
-from dsbra.hadoop.hdfs import make_client
-from harness import BASE, HOT_PROFILE, SECURE_HA_SPEC, WINDOW_S, Daemon, replication, write_data
+from harness import BASE, HOT_PROFILE, SECURE_HA_SPEC, WINDOW_S, Daemon, replication
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
 
@@ -34,16 +33,13 @@ COOKIE_VALIDITY_S = 60
 
 
 @pytest.fixture(scope="module")
-def secure_cluster(second_slot):
-    """(layout, env, HDFS client, the active NameNode's and RM's URLs)."""
-    layout, env, _ = second_slot.cluster(SECURE_HA_SPEC, timeout=400)
-    with cl.web_session(SECURE_HA_SPEC, layout) as session:  # in the client's environment
-        client = make_client(";".join(env["namenode"].split(",")), kerberos=True,
-                             principal=sec.client_principal(), ca_bundle=env["ca_bundle"])
-        write_data(client)
-        active = {"namenode": SECURE_HA_SPEC.namenode_urls[cl.active_namenode(SECURE_HA_SPEC, session)],
-                  "rm": SECURE_HA_SPEC.rm_urls[cl.active_rm(SECURE_HA_SPEC, session)]}
-        yield layout, env, client, active
+def secure_cluster(secure_ha_cluster):
+    """conftest's secure_ha_cluster as (layout, env, HDFS client, the active NameNode's and RM's
+    URLs)."""
+    layout, env, client, session = secure_ha_cluster
+    active = {"namenode": SECURE_HA_SPEC.namenode_urls[cl.active_namenode(SECURE_HA_SPEC, session)],
+              "rm": SECURE_HA_SPEC.rm_urls[cl.active_rm(SECURE_HA_SPEC, session)]}
+    return layout, env, client, active
 
 
 def _daemon(tmp_path, env, name: str, **cluster) -> Daemon:

@@ -29,9 +29,8 @@ import pytest
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
 from dsbra.cluster.spec import HA_NAMENODES, HA_RMS
-from dsbra.hadoop.hdfs import make_client
 from harness import (HA_INTERVAL_S, HOT_PROFILE, SECURE_HA_SPEC, Daemon, failover_namenode,
-                     follow_failovers, other, write_data)
+                     follow_failovers, other)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure, pytest.mark.ha]
 
@@ -42,15 +41,11 @@ TICKET_LIFETIME_S = 30
 
 
 @pytest.fixture(scope="module")
-def secure_ha_cluster(second_slot):
-    layout, env, _ = second_slot.cluster(SECURE_HA_SPEC, timeout=400)
-    with cl.web_session(SECURE_HA_SPEC, layout) as session:  # in the client's environment
-        client = make_client(";".join(env["namenode"].split(",")), kerberos=True,
-                             principal=sec.client_principal(), ca_bundle=env["ca_bundle"])
-        write_data(client)
-        sec.kadmin(sec.security_paths(layout),
-                   f'modprinc -maxlife "{TICKET_LIFETIME_S} seconds" {sec.DSBRA_PRINCIPAL}')
-        yield layout, env, client, session
+def secure_ha_cluster(secure_ha_cluster):
+    """conftest's, with dsbra's tickets cut to TICKET_LIFETIME_S."""
+    sec.kadmin(sec.security_paths(secure_ha_cluster[0]),
+               f'modprinc -maxlife "{TICKET_LIFETIME_S} seconds" {sec.DSBRA_PRINCIPAL}')
+    return secure_ha_cluster
 
 
 def test_haadmin_failover_through_the_zkfcs_as_the_kerberos_client(secure_ha_cluster):
