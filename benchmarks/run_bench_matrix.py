@@ -10,6 +10,8 @@ One schedule, one data set, several arms, each run ``--reps`` times:
 off is -1 for the node delay and 0 for the additional rack delay, so no off-switch wait either);
 - ``dsbra``: the daemon (`dsbra run --apply`, the default profile) beside the jobs;
 - ``calibrated``, ``paper-literal``: the daemon with those named profiles;
+- ``dsbra-hold``: the daemon with issue 43's candidate profile ``adaptive-hold`` (every worker
+  as the ceiling, an extra replica held 3 rounds without heat);
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
   dsbra/policy/baselines.py), on the same observed signals;
 - ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides
@@ -93,8 +95,9 @@ DAEMON_ARMS = {"dsbra": {}, "calibrated": {"policy": {"profile": "calibrated"}},
                "paper-literal": {"policy": {"profile": "paper-literal"}},
                "scarlett": {"policy": {"name": "scarlett"}}, "dare": {"policy": {"name": "dare"}},
                "dsbra-holdout": {"experiment": {"holdout": 0.5}},
-               "dsbra-dry-run": {"mode": "dry-run"}}
-ARMS = ["static", "dsbra", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
+               "dsbra-dry-run": {"mode": "dry-run"},
+               "dsbra-hold": {"policy": {"profile": "adaptive-hold"}}}
+ARMS = ["static", "dsbra", "dsbra-hold", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
         "dsbra-holdout", "dsbra-dry-run", "static-per-job", *JOB_CONF_ARMS, "static-nodelay"]
 #: the directory of --warm-up's run, which no report reads
 WARM_UP = "warm-up"

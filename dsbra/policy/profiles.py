@@ -205,10 +205,16 @@ PROFILES: dict[str, dict] = {
 # measured in benchmarks/results/sim-policy-candidates/ (docs/algorithm.md), not the default
 _HYSTERESIS = {"hot_rounds": 2, "hot_window": 3, "min_hold_rounds": 3}
 _CAP = {"replica_cap_fraction": 0.5}
+# the one candidate that beat the default on both 20-node hot-spot setups (10 seeds, paired):
+# every worker as the ceiling (HDFS's own dfs.replication.max, so the live nodes bound it) and
+# an extra replica kept until its block has gone 3 rounds without heat, against the churn the
+# higher ceiling otherwise brings
+_EVERY_WORKER_HOLD = {"max_replication": 512, "min_hold_rounds": 3}
 PROFILES.update({
     "adaptive-hysteresis": {**PROFILES["adaptive"], **_HYSTERESIS},
     "adaptive-capped": {**PROFILES["adaptive"], **_CAP},
     "adaptive-hysteresis-capped": {**PROFILES["adaptive"], **_HYSTERESIS, **_CAP},
+    "adaptive-hold": {**PROFILES["adaptive"], **_EVERY_WORKER_HOLD},
 })
 DEFAULT_PROFILE = "adaptive"
 """The profile of ``dsbra plan``, the simulator's ``--policy dsbra`` and the daemon."""

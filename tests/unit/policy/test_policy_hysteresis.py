@@ -182,8 +182,9 @@ def test_hysteresis_off_by_default_changes_no_decision(round_and_state):
 
 
 def test_candidate_profiles_differ_from_adaptive_only_in_the_new_options():
-    new = {"hot_rounds", "hot_window", "min_hold_rounds", "replica_cap_fraction"}
-    for name in ("adaptive-hysteresis", "adaptive-capped", "adaptive-hysteresis-capped"):
+    new = {"hot_rounds", "hot_window", "min_hold_rounds", "replica_cap_fraction", "max_replication"}
+    for name in ("adaptive-hysteresis", "adaptive-capped", "adaptive-hysteresis-capped",
+                 "adaptive-hold"):
         diff = {k for k in set(PROFILES[name]) | set(PROFILES["adaptive"])
                 if PROFILES[name].get(k) != PROFILES["adaptive"].get(k)}
         assert diff and diff <= new
