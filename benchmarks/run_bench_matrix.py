@@ -10,8 +10,9 @@ One schedule, one data set, several arms, each run ``--reps`` times:
 off is -1 for the node delay and 0 for the additional rack delay, so no off-switch wait either);
 - ``dsbra``: the daemon (`dsbra run --apply`, the default profile) beside the jobs;
 - ``calibrated``, ``paper-literal``: the daemon with those named profiles;
-- ``dsbra-hold``: the daemon with issue 43's candidate profile ``adaptive-hold`` (every worker
-  as the ceiling, an extra replica held 3 rounds without heat);
+- ``dsbra-hold``: the daemon with issue 43's candidate profile ``adaptive-hold`` (a hot block
+  on at most 3/4 of the workers, every worker the ceiling otherwise; an extra replica held 3
+  rounds without heat);
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
   dsbra/policy/baselines.py), on the same observed signals;
 - ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides

@@ -29,17 +29,19 @@ from dsbra.sim.variants import VARIANTS
 ARMS = ("static", "oracle", "oracle-reactive", "dsbra", "dsbra-hysteresis", "dsbra-capped",
         "dsbra-hysteresis-capped", "dsbra-confirm2of3", "dsbra-confirm-bypass4", "dsbra-hold2",
         "dsbra-hold3", "dsbra-hold5", "dsbra-cap0.25", "dsbra-near", "dsbra-away",
-        "dsbra-capped-near", "dsbra-capped-away", "dsbra-coread0.5", "dsbra-capped-coread0.5")
+        "dsbra-capped-near", "dsbra-capped-away", "dsbra-coread0.5", "dsbra-capped-coread0.5",
+        "dsbra-hold")
 
 
-def config(fit: dict, variant: str, seed: int):
+def config(fit: dict, variant: str, seed: int, copies: dict | None = None):
+    """``copies``: SimConfig's copy_mbps / copy_streams over the fit's (free copies at 40 MB/s)."""
     v = VARIANTS[variant]
     base_arm = v["policy"] if v["policy"] in ("static", "oracle", "dsbra") else "static"
     model = {k: x for k, x in fit["task_model"].items() if k != "sources"}
     am = {k: fit["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")}
     cfg = arm_config(base_arm, model, fit["slots_per_node"], INTERVAL_S, fit["heartbeat_s"], am,
                      fit["binding"], seed)
-    return dataclasses.replace(cfg, policy=v["policy"], policy_params=v.get("params", {}))
+    return dataclasses.replace(cfg, policy=v["policy"], policy_params=v.get("params", {}), **(copies or {}))
 
 
 def main() -> None:
@@ -48,7 +50,14 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--arms", nargs="*", default=list(ARMS), choices=list(ARMS))
+    ap.add_argument("--copy-mbps", type=float, default=None,
+                    help="a re-replication copy's MB/s (the bundled cluster's 40 Mbit/s links: the "
+                         "fit's read_mbps_rack); default the simulator's 40")
+    ap.add_argument("--copy-streams", type=int, default=0,
+                    help="copies as DataNode traffic, at most N sent by a holder at once, sharing "
+                         "its and the target's disk with the maps (Hadoop's max-streams is 2); 0: free")
     a = ap.parse_args()
+    copies = {"copy_streams": a.copy_streams} | ({"copy_mbps": a.copy_mbps} if a.copy_mbps else {})
     fit = json.loads((a.results / "sim-vs-real.json").read_text())
     if fit.get("model") != "am" or fit.get("capacity_node_delay") is not None:
         ap.error("needs a fit of compare_sim_real.py --model am on the Fair Scheduler")
@@ -59,7 +68,7 @@ def main() -> None:
     for variant in a.arms:
         for seed in range(a.seeds):
             t0 = time.perf_counter()
-            res = simulate(config(fit, variant, seed), WorkloadSpec(source=f"schedule:{schedule}"))
+            res = simulate(config(fit, variant, seed, copies), WorkloadSpec(source=f"schedule:{schedule}"))
             rows.append({"setup": setup, "variant": variant, "seed": seed, "command": command,
                          "wall_s": time.perf_counter() - t0, "summary": res.summary})
             s = res.summary

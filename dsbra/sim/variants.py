@@ -93,6 +93,10 @@ VARIANTS = {
     "dsbra-hold3-maxrep20": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                              "cluster": {"max_replication": 20},
                              "params": {"min_hold_rounds": 3}},
+    # the adaptive-hold profile (3/4 of every worker, held 3 rounds) with the simulator's
+    # ceiling lifted to its 20 nodes, as the profile's 512 lifts the daemon's
+    "dsbra-hold": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                   "cluster": {"max_replication": 20}, "params": {"profile": "adaptive-hold"}},
     # what a hot block's jobs read with it: its new replicas near those blocks' holders or
     # away from them (alone, and under the cap, where the choice of nodes is wider), and the
     # blocks most of its jobs read raised beside it
