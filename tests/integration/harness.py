@@ -64,11 +64,13 @@ BASE = {p: 1 for p in HOT} | {p: SPEC.workers for p in COLD}
 #: 2026-11-29: a decision waits for its round's end (the HA tests decide at 15 s rounds); what
 #: it saved is within the run-to-run swing (benchmarks/results/ci-durations.md)
 WINDOW_S = 20
-# a hot file's splits per job: the default profile calls a block hot from a pressure (reads x
-# RF) of 0.3 delayed-map equivalents (1 until 2026-11-26), and the real-cluster rule finds only
-# 8-21% of the truly delayed maps (docs/metrics.md): a CI run with four per job found 0.02 of
-# RF on a hot block
-HOT_READS = 8
+#: a hot file's splits per job: more than the five containers of its holder, so that a job's
+#: hot maps wait for it even when no other job runs there (four, tried 2026-11-29, fit the five
+#: and a secure HA round saw no delayed map). Each split is a map JVM of about 3.6 CPU seconds on
+#: this machine (a 9-map GrepScan job, 2026-12-02: 32 of the job's 54 CPU seconds in its
+#: YarnChild JVMs, 8 in its AM), so a replay's cost is its maps: eight per hot file until
+#: 2026-12-02 made 18 maps a job, six make 14
+HOT_READS = 6
 #: the profile of the daemon tests, which are about the daemon, not the profile: the default
 #: one, but a block is hot from a tenth of a delayed-map equivalent (not 0.3; these windows hold
 #: a few dozen maps, and the real-cluster rule finds 8-21% of the truly delayed ones,
