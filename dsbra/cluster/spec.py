@@ -10,6 +10,7 @@ import ipaddress
 from dataclasses import asdict, dataclass, field
 
 from dsbra.errors import InputError
+from dsbra.hadoop import locality
 
 HADOOP_VERSION = "3.4.2"
 #: versions the bundled cluster runs: 3.4.x answers REST in Jersey 1's JSON shapes, 3.5.x in Jersey 2's
@@ -121,8 +122,8 @@ class ClusterSpec:
     #: before a rack-local container (-1: off), and after those before an off-switch one (-1:
     #: the locality wait factor instead); RegularContainerAllocator.canAssign caps both by the
     #: cluster's node count
-    node_locality_delay: int = 40
-    rack_locality_additional_delay: int = -1
+    node_locality_delay: int = locality.NODE_LOCALITY_DELAY
+    rack_locality_additional_delay: int = locality.RACK_LOCALITY_ADDITIONAL_DELAY
     #: how the Capacity Scheduler fills a heartbeating node (Hadoop's defaults): several
     #: containers per heartbeat, at most max_container_assignments (-1: no limit) and
     #: max_offswitch_assignments off-switch; no asynchronous or multi-node placement
@@ -233,18 +234,16 @@ class ClusterSpec:
         if self.block_size < 1024 * 1024 or self.block_size % 512:
             raise InputError(f"--block-size must be at least 1 MiB and a multiple of 512, got {self.block_size}")
         for name, value in (("node", self.locality_delay_node), ("rack", self.locality_delay_rack)):
-            if value != -1.0 and not 0.0 <= value <= 1.0:
-                raise InputError(f"--locality-delay-{name} must be -1 (off) or within 0..1, got {value}")
+            if problem := locality.threshold_problem(value):
+                raise InputError(f"--locality-delay-{name} {problem}")
         node_ms, rack_ms = self.locality_delay_node_ms, self.locality_delay_rack_ms
-        if (node_ms < 0) != (rack_ms < 0) or min(node_ms, rack_ms) < -1:
-            raise InputError("--locality-delay-node-ms and --locality-delay-rack-ms go together: both >= 0 "
-                             f"(time-based delay) or both -1 (off), got {node_ms} and {rack_ms}")
+        if problem := locality.timed_delays_problem(node_ms, rack_ms):
+            raise InputError(f"--locality-delay-node-ms and --locality-delay-rack-ms {problem}")
         if self.scheduler not in SCHEDULERS:
             raise InputError(f"--scheduler must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
-        if self.node_locality_delay < -1 or self.rack_locality_additional_delay < -1:
-            raise InputError("--node-locality-delay and --rack-locality-additional-delay are counts of missed "
-                             "scheduling opportunities, >= 0, or -1 (node: off; rack: the locality wait "
-                             f"factor), got {self.node_locality_delay} and {self.rack_locality_additional_delay}")
+        for name in ("node_locality_delay", "rack_locality_additional_delay"):
+            if problem := locality.opportunities_problem(getattr(self, name)):
+                raise InputError(f"--{name.replace('_', '-')} {problem}")
         if self.scheduler == "capacity" and (self.continuous_scheduling or node_ms >= 0):
             raise InputError("--continuous-scheduling and --locality-delay-node-ms/-rack-ms are the Fair "
                              "Scheduler's; the Capacity Scheduler takes --node-locality-delay and "

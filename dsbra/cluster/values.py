@@ -17,6 +17,7 @@ import yaml
 from dsbra.cluster.config import CAPACITY_LEAF_DEFAULTS, DEFAULT_QUEUES, HostPaths
 from dsbra.cluster.spec import ClusterSpec, parse_size
 from dsbra.errors import ConfigError, InputError
+from dsbra.hadoop import locality
 
 SECTIONS = {"cluster", "hdfs", "yarn", "queues", "placement", "capacity_queues", "render"}
 CLUSTER_KEYS = {"workers": int, "racks": int, "subnet": str, "prefix": str, "port_offset": int,
@@ -115,8 +116,8 @@ def _yarn(yarn: dict) -> dict:
         key = f"locality_threshold_{side}"
         if key in yarn:
             value = _typed(yarn[key], f"yarn.{key}", float)
-            if value != -1.0 and not 0.0 <= value <= 1.0:
-                raise ConfigError(f"yarn.{key}: must be -1 (off) or within 0..1, got {value}")
+            if problem := locality.threshold_problem(value):
+                raise ConfigError(f"yarn.{key}: {problem}")
             out[f"locality_delay_{side}"] = value
     timed = [k for k in ("locality_delay_node", "locality_delay_rack") if k in yarn]
     if timed and len(timed) == 1:
@@ -135,9 +136,8 @@ def _yarn(yarn: dict) -> dict:
     for key in ("node_locality_delay", "rack_locality_additional_delay"):  # the Capacity Scheduler's
         if key in yarn:
             value = yarn[key]
-            if isinstance(value, bool) or not isinstance(value, int) or value < -1:
-                raise ConfigError(f"yarn.{key}: must be a count of missed scheduling opportunities "
-                                  f">= 0, or -1, got {value!r}")
+            if problem := locality.opportunities_problem(value):
+                raise ConfigError(f"yarn.{key}: {problem}")
             out[key] = value
     for key in ("multiple_assignments", "schedule_asynchronously", "multi_node_placement"):
         if key in yarn:

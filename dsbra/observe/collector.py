@@ -28,10 +28,11 @@ import fastavro
 
 from dsbra.errors import HadoopError, StateError
 from dsbra.hadoop import shapes
+from dsbra.hadoop.locality import NODE_LOCALITY_DELAY
 from dsbra.hadoop.rest import (AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs,
                                split_urls)
 from dsbra.observe import activities, jhist, splits
-from dsbra.observe.scheduler import (CAPACITY_NODE_DELAY_DEFAULT, SchedulerSettings,
+from dsbra.observe.scheduler import (SchedulerSettings,
                                      settings_from_conf)
 
 log = logging.getLogger(__name__)
@@ -234,7 +235,7 @@ class Collector:
                             "node-locality-delay (capacity-scheduler.xml is not in its /conf): "
                             "assuming Hadoop's default %d; give the cluster's value as "
                             "cluster.node_locality_delay (dsbra run) or --node-locality-delay "
-                            "(dsbra observe)", CAPACITY_NODE_DELAY_DEFAULT)
+                            "(dsbra observe)", NODE_LOCALITY_DELAY)
         return self._settings
 
     # ------------------------------------------------------------------ polling

@@ -31,12 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dsbra.errors import HadoopError
-from dsbra.hadoop import shapes
+from dsbra.hadoop import locality, shapes
 
 FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
 CAPACITY = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
-#: the Capacity Scheduler's node delay when its configuration does not say (Hadoop's default)
-CAPACITY_NODE_DELAY_DEFAULT = 40
 
 
 @dataclass(frozen=True)
@@ -103,7 +101,7 @@ def settings_from_conf(conf: dict[str, str], nodes: int,
     heartbeat_s = _f(conf, "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", 1000) / 1000
     if heartbeat_s <= 0:
         raise HadoopError(f"ResourceManager reports a node heartbeat interval of {heartbeat_s} s")
-    threshold = _f(conf, "yarn.scheduler.fair.locality.threshold.node", -1.0)
+    threshold = _f(conf, "yarn.scheduler.fair.locality.threshold.node", locality.THRESHOLD_OFF)
     continuous = conf.get("yarn.scheduler.fair.continuous-scheduling-enabled", "false") \
         .strip().lower() == "true"
     delay_ms = _f(conf, "yarn.scheduler.fair.locality-delay-node-ms", -1)
@@ -142,4 +140,4 @@ def _capacity_node_delay(conf: dict[str, str], given: int | None) -> tuple[int, 
         return int(live), "rm-conf"
     if given is not None:
         return given, "dsbra-config"
-    return CAPACITY_NODE_DELAY_DEFAULT, "hadoop-default"
+    return locality.NODE_LOCALITY_DELAY, "hadoop-default"

@@ -69,9 +69,9 @@ log = logging.getLogger(__name__)
               help="W1: node-locality wait (hfs). 0 with --delay-rack-s 0 = no delay scheduling.")
 @click.option("--delay-rack-s", type=float, default=5.0, show_default=True,
               help="W2: further rack-locality wait (hfs).")
-@click.option("--yarn-threshold-node", type=float, default=-1.0, show_default=True,
-              help="yarn: locality.threshold.node (fraction of nodes; < 0 disables).")
-@click.option("--yarn-threshold-rack", type=float, default=-1.0, show_default=True,
+@click.option("--yarn-threshold-node", type=float, default=SimConfig.yarn_threshold_node, show_default=True,
+              help="yarn: locality.threshold.node (fraction of nodes within 0..1; -1 disables).")
+@click.option("--yarn-threshold-rack", type=float, default=SimConfig.yarn_threshold_rack, show_default=True,
               help="yarn: locality.threshold.rack.")
 @click.option("--node-locality-delay", type=int, default=SimConfig.node_locality_delay, show_default=True,
               help="capacity: missed scheduling opportunities before a rack-local map (capped by "

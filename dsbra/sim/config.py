@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from dsbra.errors import ConfigError
+from dsbra.hadoop import locality
 
 SCHEDULERS = ("fair", "fifo", "capacity")
 DELAY_MODES = ("hfs", "yarn")
@@ -108,12 +109,12 @@ class SimConfig:
     delay_mode: str = "hfs"
     delay_node_s: float = 5.0
     delay_rack_s: float = 5.0
-    yarn_threshold_node: float = -1.0
-    yarn_threshold_rack: float = -1.0
+    yarn_threshold_node: float = locality.THRESHOLD_OFF
+    yarn_threshold_rack: float = locality.THRESHOLD_OFF
     heartbeat_s: float = 1.0
     #: the Capacity Scheduler's delays (scheduler capacity): missed opportunities, capped by nodes
-    node_locality_delay: int = 40
-    rack_locality_additional_delay: int = -1
+    node_locality_delay: int = locality.NODE_LOCALITY_DELAY
+    rack_locality_additional_delay: int = locality.RACK_LOCALITY_ADDITIONAL_DELAY
     assign_multiple: bool = False
     binding: str = "yarn-mr"
     am_heartbeat_s: float = HADOOP_AM_HEARTBEAT_S
@@ -187,10 +188,8 @@ class SimConfig:
             if not _finite(v) or v < 0:
                 raise ConfigError(f"{name.replace('_', '-')} must be >= 0, got {v!r}")
         for name in ("yarn_threshold_node", "yarn_threshold_rack"):
-            v = getattr(self, name)
-            if not _finite(v) or v > 1:
-                raise ConfigError(f"{name.replace('_', '-')} must be <= 1 (a fraction of the "
-                                  f"cluster size; < 0 disables), got {v!r}")
+            if problem := locality.threshold_problem(getattr(self, name)):
+                raise ConfigError(f"{name.replace('_', '-')} {problem}")
         if not _finite(self.am_slots) or not 0 <= self.am_slots <= self.slots_per_node:
             raise ConfigError(f"am-slots must be in [0, slots-per-node {self.slots_per_node}], "
                               f"got {self.am_slots!r}")
@@ -222,9 +221,9 @@ class SimConfig:
         if self.policy in (ORACLE, REACTIVE_ORACLE) and self.signals != "scheduler":
             raise ConfigError(f"policy {self.policy} runs no policy rounds on signals: use "
                               "--signals scheduler")
-        if self.node_locality_delay < -1 or self.rack_locality_additional_delay < -1:
-            raise ConfigError("node-locality-delay and rack-locality-additional-delay must be >= -1, "
-                              f"got {self.node_locality_delay} and {self.rack_locality_additional_delay}")
+        for name in ("node_locality_delay", "rack_locality_additional_delay"):
+            if problem := locality.opportunities_problem(getattr(self, name)):
+                raise ConfigError(f"{name.replace('_', '-')} {problem}")
         if self.delay_mode == "hfs" and (self.yarn_threshold_node >= 0
                                          or self.yarn_threshold_rack >= 0):
             raise ConfigError("yarn-threshold-node/rack need delay mode yarn (--delay-mode yarn)")

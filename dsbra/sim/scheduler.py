@@ -14,6 +14,8 @@ each allowed only at the job's current locality level. Split hosts are fixed at 
 
 from __future__ import annotations
 
+from dsbra.hadoop import locality
+
 NODE_LOCAL, RACK_LOCAL, OFF_SWITCH = 0, 1, 2
 
 
@@ -54,7 +56,8 @@ class Scheduler:
     def __init__(self, *, policy: str, delay_mode: str, delay_node_s: float,
                  delay_rack_s: float, yarn_threshold_node: float, yarn_threshold_rack: float,
                  nodes: int, rack_of: list[int], launched: bytearray,
-                 node_locality_delay: int = 40, rack_locality_additional_delay: int = -1,
+                 node_locality_delay: int = locality.NODE_LOCALITY_DELAY,
+                 rack_locality_additional_delay: int = locality.RACK_LOCALITY_ADDITIONAL_DELAY,
                  binding: str = "task"):
         self.fair = policy == "fair"
         self.launched = launched
