@@ -17,6 +17,7 @@ from pathlib import Path
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
+from dsbra.hadoop import locality
 
 WORKERS = 4
 DELAY_MS = 10_000
@@ -57,7 +58,8 @@ def arm_order(arms: list[str], rep: int) -> list[str]:
     return arms[k:] + arms[:k]
 
 
-def cluster_up(delay: bool, seed: int, scheduler: str = "fair", node_delay: int = 40,
+def cluster_up(delay: bool, seed: int, scheduler: str = "fair",
+               node_delay: int = locality.NODE_LOCALITY_DELAY,
                shared_cache: bool = False) -> None:
     """The cluster with delay scheduling on or off (and YARN's shared cache or not), restarted
     when it runs otherwise, and the data set in it (a restarted cluster's HDFS starts empty;

@@ -1,9 +1,10 @@
 """The schedulers' delay-scheduling settings, declared once: Hadoop's defaults and bounds.
 
-The cluster spec (`dsbra cluster up` and values files), the simulator, the daemon's
-``cluster.node_locality_delay`` and `dsbra observe` take these settings. Each front end checks a
-value with the function here and names it its own way (a flag, a values key), so the reason
-reads the same wherever it is given.
+The cluster spec (`dsbra cluster up`), values files and the simulator check a value with the
+function here and name it their own way (a flag, a values key), so the reason reads the same
+wherever it is given; `dsbra observe` and the daemon assume Hadoop's default node delay when a
+ResourceManager's /conf does not show one (their own ``--node-locality-delay`` /
+``cluster.node_locality_delay`` is a count >= 0, checked by their option types).
 
 - Fair Scheduler: ``yarn.scheduler.fair.locality.threshold.node`` / ``.rack``, a fraction of the
   cluster's nodes as missed scheduling opportunities, -1 off; with continuous scheduling,

@@ -32,8 +32,7 @@ from dsbra.hadoop.locality import NODE_LOCALITY_DELAY
 from dsbra.hadoop.rest import (AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs,
                                split_urls)
 from dsbra.observe import activities, jhist, splits
-from dsbra.observe.scheduler import (SchedulerSettings,
-                                     settings_from_conf)
+from dsbra.observe.scheduler import SchedulerSettings, settings_from_conf
 
 log = logging.getLogger(__name__)
 
