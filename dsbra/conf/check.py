@@ -21,15 +21,15 @@ from pathlib import Path
 
 from dsbra.conf.render import RENDERED
 from dsbra.errors import InputError
-from dsbra.hadoop import shapes
+from dsbra.hadoop import locality, shapes
 from dsbra.hadoop.rest import Endpoint, ResourceManager, parse_conf
 
 #: the RM settings that decide scheduling, and Hadoop's default when a file leaves one out
 YARN_KEYS = {
     "yarn.resourcemanager.scheduler.class": None,
     "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "1000",
-    "yarn.scheduler.fair.locality.threshold.node": "-1.0",
-    "yarn.scheduler.fair.locality.threshold.rack": "-1.0",
+    "yarn.scheduler.fair.locality.threshold.node": str(locality.THRESHOLD_OFF),
+    "yarn.scheduler.fair.locality.threshold.rack": str(locality.THRESHOLD_OFF),
     "yarn.scheduler.fair.continuous-scheduling-enabled": "false",
     "yarn.scheduler.fair.locality-delay-node-ms": "-1",
     "yarn.scheduler.fair.locality-delay-rack-ms": "-1",

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import requests
 
+from dsbra.conf.advice import advise
 from dsbra.conf.check import compare, notes, read_live, read_rendered
 from dsbra.conf.delay import size_capacity_delay, size_delay
 from dsbra.conf.render import render_values, write_rendered
@@ -105,12 +106,16 @@ def render(values_file, out) -> None:
               help="Compare with what this values file renders.")
 @click.option("--rendered", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Compare with the files `dsbra conf render` wrote into this directory.")
+@click.option("--advise", "advise_too", is_flag=True,
+              help="Also name the live settings that cost node locality, what to change and what the "
+                   "change was measured to be worth, in the simulator and on a real cluster (docs/conf.md).")
 @security_options
-def check(rm_url, nn_url, values_file, rendered, ca_bundle, kerberos, principal, keytab) -> None:
+def check(rm_url, nn_url, values_file, rendered, advise_too, ca_bundle, kerberos, principal, keytab) -> None:
     """Report every difference between a live cluster (its RM's effective scheduler settings,
     queues and node racks; with --nn the NameNode's) and the rendered files or values, for the
     Fair or the Capacity Scheduler; then, as notes, what the live cluster does not show (the
-    Capacity Scheduler's locality delays and assignment settings). Exit 0 if no difference, 1 if any."""
+    Capacity Scheduler's locality delays and assignment settings); with --advise, the settings
+    that cost locality. Exit 0 if no difference, 1 if any (advice does not count)."""
     if (values_file is None) == (rendered is None):
         raise InputError("give exactly one of --values FILE and --rendered DIR")
     files = render_values(load_values(values_file)) if values_file else read_rendered(rendered)
@@ -122,5 +127,7 @@ def check(rm_url, nn_url, values_file, rendered, ca_bundle, kerberos, principal,
         click.echo(line)
     for line in notes(files, live):
         click.echo(f"note: {line}")
+    for advice in advise(live.rm_conf) if advise_too else []:
+        click.echo("advice: " + "\n".join(advice.lines()))
     click.echo(f"{len(diffs)} difference(s) from the live cluster" if diffs else "no difference from the live cluster")
     raise SystemExit(1 if diffs else 0)

@@ -1,6 +1,6 @@
 """`dsbra conf render/check` against Hadoop itself: a second one-worker cluster started from a
 values file (two queues with weights 1 and 3), whose live RM and NameNode must then agree with
-the rendered files; a changed weight must be reported."""
+the rendered files; a changed weight must be reported, and `--advise` names what costs locality."""
 
 from __future__ import annotations
 
@@ -42,6 +42,15 @@ def test_cluster_started_from_rendered_values_agrees_and_a_changed_weight_is_rep
 
         proc = run_dsbra("conf", "check", *live, "--values", str(values))
         assert (proc.returncode, proc.stdout.strip()) == (0, "no difference from the live cluster"), proc.stdout
+        # the advice: this cluster's count-based delay is on, its AM heartbeat 500 ms
+        proc = run_dsbra("conf", "check", *live, "--values", str(values), "--advise")
+        lines = proc.stdout.strip().splitlines()
+        assert (proc.returncode, lines[-1]) == (0, "no difference from the live cluster"), proc.stdout
+        assert lines[0] == ("advice: yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms is 500 ms: set it to "
+                            "100 ms in the jobs' mapred-site.xml (the ApplicationMaster sends its asks and "
+                            "binds its containers at this beat)"), proc.stdout
+        assert [line.split(":")[0] for line in lines[1:3]] == ["  simulator", "  real cluster"], proc.stdout
+        assert len(lines) == 4, proc.stdout  # no advice on the delay
         proc = run_dsbra("conf", "check", *live, "--rendered", str(rendered))
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
