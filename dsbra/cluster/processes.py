@@ -106,3 +106,71 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def java_main_class(cmdline: list[bytes]) -> str | None:
+    """The main class of a ``java`` command line: its first argument that is neither an option
+    nor the class path after ``-cp``/``-classpath``; None for another program."""
+    if not cmdline or not cmdline[0].endswith(b"java"):
+        return None
+    args = iter(cmdline[1:])
+    for arg in args:
+        if arg in (b"-cp", b"-classpath"):
+            next(args, None)
+        elif arg and not arg.startswith(b"-"):
+            return arg.decode(errors="replace")
+    return None
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of ``pid`` in seconds (/proc/<pid>/stat), None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuAccount:
+    """The CPU seconds every Java process used while a workload ran, by main class, from /proc
+    sampled by the caller: a process alive at the first sample counts from there; one that
+    exits counts up to its last sample, so it may miss up to one interval of its CPU."""
+
+    def __init__(self) -> None:
+        self.start: dict[int, float] = {}
+        self.last: dict[int, tuple[str, float]] = {}
+        self.sampled = False
+
+    def sample(self) -> None:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            pid = int(entry.name)
+            if pid not in self.last:
+                try:
+                    main = java_main_class((entry / "cmdline").read_bytes().split(b"\0"))
+                except OSError:
+                    continue
+                if main is None:
+                    continue
+            else:
+                main = self.last[pid][0]
+            cpu = cpu_seconds(pid)
+            if cpu is None:
+                continue
+            if not self.sampled:
+                self.start[pid] = cpu
+            self.last[pid] = (main, cpu)
+        self.sampled = True
+
+    def alive(self, main: str) -> bool:
+        """Whether a process of main class ``main`` is alive now."""
+        return any(m == main and cpu_seconds(pid) is not None for pid, (m, _) in self.last.items())
+
+    def by_class(self) -> dict[str, list[float]]:
+        """Main class -> the CPU seconds of each of its processes that used any over the account."""
+        out: dict[str, list[float]] = {}
+        for pid, (main, cpu) in self.last.items():
+            if cpu > self.start.get(pid, 0.0):
+                out.setdefault(main, []).append(cpu - self.start.get(pid, 0.0))
+        return out
