@@ -35,6 +35,7 @@ from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import HA_NAMENODES, HA_NAMESERVICE, HA_RMS, SHARED_CACHE_ROOT, ClusterSpec
 from dsbra.errors import ClusterError, HadoopError, InputError
 from dsbra.hadoop import shapes
+from dsbra.hadoop.hdfs import make_client
 from dsbra.hadoop.rest import ResourceManager
 from dsbra.observe.scheduler import settings_from_conf
 
@@ -370,13 +371,9 @@ def hdfs_client(namenodes: str | Iterable[str], session: requests.Session | None
                 timeout: float | None = None):
     """An HdfsCLI client as root to every NameNode: ``namenodes`` is :func:`env`'s
     ``namenode`` (comma-separated) or a list of URLs; ``session``: :func:`web_session`'s for a
-    --kerberos/--tls cluster. HdfsCLI takes an --ha cluster's NameNodes joined by ';', passes a
-    standby or an unreachable one, and stays on the one that answered."""
-    import hdfs
-
-    urls = namenodes.split(",") if isinstance(namenodes, str) else list(namenodes)
-    return hdfs.InsecureClient(";".join(urls), user="root", session=session or requests.Session(),
-                               timeout=timeout)
+    --kerberos/--tls cluster. On an --ha cluster it passes a standby or an unreachable
+    NameNode and stays on the one that answered (:func:`dsbra.hadoop.hdfs.make_client`)."""
+    return make_client(namenodes, user="root", session=session or requests.Session(), timeout_s=timeout)
 
 
 def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dict[str, str]:

@@ -112,10 +112,9 @@ class Daemon:
         self.urls = urls
         self.status["cluster"] = {"rm": urls["rm"], "webhdfs": urls["webhdfs"], "jhs": urls["jhs"]}
         self.ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=c.user)
-        nn = ";".join(self.ep.hdfs.urls)  # HdfsCLI's separator; it follows the active one
         if c.keytab:
             login_from_keytab(c.keytab, c.kerberos_principal)
-        self.actor = HdfsActor(make_client(nn, user=self.ep.hdfs.user, kerberos=c.kerberos,
+        self.actor = HdfsActor(make_client(self.ep.hdfs.urls, user=self.ep.hdfs.user, kerberos=c.kerberos,
                                            principal=c.kerberos_principal,
                                            mutual_auth=c.kerberos_mutual_auth,
                                            ca_bundle=c.ca_bundle))

@@ -10,32 +10,43 @@ extra); TLS through a CA bundle given to the session's ``verify`` (:mod:`dsbra.h
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from urllib.parse import quote, urlsplit
 
 import requests
 
 from dsbra.errors import HadoopError
 from dsbra.hadoop.auth import check_ticket, use_ca_bundle
-from dsbra.hadoop.rest import innermost_cause
+from dsbra.hadoop.rest import innermost_cause, split_urls
 
 
 #: HadoopError.exception of a call the NameNode's TLS or SPNEGO refused: a configuration error
 ACCESS_REFUSED = "AccessRefused"
 
 
-def make_client(url: str, *, user: str | None = None, kerberos: bool = False,
+#: how HdfsCLI takes an HA pair's NameNodes: one string, the URLs joined by this
+HDFSCLI_URL_SEPARATOR = ";"
+
+
+def make_client(namenodes: str | Iterable[str], *, user: str | None = None,
+                session: requests.Session | None = None, kerberos: bool = False,
                 principal: str | None = None, mutual_auth: str = "OPTIONAL",
-                ca_bundle: str | None = None, timeout_s: float = 10.0):
-    """An HdfsCLI client for the NameNode web URL ``url`` (http or https; the NameNodes of an
-    HA pair joined by ``;``: HdfsCLI passes a standby's StandbyException, or an unreachable
-    NameNode, to the next URL and stays on the one that answered); with ``kerberos``,
-    a ``KerberosClient`` (SPNEGO as ``principal``, default: the ticket cache's), after checking
-    that a ticket is there, so a missing one is an error at start, not in every round."""
+                ca_bundle: str | None = None, timeout_s: float | None = 10.0):
+    """An HdfsCLI client for the NameNode web URLs ``namenodes`` (http or https; a list, or
+    comma-separated as `dsbra cluster env` and the daemon's ``cluster.webhdfs`` give them):
+    HdfsCLI passes a standby's StandbyException, or an unreachable NameNode, to the next URL
+    and stays on the one that answered, as :class:`dsbra.hadoop.rest.Endpoint` does for the
+    reads. ``session``: one already set up for the cluster (TLS, SPNEGO), else a new one with
+    ``ca_bundle``; with ``kerberos``, a ``KerberosClient`` (SPNEGO as ``principal``, default:
+    the ticket cache's), after checking that a ticket is there, so a missing one is an error at
+    start, not in every round."""
     import hdfs
 
-    session = requests.Session()
-    if ca_bundle:
-        use_ca_bundle(session, ca_bundle)
+    url = HDFSCLI_URL_SEPARATOR.join(split_urls(namenodes))
+    if session is None:
+        session = requests.Session()
+        if ca_bundle:
+            use_ca_bundle(session, ca_bundle)
     if kerberos:
         check_ticket(principal)
         return kerberos_client(url, principal, mutual_auth, session, timeout_s)
@@ -43,7 +54,7 @@ def make_client(url: str, *, user: str | None = None, kerberos: bool = False,
 
 
 def kerberos_client(url: str, principal: str | None, mutual_auth: str,
-                    session: requests.Session, timeout_s: float):
+                    session: requests.Session, timeout_s: float | None):
     """HdfsCLI's ``KerberosClient``: SPNEGO on ``session`` (mutual authentication as given)."""
     from hdfs.ext.kerberos import KerberosClient
 

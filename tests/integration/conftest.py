@@ -179,7 +179,7 @@ def secure_ha_cluster(second_slot):
     over both NameNodes, the cluster's web session), in the client's Kerberos environment."""
     layout, env, _ = second_slot.cluster(SECURE_HA_SPEC, timeout=400)
     with cl.web_session(SECURE_HA_SPEC, layout) as session:
-        client = make_client(";".join(env["namenode"].split(",")), kerberos=True,
+        client = make_client(env["namenode"], kerberos=True,
                              principal=sec.client_principal(), ca_bundle=env["ca_bundle"])
         write_data(client)
         yield layout, env, client, session

@@ -10,12 +10,11 @@ import json
 import socket
 from pathlib import Path
 
-import hdfs
 import pytest
 import requests
 
 from dsbra.errors import HadoopError
-from dsbra.hadoop.hdfs import HdfsActor
+from dsbra.hadoop.hdfs import HdfsActor, make_client
 from dsbra.hadoop.rest import Jmx, ResourceManager, WebHdfs, split_urls
 from dsbra.observe.collector import Endpoints
 from dsbra.observe.replay import Replayer
@@ -117,7 +116,7 @@ def test_endpoints_take_comma_separated_webhdfs_urls(replay):
 
 def test_the_acting_client_sends_setreplication_to_the_active_namenode(replay):
     session, servers = replay
-    actor = HdfsActor(hdfs.InsecureClient(";".join(NN), user="root", session=session))
+    actor = HdfsActor(make_client(NN, user="root", session=session))
     actor.set_replication(FILE, 3)  # no error: the standby refused it, the active took it
     for name in ("nn1", "nn2"):
         assert [k for k in servers[name].served if "SETREPLICATION" in k], name
@@ -144,15 +143,14 @@ def test_a_setreplication_lost_in_a_failover_is_reconciled_not_failed(replay, tm
     from dsbra.act.journal import Journal
 
     session, _ = replay
-    lost = HdfsActor(hdfs.InsecureClient(f"{closed_port_url()};{URLS['nn1']}", user="root",
-                                         session=session))
+    lost = HdfsActor(make_client([closed_port_url(), URLS["nn1"]], user="root", session=session))
     with pytest.raises(HadoopError) as err:
         lost.set_replication(FILE, 3)
     assert err.value.exception in UNSURE
     journal = Journal.open(tmp_path / "journal.jsonl")
     action = journal.intent(FILE, before=2, target=3, base=2, reason={}, round_=1)
     assert action.pending  # what apply.py leaves after that error
-    active = HdfsActor(hdfs.InsecureClient(URLS["nn2"], user="root", session=session))
+    active = HdfsActor(make_client(URLS["nn2"], user="root", session=session))
     assert journal.reconcile(active) == [action]  # nn2 reports replication 2: never arrived
     assert action.state == "cancelled" and not journal.pending()
 
