@@ -15,7 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-from dsbra.sim.scheduler_settings import BASE, SETTINGS, effects, fitted, run_setting
+from dsbra.sim.fitted import load_fit
+from dsbra.sim.scheduler_settings import BASE, SETTINGS, effects, run_setting
 
 
 def _ci(c: dict | None, unit: str) -> str:
@@ -40,7 +41,7 @@ def main() -> None:
              "heartbeat, AM heartbeat 0.5 s), paired by seed (placements): node locality in points, "
              "mean response in percent, mean [95% interval].", ""]
     for fit_path in a.fit:
-        fit = fitted(fit_path)
+        fit = load_fit(fit_path)
         rows = [run_setting(fit, setting, seed) for setting in SETTINGS for seed in range(a.seeds)]
         eff = effects(rows)
         doc["fits"][str(fit_path)] = {"rows": rows, "effects": eff}

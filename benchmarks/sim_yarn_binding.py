@@ -32,24 +32,17 @@ import numpy as np
 from dsbra.bench.schedule import hot_files, scaled_schedule
 from dsbra.report import t_interval
 from dsbra.schedule_format import load_schedule, write_schedule
-from dsbra.sim.fitted import INTERVAL_S, arm_config
+from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
+from dsbra.sim.fitted import INTERVAL_S, arm_config, load_fit
 from dsbra.sim.run import WorkloadSpec, simulate
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FIT = RESULTS / "bench-hotspot-long-grants" / "sim-vs-real.json"
 AM_HEARTBEATS_S = (1.0, 0.5, 0.1)
-BASE_AM_HEARTBEAT_S = 0.5
+BASE_AM_HEARTBEAT_S = BUNDLED_AM_HEARTBEAT_S
 WORKERS = (4, 20, 100, 600)
 BASE_WORKERS = 4  # the bundled cluster the schedule was replayed on
 LARGE_WORKERS = 100
-
-
-def fitted(fit_path: Path) -> dict:
-    """compare_sim_real.py's fit on the static arm: task model, slots, node heartbeat, AMs."""
-    doc = json.loads(fit_path.read_text())
-    return {"model": doc["task_model"], "slots": doc["slots_per_node"], "heartbeat_s": doc["heartbeat_s"],
-            "am": {k: doc["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")},
-            "schedule": fit_path.parent / "schedule.json"}
 
 
 def run_one(fit: dict, arm: str, schedule_path: Path, hot: set[int], seed: int, nodes: int,
@@ -174,7 +167,7 @@ def main() -> None:
         ap.error(f"--workers must be multiples of {BASE_WORKERS}, got {bad[0]}")
     if not a.fit.exists():
         ap.error(f"no fit at {a.fit} (run compare_sim_real.py on that result set first)")
-    fit = fitted(a.fit)
+    fit = load_fit(a.fit)
     command = "python benchmarks/sim_yarn_binding.py " + " ".join(sys.argv[1:])
     base = load_schedule(fit["schedule"])
     a.out.mkdir(parents=True, exist_ok=True)

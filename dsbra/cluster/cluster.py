@@ -373,7 +373,7 @@ def hdfs_client(namenodes: str | Iterable[str], session: requests.Session | None
     ``namenode`` (comma-separated) or a list of URLs; ``session``: :func:`web_session`'s for a
     --kerberos/--tls cluster. On an --ha cluster it passes a standby or an unreachable
     NameNode and stays on the one that answered (:func:`dsbra.hadoop.hdfs.make_client`)."""
-    return make_client(namenodes, user="root", session=session or requests.Session(), timeout_s=timeout)
+    return make_client(namenodes, user="root", session=session, timeout_s=timeout)
 
 
 def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dict[str, str]:

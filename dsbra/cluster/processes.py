@@ -165,7 +165,7 @@ class CpuAccount:
 
     def alive(self, main: str) -> bool:
         """Whether a process of main class ``main`` is alive now."""
-        return any(m == main and cpu_seconds(pid) is not None for pid, (m, _) in self.last.items())
+        return any(m == main and _alive(pid) for pid, (m, _) in self.last.items())
 
     def by_class(self) -> dict[str, list[float]]:
         """Main class -> the CPU seconds of each of its processes that used any over the account."""

@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dsbra.hadoop import shapes
+from dsbra.observe.collector import AM_HEARTBEAT_KEY
 from dsbra.observe.scheduler import settings_from_conf
 
-FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
-AM_HEARTBEAT_KEY = "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms"
 #: the AM heartbeat the simulator and a sitting measured against the bundled cluster's 500 ms
 AM_HEARTBEAT_ADVISED_MS = 100
 
@@ -54,8 +53,8 @@ class Advice:
 def advise(rm_conf: dict[str, str]) -> list[Advice]:
     """The advice for a live ResourceManager configuration (its /conf as key -> value)."""
     out: list[Advice] = []
-    is_fair = rm_conf.get("yarn.resourcemanager.scheduler.class", "").strip() == FAIR
-    if is_fair and not settings_from_conf(rm_conf, nodes=1).delay_scheduling:
+    scheduler = settings_from_conf(rm_conf, nodes=1)
+    if scheduler.scheduler.endswith("FairScheduler") and not scheduler.delay_scheduling:
         out.append(Advice(
             "delay scheduling (yarn.scheduler.fair.locality.threshold.node; with continuous "
             "scheduling yarn.scheduler.fair.locality-delay-node-ms)", "off",

@@ -36,17 +36,16 @@ def make_client(namenodes: str | Iterable[str], *, user: str | None = None,
     comma-separated as `dsbra cluster env` and the daemon's ``cluster.webhdfs`` give them):
     HdfsCLI passes a standby's StandbyException, or an unreachable NameNode, to the next URL
     and stays on the one that answered, as :class:`dsbra.hadoop.rest.Endpoint` does for the
-    reads. ``session``: one already set up for the cluster (TLS, SPNEGO), else a new one with
-    ``ca_bundle``; with ``kerberos``, a ``KerberosClient`` (SPNEGO as ``principal``, default:
+    reads. ``session``: one already set up for the cluster (TLS, SPNEGO), else a new one;
+    ``ca_bundle`` verifies https against that CA; with ``kerberos``, a ``KerberosClient`` (SPNEGO as ``principal``, default:
     the ticket cache's), after checking that a ticket is there, so a missing one is an error at
     start, not in every round."""
     import hdfs
 
     url = HDFSCLI_URL_SEPARATOR.join(split_urls(namenodes))
-    if session is None:
-        session = requests.Session()
-        if ca_bundle:
-            use_ca_bundle(session, ca_bundle)
+    session = session or requests.Session()
+    if ca_bundle:
+        use_ca_bundle(session, ca_bundle)
     if kerberos:
         check_ticket(principal)
         return kerberos_client(url, principal, mutual_auth, session, timeout_s)

@@ -8,6 +8,9 @@ one cluster."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from dsbra.sim.config import SimConfig
 
 #: a replay arm -> (policy, delay scheduling on)
@@ -67,3 +70,12 @@ def fitted_config(fit: dict, policy: str, seed: int, params: dict | None = None,
                      policy=policy, interval_s=INTERVAL_S,
                      signals="observed" if policy == "dsbra" else "scheduler",
                      policy_params=params or {}, seed=seed, **am, **model)
+
+
+def load_fit(fit_path: Path) -> dict:
+    """compare_sim_real.py's fit on a sitting's static arm (its sim-vs-real.json) as
+    :func:`arm_config` takes it: task model, slots, node heartbeat, AMs, and the sitting's schedule."""
+    doc = json.loads(fit_path.read_text())
+    return {"model": doc["task_model"], "slots": doc["slots_per_node"], "heartbeat_s": doc["heartbeat_s"],
+            "am": {k: doc["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")},
+            "schedule": fit_path.parent / "schedule.json"}

@@ -8,17 +8,13 @@ result (dsbra.conf.advice)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 
 from dsbra.report import t_interval
+from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import INTERVAL_S, arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
 
-#: the AM heartbeat of every fitted sitting (conf-templates/mapred-site.xml.j2)
-BASE_AM_HEARTBEAT_S = 0.5
 #: each setting: (replay arm, changes to the fitted cluster); "as run" is the pairs' base
 SETTINGS = {
     "as run": ("static", {}),
@@ -28,20 +24,11 @@ SETTINGS = {
     "AM heartbeat 1 s": ("static", {"am_heartbeat_s": 1.0}),
 }
 BASE = "as run"
-MEASURES = ("node_locality", "mean_response_s")
-
-
-def fitted(fit_path: Path) -> dict:
-    """compare_sim_real.py's fit on a sitting's static arm (its sim-vs-real.json)."""
-    doc = json.loads(fit_path.read_text())
-    return {"model": doc["task_model"], "slots": doc["slots_per_node"], "heartbeat_s": doc["heartbeat_s"],
-            "am": {k: doc["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")},
-            "schedule": fit_path.parent / "schedule.json"}
 
 
 def run_setting(fit: dict, setting: str, seed: int) -> dict:
     arm, changes = SETTINGS[setting]
-    binding = {"binding": "yarn-mr", "am_heartbeat_s": BASE_AM_HEARTBEAT_S, **changes}
+    binding = {"binding": "yarn-mr", "am_heartbeat_s": BUNDLED_AM_HEARTBEAT_S, **changes}
     cfg = arm_config(arm, fit["model"], fit["slots"], INTERVAL_S, fit["heartbeat_s"], fit["am"],
                      binding, seed)
     res = simulate(cfg, WorkloadSpec(source=f"schedule:{fit['schedule']}"))
