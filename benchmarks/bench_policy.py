@@ -122,7 +122,7 @@ def main(argv=None) -> dict:
     loop_scaled = [s * scale for s in loop]
 
     others = {}
-    for name, params in [("dsbra", {"delay_threshold_s": DELAY_S}),  # the default: adaptive
+    for name, params in [("dsbra", {"delay_threshold_s": DELAY_S}),  # the default profile
                          ("dsbra-literal", {"delay_threshold_s": DELAY_S}), ("static", {}),
                          ("scarlett", {}), ("dare", {"p": 0.3})]:
         pol = make_policy(name, **params)

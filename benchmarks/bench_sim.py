@@ -25,7 +25,7 @@ FB2010 = Path("/work/shared/traces/FB-2010_withInputPaths_hours00-11.tsv")
 
 CASES = {
     "fb2009-day-600x8-static-delay": dict(nodes=600, racks=20, policy="static"),
-    "fb2009-day-600x8-dsbra": dict(nodes=600, racks=20, policy="dsbra"),
+    "fb2009-day-600x8-dsbra": dict(nodes=600, racks=20, policy="dsbra"),  # the default profile
     "fb2009-day-10000x8-static-delay": dict(nodes=10000, racks=250, policy="static"),
     # issue 9 item 7: a policy run within 2x of static on FB-2010 (input paths: real
     # popularity); the first 3,000 jobs (about 2.3 h) keep the tuning loop's check short

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from dsbra.bench.data import DatasetPlan
 from dsbra.bench.schedule import fb2009_bins
+from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.report import t_interval
 from dsbra.sim.fitted import BLOCK, HOT_FRACTION, fitted_config
 from dsbra.sim.run import WorkloadSpec, simulate
@@ -54,7 +55,7 @@ STORAGE_BOUND, CAPTURE_BAR, MIN_ORACLE_GAIN = 0.10, 0.50, 0.10
 
 def arms(reactive_k=REACTIVE_K) -> dict[str, tuple[str, dict | None]]:
     """The simulated arms: policy and parameters, a reactive oracle per min_jobs k."""
-    return {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", None),
+    return {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", {"profile": PRE_HOLD_PROFILE}),
             "scarlett": ("scarlett", None),
             **{f"oracle-reactive{k}": ("oracle-reactive", {"min_jobs": k}) for k in reactive_k}}
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from dsbra.daemon.impact import METRICS, impact, per_file_sums
 from dsbra.policy.experiment import TREATMENT
+from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
@@ -37,7 +38,7 @@ SETUPS = ("hotspot-stress", "hotspot-stress-long")
 def configs(name: str, seed: int) -> tuple[SimConfig, WorkloadSpec]:
     s = setup(name)
     cluster = dict(s["cluster"])
-    cfg = SimConfig(**cluster, policy="dsbra", seed=seed)
+    cfg = SimConfig(**cluster, policy="dsbra", policy_params={"profile": PRE_HOLD_PROFILE}, seed=seed)
     workload = dict(s["workload"])
     return cfg, WorkloadSpec(**workload)
 

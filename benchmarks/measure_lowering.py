@@ -54,6 +54,7 @@ from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.daemon.config import bundled_cluster_section
 from dsbra.observe.collector import Endpoints
+from dsbra.policy.profiles import PRE_HOLD_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]
 DIR = "/lowering"
@@ -257,7 +258,8 @@ def measure(args, layout, rep: int = 0) -> dict:
     heat_file.unlink(missing_ok=True)
     base_cfg = {"poll_s": 3, "state_dir": str(state_dir), "http": {"enabled": False},
                 "rails": {"max_files_per_round": 50, "max_replicas_per_round": 200},
-                "policy": {"params": {"hot_factor": args.hot_factor,
+                "policy": {"profile": PRE_HOLD_PROFILE,  # as lowering.json measured it
+                           "params": {"hot_factor": args.hot_factor,
                                       "min_pressure": args.min_pressure}},
                 "placement": {"heat_file": str(heat_file),
                               "lead_s": args.lead_s if args.placement == "heat" else 0.0},

@@ -8,9 +8,10 @@ One schedule, one data set, several arms, each run ``--reps`` times:
 (with ``--scheduler capacity`` the cluster runs the Capacity Scheduler instead: delay on is
 ``--node-locality-delay`` missed opportunities, Hadoop's 40 by default, capped by the 4 nodes;
 off is -1 for the node delay and 0 for the additional rack delay, so no off-switch wait either);
-- ``dsbra``: the daemon (`dsbra run --apply`, the default profile) beside the jobs;
+- ``dsbra``: the daemon (`dsbra run --apply`) beside the jobs, with the ``adaptive`` profile
+  (the default until 2026-12-02, which every committed ``dsbra`` run ran);
 - ``calibrated``, ``paper-literal``: the daemon with those named profiles;
-- ``dsbra-hold``: the daemon with issue 43's candidate profile ``adaptive-hold`` (a hot block
+- ``dsbra-hold``: the daemon with ``adaptive-hold``, the default since 2026-12-02 (a hot block
   on at most 3/4 of the workers, every worker the ceiling otherwise; an extra replica held 3
   rounds without heat);
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
@@ -90,13 +91,17 @@ from dsbra.daemon.config import bundled_cluster_section
 from dsbra.hadoop.hdfs import HdfsActor
 from dsbra.observe.collector import Endpoints
 from dsbra.observe.hadoop_conf import read_site
+from dsbra.policy.profiles import PRE_HOLD_PROFILE
 
-#: arm -> the daemon's config sections beyond the cluster's (policy, experiment)
-DAEMON_ARMS = {"dsbra": {}, "calibrated": {"policy": {"profile": "calibrated"}},
+#: arm -> the daemon's config sections beyond the cluster's (policy, experiment); ``dsbra`` and
+#: its holdout and dry run name the profile every committed sitting of theirs ran (the default
+#: until 2026-12-02), ``dsbra-hold`` the default since
+_ADAPTIVE = {"profile": PRE_HOLD_PROFILE}
+DAEMON_ARMS = {"dsbra": {"policy": _ADAPTIVE}, "calibrated": {"policy": {"profile": "calibrated"}},
                "paper-literal": {"policy": {"profile": "paper-literal"}},
                "scarlett": {"policy": {"name": "scarlett"}}, "dare": {"policy": {"name": "dare"}},
-               "dsbra-holdout": {"experiment": {"holdout": 0.5}},
-               "dsbra-dry-run": {"mode": "dry-run"},
+               "dsbra-holdout": {"policy": _ADAPTIVE, "experiment": {"holdout": 0.5}},
+               "dsbra-dry-run": {"policy": _ADAPTIVE, "mode": "dry-run"},
                "dsbra-hold": {"policy": {"profile": "adaptive-hold"}}}
 ARMS = ["static", "dsbra", "dsbra-hold", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
         "dsbra-holdout", "dsbra-dry-run", "static-per-job", *JOB_CONF_ARMS, "static-nodelay"]

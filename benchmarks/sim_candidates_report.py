@@ -102,7 +102,8 @@ def main() -> None:
              "(each seed's variant against the same seed's static, oracle and dsbra). Captured "
              "share = (static - variant) / (static - oracle) of mean job response; a seed whose "
              "oracle gap is under 0.5% of static's response gives no share. `dsbra` is the "
-             "current default (profile `adaptive`).", ""]
+             "profile `adaptive`, the default until 2026-12-02; `dsbra-hold` is "
+             "`adaptive-hold`, the default since.", ""]
     for setup in setups:
         lines += table(rows, setup)
     (args.results_dir / "candidates.md").write_text("\n".join(lines) + "\n")

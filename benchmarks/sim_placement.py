@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.stats import T95
 from dsbra.sim.config import PLACEMENTS, SimConfig
 from dsbra.sim.hdfs import Topology
@@ -48,7 +49,7 @@ CASES = (
 # the policy variants as benchmarks/run_sim_matrix.py runs them
 POLICIES = {
     "static": dict(policy="static"),
-    "dsbra": dict(policy="dsbra"),
+    "dsbra": dict(policy="dsbra", policy_params={"profile": PRE_HOLD_PROFILE}),
     "dsbra-20s-tuned": dict(policy="dsbra", interval_s=20.0,
                             policy_params={"profile": "adaptive-20s"}),
     "scarlett": dict(policy="scarlett"),

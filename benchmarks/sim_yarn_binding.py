@@ -8,10 +8,11 @@ benchmarks/results/bench-hotspot-long-grants/sim-vs-real.json):
 - **scale**: the schedule copied to 4, 20, 100 and 600 workers (over 100: ``--large-seeds``
   placements) at the same load per slot (W / 4
   copies, each reading its own 16 files, arrivals interleaved; racks max(2, W // 30)), static,
-  dsbra and the oracle: the share of maps handed on, dsbra's net effect on response and on node
+  dsbra (the adaptive profile), dsbra-hold (adaptive-hold, the default since 2026-12-02) and the
+  oracle: the share of maps handed on, each DSBRA arm's net effect on response and on node
   locality (its hot files' maps and the others'), paired by seed, and its captured share of the
   oracle's gain. Is the other files' loss a small-cluster effect (the hot file on every worker)
-  or general?
+  or general? Does the default keep its gain on a larger cluster?
 
 Writes OUT/heartbeat.json, OUT/scale.json, OUT/schedule-<W>w.json (the scaled schedules) and
 OUT/sim-yarn-binding.md, and prints the command that reproduces them.
@@ -43,6 +44,7 @@ BASE_AM_HEARTBEAT_S = BUNDLED_AM_HEARTBEAT_S
 WORKERS = (4, 20, 100, 600)
 BASE_WORKERS = 4  # the bundled cluster the schedule was replayed on
 LARGE_WORKERS = 100
+SCALE_ARMS = ("static", "dsbra", "dsbra-hold", "oracle")
 
 
 def run_one(fit: dict, arm: str, schedule_path: Path, hot: set[int], seed: int, nodes: int,
@@ -86,12 +88,12 @@ def paired(rows: list[dict], key: str, base: dict, other: dict) -> dict | None:
     return None if ci is None else dict(zip(("mean", "low", "high"), ci))
 
 
-def captured(rows: list[dict], nodes: int) -> dict | None:
-    """dsbra's share of the oracle's gain in mean response, per seed, in percent: mean and 95%
-    t-interval over the seeds."""
+def captured(rows: list[dict], nodes: int, dsbra_arm: str = "dsbra") -> dict | None:
+    """``dsbra_arm``'s share of the oracle's gain in mean response, per seed, in percent: mean
+    and 95% t-interval over the seeds."""
     by = {(r["arm"], r["seed"]): r["mean_response_s"] for r in rows if r["nodes"] == nodes}
-    shares = [100 * (by[("static", s)] - by[("dsbra", s)]) / (by[("static", s)] - by[("oracle", s)])
-              for (arm, s) in by if arm == "dsbra" and by[("static", s)] > by[("oracle", s)]]
+    shares = [100 * (by[("static", s)] - by[(dsbra_arm, s)]) / (by[("static", s)] - by[("oracle", s)])
+              for (arm, s) in by if arm == dsbra_arm and by[("static", s)] > by[("oracle", s)]]
     ci = t_interval(shares)
     return None if ci is None else dict(zip(("mean", "low", "high"), ci))
 
@@ -131,21 +133,25 @@ def markdown(command: str, fit: dict, hb_rows: list[dict], scale_rows: list[dict
               "hot files' maps local % | other files' maps local % | extra storage mean % |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for w in sorted({r["nodes"] for r in scale_rows}):
-        for arm in ("static", "dsbra", "oracle"):
+        for arm in SCALE_ARMS:
             lines.append(f"| {w} | {arm} | " + " | ".join(
                 _mean(scale_rows, k, arm=arm, nodes=w) for k in
                 ("node_locality", "handed_on_pct", "delay_expired_pct", "mean_response_s",
                  "hot_file_node_locality", "other_files_node_locality", "extra_storage_mean")) + " |")
-    lines += ["", "dsbra against static on the same seed, mean [95% interval]:", "",
-              "| workers | response s | node locality, points | hot files' maps, points | other files' maps, "
-              "points | handed on, points | captured share of the oracle's response gain % |",
-              "| --- | --- | --- | --- | --- | --- | --- |"]
-    for w in sorted({r["nodes"] for r in scale_rows}):
-        diff = {k: paired(scale_rows, k, {"nodes": w, "arm": "static"}, {"nodes": w, "arm": "dsbra"})
-                for k in MEASURES}
-        lines.append(f"| {w} | {_ci(diff['mean_response_s'], 2)} | {_ci(diff['node_locality'])} | "
-                     f"{_ci(diff['hot_file_node_locality'])} | {_ci(diff['other_files_node_locality'])} | "
-                     f"{_ci(diff['handed_on_pct'])} | {_ci(captured(scale_rows, w), 0)} |")
+    for arm, base_arm in (("dsbra", "static"), ("dsbra-hold", "static"), ("dsbra-hold", "dsbra")):
+        if not any(r["arm"] == arm for r in scale_rows):
+            continue
+        lines += ["", f"{arm} against {base_arm} on the same seed, mean [95% interval]:", "",
+                  "| workers | response s | node locality, points | hot files' maps, points | other files' maps, "
+                  "points | handed on, points | captured share of the oracle's response gain % |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for w in sorted({r["nodes"] for r in scale_rows}):
+            diff = {k: paired(scale_rows, k, {"nodes": w, "arm": base_arm}, {"nodes": w, "arm": arm})
+                    for k in MEASURES}
+            share = _ci(captured(scale_rows, w, arm), 0) if base_arm == "static" else ""
+            lines.append(f"| {w} | {_ci(diff['mean_response_s'], 2)} | {_ci(diff['node_locality'])} | "
+                         f"{_ci(diff['hot_file_node_locality'])} | {_ci(diff['other_files_node_locality'])} | "
+                         f"{_ci(diff['handed_on_pct'])} | {share} |")
     return "\n".join(lines) + "\n"
 
 
@@ -181,7 +187,7 @@ def main() -> None:
         path = a.out / f"schedule-{w}w.json"
         write_schedule(path, scaled_schedule(base, copies))
         hot = hot_files(base, copies)
-        for arm in ("static", "dsbra", "oracle"):
+        for arm in SCALE_ARMS:
             for seed in range(a.seeds if w <= LARGE_WORKERS else a.large_seeds):
                 scale_rows.append(with_shares(run_one(fit, arm, path, hot, seed, w, BASE_AM_HEARTBEAT_S)))
                 print(f"{w} workers, {arm}, seed {seed}: node locality {scale_rows[-1]['node_locality']:.1f}%, "

@@ -1,4 +1,4 @@
-"""Tuning sweep of the default DSBRA profile on the tuning seeds (0-2; reports use 100-104).
+"""Tuning sweep of the adaptive DSBRA profile (the default until 2026-12-02) on the tuning seeds (0-2; reports use 100-104).
 
 For every setting of the grid (round length, ``min_pressure``, ``hot_factor``,
 ``holder_share``) and every setup, the captured share of the oracle's mean-response gain over
@@ -17,6 +17,7 @@ import itertools
 import statistics
 from pathlib import Path
 
+from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import SETUPS
@@ -59,7 +60,7 @@ def main() -> None:
         params = {k: v for k, v in g.items() if k != "interval_s"}
         cells = []
         for st in a.setups:
-            runs = [(sd, run(st, "dsbra", params, g["interval_s"], sd, a.signals)) for sd in SEEDS]
+            runs = [(sd, run(st, "dsbra", {"profile": PRE_HOLD_PROFILE, **params}, g["interval_s"], sd, a.signals)) for sd in SEEDS]
             share = statistics.mean((ref[(st, sd)][0] - r["mean_response_s"])
                                     / (ref[(st, sd)][0] - ref[(st, sd)][1]) for sd, r in runs)
             cells.append(f"{100 * share:.0f}, {100 * statistics.mean(r['extra_storage_mean'] for _, r in runs):.1f}"

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from dsbra.bench.data import DatasetPlan
 from dsbra.bench.schedule import fb2009_bins
+from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.report import t_interval
 from dsbra.sim.fitted import BLOCK, HOT_FRACTION, fitted_config
 from dsbra.sim.run import WorkloadSpec, simulate
@@ -122,7 +123,7 @@ def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_
     rows = {k: [] for k in ("captured", "added", "removed", "raised_after_lowering",
                             "lowered_with_later_readers", "extra_storage")}
     reactive = {k: {"captured": [], "extra_storage": []} for k in reactive_k}
-    arms = {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", None),
+    arms = {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", {"profile": PRE_HOLD_PROFILE}),
             **{k: ("oracle-reactive", {"min_jobs": k}) for k in reactive_k}}
     for s in range(schedules):
         path = out / f"schedule-period{hot_period_s:g}-seed{s}.json"

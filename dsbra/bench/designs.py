@@ -23,6 +23,7 @@ import numpy as np
 from dsbra.errors import InputError
 from dsbra.daemon.impact import impact
 from dsbra.policy.experiment import Switchback
+from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
@@ -43,10 +44,13 @@ METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
 def configs(name: str, seed: int, policy: str = "dsbra", jobs: int | None = None,
             copy_streams: int = 0) -> tuple[SimConfig, WorkloadSpec]:
     """``jobs``: instead of the setup's (a longer run for longer periods); ``copy_streams``:
-    copies as DataNode traffic (SimConfig.copy_streams; 0, the setups' own, costs nothing)."""
+    copies as DataNode traffic (SimConfig.copy_streams; 0, the setups' own, costs nothing).
+    DSBRA runs the adaptive profile, the default the committed design studies measured."""
     base, changes = SETUPS[name]
     s = setup(base)
-    return (SimConfig(**s["cluster"], policy=policy, seed=seed, copy_streams=copy_streams),
+    params = {"profile": PRE_HOLD_PROFILE} if policy == "dsbra" else {}
+    return (SimConfig(**s["cluster"], policy=policy, policy_params=params, seed=seed,
+                      copy_streams=copy_streams),
             WorkloadSpec(**{**s["workload"], **changes, **({"jobs": jobs} if jobs else {})}))
 
 
@@ -169,7 +173,7 @@ def _r(v: float | None) -> float | None:
 
 #: a DSBRA made to harm (the guard's test): every block with a delayed read is hot, grows to
 #: every node and goes back as soon as its demand falls, no hysteresis: its copies never stop
-CHURNING_POLICY = {"profile": "adaptive", "hot_factor": 0.0, "min_pressure": 0.0, "min_reads": 1,
+CHURNING_POLICY = {"profile": PRE_HOLD_PROFILE, "hot_factor": 0.0, "min_pressure": 0.0, "min_reads": 1,
                    "holder_share": 0.001, "budget_fraction": None}
 #: the guard's power runs: 8 nodes whose copies are DataNode traffic (two streams a sender)
 GUARD_CLUSTER = dict(nodes=8, slots_per_node=2, racks=2, replication=2, block_size_mb=64,

@@ -38,6 +38,7 @@ from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
 from dsbra.hadoop.auth import login_from_keytab, secure_session
 from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
 from dsbra.policy.experiment import OFF, ON, Switchback
+from dsbra.policy.profiles import DEFAULT_PROFILE
 from dsbra.policy.state import load_state, save_state
 
 log = logging.getLogger("dsbra.daemon")
@@ -192,7 +193,7 @@ class Daemon:
         pol = self.cfg.policy
         log.info("start mode=%s interval_s=%s policy=%s profile=%s state_dir=%s rm=%s webhdfs=%s "
                  "holdout=%s", self.cfg.mode, self.cfg.interval_s, pol.name,
-                 pol.profile or ("default" if pol.name == "dsbra" else "-"), self.dir,
+                 pol.profile or (f"{DEFAULT_PROFILE}(default)" if pol.name == "dsbra" else "-"), self.dir,
                  self.urls["rm"], self.urls["webhdfs"], self.cfg.experiment.holdout)
         self._scheduler_refusal()
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dsbra.policy.profiles import DEFAULT_PROFILE, PRE_HOLD_PROFILE
 from dsbra.sim.config import SimConfig
 
 #: a replay arm -> (policy, delay scheduling on)
@@ -18,7 +19,14 @@ ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
               "dsbra": ("dsbra", True), "calibrated": ("dsbra", True),
               "paper-literal": ("dsbra", True), "scarlett": ("scarlett", True),
               "dare": ("dare", True), "oracle": ("oracle", True)}
-PROFILE = {"calibrated": "calibrated", "paper-literal": "paper-literal"}
+#: the arms the simulator runs beyond the replays' (compare_sim_real.py fits on ARM_POLICY's):
+#: ``dsbra-hold``, the default since 2026-12-02, with the ceiling at every worker as its profile's
+#: 512 sets it on a real cluster
+SIM_ARM_POLICY = {**ARM_POLICY, "dsbra-hold": ("dsbra", True)}
+CEILING_AT_EVERY_WORKER = {"dsbra-hold"}
+#: a DSBRA arm -> its profile (``dsbra``: the default the committed sittings ran, PRE_HOLD_PROFILE)
+PROFILE = {"dsbra": PRE_HOLD_PROFILE, "dsbra-hold": DEFAULT_PROFILE, "calibrated": "calibrated",
+           "paper-literal": "paper-literal"}
 DELAY_S = 10.0
 INTERVAL_S = 30.0  # the daemon arms' policy round (run_bench_matrix.py runs the daemon so)
 #: the hot-spot schedules' data set: run_bench_matrix.py's one-block files, one of 16 hot
@@ -44,9 +52,10 @@ def arm_config(arm: str, model: dict, slots: int, interval_s: float, heartbeat_s
     """The simulator's cluster for ``arm`` as the replays ran it (the bundled cluster's 4
     workers on 2 racks unless ``nodes``/``racks`` say otherwise; a block on at most every node,
     or the simulator's default cap)."""
-    policy, delay = ARM_POLICY[arm]
+    policy, delay = SIM_ARM_POLICY[arm]
+    ceiling = nodes if arm in CEILING_AT_EVERY_WORKER else min(nodes, SimConfig.max_replication)
     return SimConfig(nodes=nodes, racks=racks, replication=2, block_size_mb=64.0,
-                     max_replication=min(nodes, SimConfig.max_replication),
+                     max_replication=ceiling,
                      slots_per_node=slots, heartbeat_s=heartbeat_s, **binding,
                      **scheduler_config(delay, capacity_node_delay),
                      policy=policy, interval_s=interval_s,

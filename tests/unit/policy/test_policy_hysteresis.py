@@ -19,7 +19,7 @@ from dsbra.errors import InputError
 from dsbra.policy.api import (RULE_COOL, RULE_HOT, RULE_HOT_PENDING, SINCE_HOT_NEVER,
                               BlockState)
 from dsbra.policy.dsbra import DsbraPolicy, replica_ceiling
-from dsbra.policy.profiles import PROFILES, params_for
+from dsbra.policy.profiles import DEFAULT_PROFILE, PROFILES, params_for
 from dsbra.policy.state import load_state, save_state
 from policy_helpers import dereplicate_map, make_round, replicate_map, state_for
 from policy_strategies import rounds
@@ -188,7 +188,8 @@ def test_candidate_profiles_differ_from_adaptive_only_in_the_new_options():
         diff = {k for k in set(PROFILES[name]) | set(PROFILES["adaptive"])
                 if PROFILES[name].get(k) != PROFILES["adaptive"].get(k)}
         assert diff and diff <= new
-        assert DsbraPolicy.from_profile(name, delay_threshold_s=5).name == f"dsbra-{name}"
+        expected = "dsbra" if name == DEFAULT_PROFILE else f"dsbra-{name}"
+        assert DsbraPolicy.from_profile(name, delay_threshold_s=5).name == expected
 
 
 @pytest.mark.parametrize("bad, match", [
