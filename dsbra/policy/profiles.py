@@ -206,11 +206,12 @@ PROFILES: dict[str, dict] = {
 _HYSTERESIS = {"hot_rounds": 2, "hot_window": 3, "min_hold_rounds": 3}
 _CAP = {"replica_cap_fraction": 0.5}
 # issue 43's choice for YARN, the default since 2026-12-02: every worker as the ceiling (HDFS's
-# own dfs.replication.max, so the live nodes bound it; the constant 10 held the hot blocks back on the 20-node hot-spot
-# setups), but a hot block on at most 3/4 of them (at least one per rack): a block on every
-# node puts its jobs' asks on every node, and the containers granted there for it go to the
-# job's other maps off their data (docs/benchmark.md 6.8); an extra replica kept until its
-# block has gone 3 rounds without heat, against the churn the higher ceiling brings
+# own dfs.replication.max, so the live nodes bound it; the constant 10 held the hot blocks back
+# on the 20-node hot-spot setups), but a hot block on at most 3/4 of them (at least one per
+# rack): a block on every node puts its jobs' asks on every node, and the containers granted
+# there for it go to the job's other maps off their data (docs/benchmark.md 6.8); an extra
+# replica kept until its block has gone 3 rounds without heat, against the churn the higher
+# ceiling brings
 _YARN = {"max_replication": 512, "replica_cap_fraction": 0.75, "min_hold_rounds": 3}
 PROFILES.update({
     "adaptive-hysteresis": {**PROFILES["adaptive"], **_HYSTERESIS},
