@@ -55,7 +55,8 @@ STORAGE_BOUND, CAPTURE_BAR, MIN_ORACLE_GAIN = 0.10, 0.50, 0.10
 
 def arms(reactive_k=REACTIVE_K) -> dict[str, tuple[str, dict | None]]:
     """The simulated arms: policy and parameters, a reactive oracle per min_jobs k."""
-    return {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", {"profile": PRE_HOLD_PROFILE}),
+    return {"static": ("static", None), "oracle": ("oracle", None),
+            "dsbra": ("dsbra", {"profile": PRE_HOLD_PROFILE}),
             "scarlett": ("scarlett", None),
             **{f"oracle-reactive{k}": ("oracle-reactive", {"min_jobs": k}) for k in reactive_k}}
 

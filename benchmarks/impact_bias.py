@@ -38,7 +38,8 @@ SETUPS = ("hotspot-stress", "hotspot-stress-long")
 def configs(name: str, seed: int) -> tuple[SimConfig, WorkloadSpec]:
     s = setup(name)
     cluster = dict(s["cluster"])
-    cfg = SimConfig(**cluster, policy="dsbra", policy_params={"profile": PRE_HOLD_PROFILE}, seed=seed)
+    cfg = SimConfig(**cluster, policy="dsbra", policy_params={"profile": PRE_HOLD_PROFILE},
+                    seed=seed)
     workload = dict(s["workload"])
     return cfg, WorkloadSpec(**workload)
 

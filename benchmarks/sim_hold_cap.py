@@ -20,7 +20,7 @@ from dsbra.bench.schedule import scaled_schedule
 from dsbra.report import t_interval
 from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
-from dsbra.sim.fitted import INTERVAL_S, arm_config, load_fit
+from dsbra.sim.fitted import load_fit, scaled_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
 
 FIT = Path(__file__).resolve().parent / "results" / "bench-hotspot-long-grants" / "sim-vs-real.json"
@@ -28,9 +28,7 @@ BASE_WORKERS = 4
 
 
 def run(fit: dict, arm: str, schedule: Path, seed: int, nodes: int, cap: float | None) -> dict:
-    cfg = arm_config(arm, fit["model"], fit["slots"], INTERVAL_S, fit["heartbeat_s"], fit["am"],
-                     {"binding": "yarn-mr", "am_heartbeat_s": BUNDLED_AM_HEARTBEAT_S}, seed,
-                     nodes=nodes, racks=max(2, nodes // 30))
+    cfg = scaled_arm_config(fit, arm, seed, nodes, BUNDLED_AM_HEARTBEAT_S)
     if cap is not None:
         cfg = dataclasses.replace(cfg, policy_params={**cfg.policy_params, "replica_cap_fraction": cap})
     s = simulate(cfg, WorkloadSpec(source=f"schedule:{schedule}")).summary
@@ -62,6 +60,7 @@ def main() -> None:
     fit = load_fit(FIT)
     command = "python benchmarks/sim_hold_cap.py " + " ".join(sys.argv[1:])
     a.out.mkdir(parents=True, exist_ok=True)
+    base = load_schedule(fit["schedule"])
     rows = []
     lines = ["# The default's replica cap on larger copies of 6.11's schedule", "", f"`{command}`", "",
              "Against static on the same seed: mean [95% t-interval]. A hot block's cap is "
@@ -70,7 +69,7 @@ def main() -> None:
              "| --- | --- | --- | --- | --- |"]
     for w in a.workers:
         path = a.out / f"schedule-{w}w.json"
-        write_schedule(path, scaled_schedule(load_schedule(fit["schedule"]), w // BASE_WORKERS))
+        write_schedule(path, scaled_schedule(base, w // BASE_WORKERS))
         static = [run(fit, "static", path, s, w, None) for s in range(a.seeds)]
         rows += static
         for cap in a.caps:

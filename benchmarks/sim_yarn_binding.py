@@ -34,7 +34,7 @@ from dsbra.bench.schedule import hot_files, scaled_schedule
 from dsbra.report import t_interval
 from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
-from dsbra.sim.fitted import INTERVAL_S, arm_config, load_fit
+from dsbra.sim.fitted import load_fit, scaled_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -49,10 +49,8 @@ SCALE_ARMS = ("static", "dsbra", "dsbra-hold", "oracle")
 
 def run_one(fit: dict, arm: str, schedule_path: Path, hot: set[int], seed: int, nodes: int,
             am_heartbeat_s: float) -> dict:
-    cfg = arm_config(arm, fit["model"], fit["slots"], INTERVAL_S, fit["heartbeat_s"], fit["am"],
-                     {"binding": "yarn-mr", "am_heartbeat_s": am_heartbeat_s}, seed,
-                     nodes=nodes, racks=max(2, nodes // 30))
-    res = simulate(cfg, WorkloadSpec(source=f"schedule:{schedule_path}"))
+    res = simulate(scaled_arm_config(fit, arm, seed, nodes, am_heartbeat_s),
+                   WorkloadSpec(source=f"schedule:{schedule_path}"))
     s, t = res.summary, res.tasks
     local = np.asarray(t["locality"]) == 0
     on_hot = np.isin(np.asarray(t["block_id"]), list(hot))

@@ -1,4 +1,5 @@
-"""Tuning sweep of the adaptive DSBRA profile (the default until 2026-12-02) on the tuning seeds (0-2; reports use 100-104).
+"""Tuning sweep of the adaptive DSBRA profile (the default until 2026-12-02) on the tuning seeds
+(0-2; reports use 100-104).
 
 For every setting of the grid (round length, ``min_pressure``, ``hot_factor``,
 ``holder_share``) and every setup, the captured share of the oracle's mean-response gain over
@@ -60,7 +61,8 @@ def main() -> None:
         params = {k: v for k, v in g.items() if k != "interval_s"}
         cells = []
         for st in a.setups:
-            runs = [(sd, run(st, "dsbra", {"profile": PRE_HOLD_PROFILE, **params}, g["interval_s"], sd, a.signals)) for sd in SEEDS]
+            runs = [(sd, run(st, "dsbra", {"profile": PRE_HOLD_PROFILE, **params},
+                             g["interval_s"], sd, a.signals)) for sd in SEEDS]
             share = statistics.mean((ref[(st, sd)][0] - r["mean_response_s"])
                                     / (ref[(st, sd)][0] - ref[(st, sd)][1]) for sd, r in runs)
             cells.append(f"{100 * share:.0f}, {100 * statistics.mean(r['extra_storage_mean'] for _, r in runs):.1f}"

@@ -123,7 +123,8 @@ def evaluate(fit: dict, hot_period_s: float, schedules: int, seeds: int, max_am_
     rows = {k: [] for k in ("captured", "added", "removed", "raised_after_lowering",
                             "lowered_with_later_readers", "extra_storage")}
     reactive = {k: {"captured": [], "extra_storage": []} for k in reactive_k}
-    arms = {"static": ("static", None), "oracle": ("oracle", None), "dsbra": ("dsbra", {"profile": PRE_HOLD_PROFILE}),
+    arms = {"static": ("static", None), "oracle": ("oracle", None),
+            "dsbra": ("dsbra", {"profile": PRE_HOLD_PROFILE}),
             **{k: ("oracle-reactive", {"min_jobs": k}) for k in reactive_k}}
     for s in range(schedules):
         path = out / f"schedule-period{hot_period_s:g}-seed{s}.json"

@@ -193,7 +193,8 @@ class Daemon:
         pol = self.cfg.policy
         log.info("start mode=%s interval_s=%s policy=%s profile=%s state_dir=%s rm=%s webhdfs=%s "
                  "holdout=%s", self.cfg.mode, self.cfg.interval_s, pol.name,
-                 pol.profile or (f"{DEFAULT_PROFILE}(default)" if pol.name == "dsbra" else "-"), self.dir,
+                 pol.profile or (f"{DEFAULT_PROFILE}(default)" if pol.name == "dsbra" else "-"),
+                 self.dir,
                  self.urls["rm"], self.urls["webhdfs"], self.cfg.experiment.holdout)
         self._scheduler_refusal()
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dsbra.policy.profiles import DEFAULT_PROFILE, PRE_HOLD_PROFILE
+from dsbra.policy.profiles import DEFAULT_PROFILE, PRE_HOLD_PROFILE, PROFILES, DsbraParams
 from dsbra.sim.config import SimConfig
 
 #: a replay arm -> (policy, delay scheduling on)
@@ -20,10 +20,8 @@ ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
               "paper-literal": ("dsbra", True), "scarlett": ("scarlett", True),
               "dare": ("dare", True), "oracle": ("oracle", True)}
 #: the arms the simulator runs beyond the replays' (compare_sim_real.py fits on ARM_POLICY's):
-#: ``dsbra-hold``, the default since 2026-12-02, with the ceiling at every worker as its profile's
-#: 512 sets it on a real cluster
+#: ``dsbra-hold``, the default since 2026-12-02
 SIM_ARM_POLICY = {**ARM_POLICY, "dsbra-hold": ("dsbra", True)}
-CEILING_AT_EVERY_WORKER = {"dsbra-hold"}
 #: a DSBRA arm -> its profile (``dsbra``: the default the committed sittings ran, PRE_HOLD_PROFILE)
 PROFILE = {"dsbra": PRE_HOLD_PROFILE, "dsbra-hold": DEFAULT_PROFILE, "calibrated": "calibrated",
            "paper-literal": "paper-literal"}
@@ -51,17 +49,29 @@ def arm_config(arm: str, model: dict, slots: int, interval_s: float, heartbeat_s
                racks: int = 2) -> SimConfig:
     """The simulator's cluster for ``arm`` as the replays ran it (the bundled cluster's 4
     workers on 2 racks unless ``nodes``/``racks`` say otherwise; a block on at most every node,
-    or the simulator's default cap)."""
+    or the ceiling the arm's profile sets: adaptive-hold's 512, every worker, as on a real
+    cluster; the simulator's default cap for the others)."""
     policy, delay = SIM_ARM_POLICY[arm]
-    ceiling = nodes if arm in CEILING_AT_EVERY_WORKER else min(nodes, SimConfig.max_replication)
+    ceiling = (PROFILES[PROFILE[arm]].get("max_replication", DsbraParams.max_replication)
+               if arm in PROFILE else SimConfig.max_replication)
     return SimConfig(nodes=nodes, racks=racks, replication=2, block_size_mb=64.0,
-                     max_replication=ceiling,
+                     max_replication=min(nodes, ceiling),
                      slots_per_node=slots, heartbeat_s=heartbeat_s, **binding,
                      **scheduler_config(delay, capacity_node_delay),
                      policy=policy, interval_s=interval_s,
                      signals="observed" if policy == "dsbra" else "scheduler",
                      policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
                      seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
+
+
+def scaled_arm_config(fit: dict, arm: str, seed: int, nodes: int,
+                      am_heartbeat_s: float) -> SimConfig:
+    """:func:`arm_config` with :func:`load_fit`'s ``fit`` on ``nodes`` workers, YARN binding:
+    the cluster of the scale studies (benchmarks/sim_yarn_binding.py, sim_hold_cap.py), with a
+    rack per 30 workers, at least 2."""
+    return arm_config(arm, fit["model"], fit["slots"], INTERVAL_S, fit["heartbeat_s"], fit["am"],
+                      {"binding": "yarn-mr", "am_heartbeat_s": am_heartbeat_s}, seed,
+                      nodes=nodes, racks=max(2, nodes // 30))
 
 
 def fitted_config(fit: dict, policy: str, seed: int, params: dict | None = None,
