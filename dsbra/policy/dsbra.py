@@ -92,14 +92,21 @@ def _at(ceiling, rows: np.ndarray):
 
 
 def replica_ceiling(ri: RoundInput, st: BlockState, p: DsbraParams):
-    """The most replicas a block may reach: min(max_replication, live nodes), a scalar; with
-    ``replica_cap_fraction`` f, per block min(that, max(ceil(f x live nodes), racks, base + 1)):
-    short of every worker, at least one per rack, and always room for one above base."""
+    """The most replicas a block may reach: min(max_replication, live nodes), a scalar; per
+    block, with ``replica_cap_fraction`` f, at most max(ceil(f x live nodes), racks, base + 1)
+    (short of every worker, at least one per rack), and with ``replicas_per_read`` q, at most
+    max(ceil(q x its maps in the window), base + 1): each bound leaves room for one above base."""
     top = min(p.max_replication, ri.n_nodes)
-    if p.replica_cap_fraction is None:
+    if p.replica_cap_fraction is None and p.replicas_per_read is None:
         return top
-    cap = max(int(np.ceil(p.replica_cap_fraction * ri.n_nodes - _FLOOR_EPS)), ri.n_racks)
-    out = np.maximum(st.base_replication.astype(np.int64) + 1, cap)
+    base_plus_one = st.base_replication.astype(np.int64) + 1
+    out = np.full(len(ri), top, np.int64)
+    if p.replica_cap_fraction is not None:
+        cap = max(int(np.ceil(p.replica_cap_fraction * ri.n_nodes - _FLOOR_EPS)), ri.n_racks)
+        np.minimum(out, np.maximum(base_plus_one, cap), out=out)
+    if p.replicas_per_read is not None:
+        demand = np.ceil(p.replicas_per_read * ri.tasks - _FLOOR_EPS).astype(np.int64)
+        np.minimum(out, np.maximum(base_plus_one, demand), out=out)
     return np.minimum(out, top)
 
 

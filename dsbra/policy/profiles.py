@@ -69,7 +69,11 @@ class DsbraParams:
     many rounds in a row without being hot (this one included), so a copy is kept long enough
     to pay for itself. ``replica_cap_fraction``: a hot block grows to at most
     max(ceil(fraction x live nodes), racks, its base + 1) replicas (within max_replication and
-    the live nodes), not to every worker; None = no such cap.
+    the live nodes), not to every worker; None = no such cap. ``replicas_per_read``: a hot
+    block grows to at most max(base + 1, ceil(replicas_per_read x N_i)) replicas, N_i its maps in
+    the window (within the other ceilings): each map reading it needs one holder, and on YARN a
+    holder past its readers only earns its jobs containers that their ApplicationMasters hand to
+    other maps off their data; the bound follows demand, not the cluster's size; None = off.
 
     What a hot block's jobs read with it (the round input's ``job_indptr``/``job_blocks``;
     without them these change nothing; both off by default). On YARN a job is granted
@@ -106,6 +110,7 @@ class DsbraParams:
     confirm_bypass: float | None = None
     min_hold_rounds: int = 0
     replica_cap_fraction: float | None = None
+    replicas_per_read: float | None = None
     co_read_placement: str | None = None
     co_read_share: float | None = None
 
@@ -151,6 +156,9 @@ class DsbraParams:
         cap = self.replica_cap_fraction
         if cap is not None and (not _is_number(cap) or not 0 < cap <= 1):
             raise InputError(f"replica_cap_fraction must be in (0, 1] or null, got {cap!r}")
+        per_read = self.replicas_per_read
+        if per_read is not None and (not _is_number(per_read) or not per_read > 0):
+            raise InputError(f"replicas_per_read must be a number > 0 or null, got {per_read!r}")
         if self.co_read_placement is not None and self.co_read_placement not in CO_READ_PLACEMENTS:
             raise InputError(f"co_read_placement must be one of {', '.join(CO_READ_PLACEMENTS)} "
                              f"or null, got {self.co_read_placement!r}")

@@ -99,6 +99,18 @@ VARIANTS = {
     # simulator's ceiling lifted to its 20 nodes, as the profile's 512 lifts the daemon's
     "dsbra-hold": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                    "cluster": {"max_replication": 20}, "params": {"profile": "adaptive-hold"}},
+    # the default with a hot block's replicas bounded by its demand, not the cluster's size:
+    # at most q holders per map that read it in the window (replicas_per_read q)
+    **{f"dsbra-hold-demand{q:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                                   "cluster": {"max_replication": 20},
+                                   "params": {"profile": "adaptive-hold", "replicas_per_read": q}}
+       for q in (0.5, 1.0, 2.0)},
+    # the default with a higher absolute floor on a hot block's delay pressure (min_pressure,
+    # delayed-map equivalents in the window; the profile's 0.3)
+    **{f"dsbra-hold-minp{m:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                                 "cluster": {"max_replication": 20},
+                                 "params": {"profile": "adaptive-hold", "min_pressure": m}}
+       for m in (1.0, 2.0)},
     # what a hot block's jobs read with it: its new replicas near those blocks' holders or
     # away from them (alone, and under the cap, where the choice of nodes is wider), and the
     # blocks most of its jobs read raised beside it

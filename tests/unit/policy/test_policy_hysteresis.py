@@ -1,4 +1,5 @@
-"""Issue 43's candidates: hysteresis against churn and a replica cap short of every worker.
+"""Issue 43's candidates: hysteresis against churn, a replica cap short of every worker and a
+replica bound by demand.
 
 Both are options of the adaptive round (off by default); their per-block state is columnar
 (BlockState.hot_history, BlockState.since_hot)."""
@@ -164,6 +165,36 @@ def test_capped_round_never_places_past_its_ceiling(round_and_state, fraction):
         assert rc[b] + added <= ceiling
 
 
+def test_replicas_per_read_bounds_a_hot_block_by_its_maps_in_the_window():
+    # "h" is read by 40 maps on 2 holders; unbounded it grows to every live node (10)
+    ri = window(True, hot_tasks=40)
+    (d,), _ = run(policy(replicas_per_read=0.1), [ri])
+    assert len(replicate_map(ri, d)["h"]) == 2  # ceil(0.1 x 40) = 4 holders
+    # a bound at or under base still lets a hot block gain one
+    (d,), _ = run(policy(replicas_per_read=0.01), [ri])
+    assert len(replicate_map(ri, d)["h"]) == 1
+    st_ = state_for(ri)
+    c = replica_ceiling(ri, st_, params_for("adaptive", delay_threshold_s=10,
+                                            replicas_per_read=0.1, replica_cap_fraction=0.3))
+    # the tighter of the two bounds: 3 nodes for "h" (ceil(0.3 x 10)); base + 1 for the others
+    assert c[0] == 3 and np.all(c[1:] == 3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rounds(), st.sampled_from([0.25, 0.5, 1.0, 2.0]))
+def test_demand_bounded_round_never_places_past_its_maps(round_and_state, per_read):
+    ri, state = round_and_state
+    p = params_for("adaptive", delay_threshold_s=10, replicas_per_read=per_read)
+    d, _ = DsbraPolicy(p).decide(ri, state)
+    rc = ri.replica_count()
+    for k, b in enumerate(d.replicate_block):
+        added = d.replicate_indptr[k + 1] - d.replicate_indptr[k]
+        demand = int(np.ceil(per_read * ri.tasks[b] - 1e-9))
+        ceiling = min(p.max_replication, ri.n_nodes,
+                      max(demand, int(state.base_replication[b]) + 1))
+        assert rc[b] + added <= ceiling
+
+
 @settings(max_examples=60, deadline=None)
 @given(rounds())
 def test_hysteresis_off_by_default_changes_no_decision(round_and_state):
@@ -200,6 +231,8 @@ def test_candidate_profiles_differ_from_adaptive_only_in_the_new_options():
     (dict(replica_cap_fraction=0.0), "replica_cap_fraction"),
     (dict(replica_cap_fraction=1.5), "replica_cap_fraction"),
     (dict(confirm_bypass=0.5), "confirm_bypass"),
+    (dict(replicas_per_read=0), "replicas_per_read"),
+    (dict(replicas_per_read="many"), "replicas_per_read"),
 ])
 def test_bad_options_are_refused(bad, match):
     with pytest.raises(InputError, match=match):
