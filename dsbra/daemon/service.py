@@ -115,7 +115,9 @@ class Daemon:
         self.ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=c.user)
         if c.keytab:
             login_from_keytab(c.keytab, c.kerberos_principal)
-        self.actor = HdfsActor(make_client(self.ep.hdfs.urls, user=self.ep.hdfs.user, kerberos=c.kerberos,
+        # the acting client follows the NameNodes through the read endpoint's Failover: a
+        # NameNode found active by a read is the one the next write goes to, and back
+        self.actor = HdfsActor(make_client(self.ep.hdfs, user=self.ep.hdfs.user, kerberos=c.kerberos,
                                            principal=c.kerberos_principal,
                                            mutual_auth=c.kerberos_mutual_auth,
                                            ca_bundle=c.ca_bundle))

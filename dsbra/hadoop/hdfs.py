@@ -9,7 +9,10 @@ extra); TLS through a CA bundle given to the session's ``verify`` (:mod:`dsbra.h
 
 from __future__ import annotations
 
+import functools
 import time
+import types
+from collections import deque
 from collections.abc import Iterable
 from urllib.parse import quote, urlsplit
 
@@ -17,49 +20,102 @@ import requests
 
 from dsbra.errors import HadoopError
 from dsbra.hadoop.auth import check_ticket, use_ca_bundle
-from dsbra.hadoop.rest import innermost_cause, split_urls
+from dsbra.hadoop.rest import Failover, NotActive, innermost_cause, standby_exception
 
 
 #: HadoopError.exception of a call the NameNode's TLS or SPNEGO refused: a configuration error
 ACCESS_REFUSED = "AccessRefused"
 
 
-#: how HdfsCLI takes an HA pair's NameNodes: one string, the URLs joined by this
-HDFSCLI_URL_SEPARATOR = ";"
-
-
-def make_client(namenodes: str | Iterable[str], *, user: str | None = None,
+def make_client(namenodes: str | Iterable[str] | Failover, *, user: str | None = None,
                 session: requests.Session | None = None, kerberos: bool = False,
                 principal: str | None = None, mutual_auth: str = "OPTIONAL",
                 ca_bundle: str | None = None, timeout_s: float | None = 10.0):
     """An HdfsCLI client for the NameNode web URLs ``namenodes`` (http or https; a list, or
-    comma-separated as `dsbra cluster env` and the daemon's ``cluster.webhdfs`` give them):
-    HdfsCLI passes a standby's StandbyException, or an unreachable NameNode, to the next URL
-    and stays on the one that answered, as :class:`dsbra.hadoop.rest.Endpoint` does for the
-    reads. ``session``: one already set up for the cluster (TLS, SPNEGO), else a new one;
-    ``ca_bundle`` verifies https against that CA; with ``kerberos``, a ``KerberosClient`` (SPNEGO as ``principal``, default:
-    the ticket cache's), after checking that a ticket is there, so a missing one is an error at
-    start, not in every round."""
+    comma-separated as `dsbra cluster env` and the daemon's ``cluster.webhdfs`` give them, or
+    the :class:`Failover` of a read endpoint, whose choice of NameNode it then shares). Its
+    requests to a NameNode follow the HA pair by :meth:`Failover.follow`, the rule of every
+    dsbra client; HdfsCLI itself sees one URL. ``session``: one already set up for the cluster
+    (TLS, SPNEGO), else a new one; ``ca_bundle`` verifies https against that CA; with
+    ``kerberos``, HdfsCLI's ``KerberosClient`` (SPNEGO as ``principal``, default: the ticket
+    cache's), after checking that a ticket is there, so a missing one is an error at start,
+    not in every round."""
     import hdfs
 
-    url = HDFSCLI_URL_SEPARATOR.join(split_urls(namenodes))
     session = session or requests.Session()
     if ca_bundle:
         use_ca_bundle(session, ca_bundle)
     if kerberos:
         check_ticket(principal)
-        return kerberos_client(url, principal, mutual_auth, session, timeout_s)
-    return hdfs.InsecureClient(url, user=user, session=session, timeout=timeout_s)
+        return kerberos_client(namenodes, principal, mutual_auth, session, timeout_s)
+    return _following(hdfs.InsecureClient)(_namenodes(namenodes), user=user, session=session,
+                                           timeout=timeout_s)
 
 
-def kerberos_client(url: str, principal: str | None, mutual_auth: str,
-                    session: requests.Session, timeout_s: float | None):
-    """HdfsCLI's ``KerberosClient``: SPNEGO on ``session`` (mutual authentication as given)."""
+def kerberos_client(namenodes: str | Iterable[str] | Failover, principal: str | None,
+                    mutual_auth: str, session: requests.Session, timeout_s: float | None):
+    """HdfsCLI's ``KerberosClient``, following the NameNodes as :func:`make_client`'s do:
+    SPNEGO on ``session`` (mutual authentication as given)."""
     from hdfs.ext.kerberos import KerberosClient
 
     extra = {"principal": principal} if principal else {}
-    return KerberosClient(url, mutual_auth=mutual_auth, session=session, timeout=timeout_s,
-                          **extra)
+    return _following(KerberosClient)(_namenodes(namenodes), mutual_auth=mutual_auth,
+                                      session=session, timeout=timeout_s, **extra)
+
+
+def _namenodes(namenodes: str | Iterable[str] | Failover) -> Failover:
+    return namenodes if isinstance(namenodes, Failover) else Failover(namenodes, service="WebHDFS")
+
+
+class _FollowsNameNodes:
+    """Mixed into an HdfsCLI client class: each request to a NameNode goes through
+    ``namenodes.follow`` to the one that answered last; a request to a DataNode (where a
+    NameNode redirected CREATE or OPEN) goes as it is. HdfsCLI's own loop over its URLs sees
+    only the current one, so it never fails over by itself."""
+
+    def __init__(self, namenodes: Failover, **kw):
+        self.namenodes = namenodes
+        super().__init__(namenodes.base_url, **kw)
+
+    @property
+    def _urls(self) -> deque:
+        return deque([self.namenodes.base_url])
+
+    @_urls.setter
+    def _urls(self, _value) -> None:
+        """HdfsCLI's constructor sets its rotating list; the Failover holds that state."""
+
+    def _request(self, method, url, **kw):
+        nodes = self.namenodes
+        base = next((u for u in nodes.urls if url.startswith(u + "/")), None)
+        if base is None:
+            return super()._request(method, url, **kw)
+        rest = url[len(base):]
+        send = super()._request
+
+        def attempt(namenode: str):
+            try:
+                resp = send(method, namenode + rest, **kw)
+            except requests.exceptions.SSLError as exc:
+                if "CERTIFICATE_VERIFY_FAILED" in str(exc):  # a configuration error: no failover
+                    raise
+                raise NotActive(HadoopError(f"TLS error with {_peer(exc)}: "
+                                            f"{innermost_cause(exc)}")) from exc
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                raise NotActive(HadoopError(f"cannot reach the NameNode at {namenode} "
+                                            f"({type(exc).__name__})")) from exc
+            if len(nodes.urls) > 1 and standby_exception(resp):
+                raise NotActive(HadoopError(f"{namenode} is a standby", status=resp.status_code,
+                                            exception="StandbyException"))
+            return resp
+
+        return nodes.follow(attempt)  # HdfsActor._call names the operation
+
+
+@functools.cache
+def _following(client_class: type) -> type:
+    """``client_class`` with :class:`_FollowsNameNodes` mixed in (one class per base)."""
+    return types.new_class(f"Following{client_class.__name__}", (_FollowsNameNodes, client_class))
 
 
 def _peer(exc: requests.RequestException) -> str:
@@ -79,6 +135,9 @@ class HdfsActor:
 
         try:
             return fn(*args, **kw)
+        except HadoopError as exc:  # from Failover.follow: no NameNode answered as active
+            raise HadoopError(f"WebHDFS {what}: {exc}", exception=exc.exception,
+                              status=exc.status) from None
         except HdfsError as exc:
             name = getattr(exc, "exception", None)
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -146,23 +205,13 @@ class HdfsActor:
         from hdfs.client import _to_error
 
         def get():
-            # HdfsCLI has no call for this op; like its own calls, a standby or an unreachable
-            # NameNode passes to the next of its URLs
-            hosts = list(self.client._urls)  # HdfsCLI's own order: the one that answered last first
-            for host in hosts:
-                url = host.rstrip("/") + "/webhdfs/v1" + quote(path)
-                try:
-                    resp = self.client._request("GET", url, params={
-                        "op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": 2**62})
-                except requests.ConnectionError:
-                    if host == hosts[-1]:
-                        raise
-                    continue
-                if resp.ok:
-                    return resp.json()
-                error = _to_error(resp)
-                if error.exception != "StandbyException" or host == hosts[-1]:
-                    raise error
+            # HdfsCLI has no call for this op; its request follows the NameNodes as its calls do
+            url = self.client.namenodes.base_url + "/webhdfs/v1" + quote(path)
+            resp = self.client._request("GET", url, params={
+                "op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": 2**62})
+            if not resp.ok:
+                raise _to_error(resp)
+            return resp.json()
         doc = self._call(f"GET_BLOCK_LOCATIONS {path}", get)
         blocks = (doc.get("LocatedBlocks") or {}).get("locatedBlocks") or []
         return [len(b.get("locations") or []) for b in blocks]

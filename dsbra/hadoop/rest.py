@@ -101,27 +101,32 @@ def standby_rm(resp: requests.Response) -> bool:
     return isinstance(info, dict) and info.get("haState") not in (None, "ACTIVE")
 
 
-class Endpoint:
-    """One service at one or several base URLs (the NameNodes or ResourceManagers of an HA
-    cluster) plus a session; ``get_json``/``get_bytes`` with uniform error handling.
+class NotActive(Exception):
+    """What a :meth:`Failover.follow` attempt raises when the URL it tried is a standby or did
+    not answer: ``failure`` says how; ``to`` is the URL a standby pointed at, if it did."""
 
-    With several URLs, requests go to the one that answered last; an unreachable one, or a
-    standby's reply (:meth:`_standby`), moves on to the next, so a failover costs one retried
-    request, not a failed round. Only when none answers as active does the request fail.
-    """
+    def __init__(self, failure: HadoopError, to: str | None = None):
+        super().__init__(str(failure))
+        self.failure, self.to = failure, to
+
+
+class Failover:
+    """Following an HA pair, the one rule every dsbra client keeps (the REST endpoints below,
+    and through :func:`dsbra.hadoop.hdfs.make_client` the HdfsCLI clients that change HDFS):
+    requests go to the URL that answered last as active; a standby, or one that does not
+    answer, passes the request to the next URL, so a failover costs one retried request, not a
+    failed round. Only when none answers as active does the request fail."""
 
     service = "Hadoop"
 
-    def __init__(self, base_url: str | list[str], *, session: requests.Session | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, stats: RequestStats | None = None):
+    def __init__(self, base_url: str | list[str], *, service: str | None = None):
+        if service:
+            self.service = service
         self.urls = split_urls(base_url or "")
         bad = [u for u in self.urls if "://" not in u]
         if not self.urls or bad:
             raise HadoopError(f"{self.service} URL {(bad or [base_url])[0]!r} is not an http(s) URL")
         self._current = 0
-        self.session = session or requests.Session()
-        self.timeout_s = timeout_s
-        self.stats = stats or RequestStats()
 
     @property
     def base_url(self) -> str:
@@ -132,6 +137,36 @@ class Endpoint:
         """Send the next requests to ``to`` (one of the URLs), else to the next URL."""
         self._current = self.urls.index(to) if to in self.urls else (self._current + 1) % len(self.urls)
         log.info("failover service=%s to=%s", self.service.replace(" ", "_"), self.base_url)
+
+    def follow(self, attempt, what: str | None = None):
+        """``attempt(url)`` on the current URL, and on the next ones while it raises
+        :class:`NotActive`; with one URL its failure is the error, else one naming every URL
+        (after ``what``, the request, when given)."""
+        failure: HadoopError | None = None
+        for _ in range(len(self.urls)):
+            try:
+                return attempt(self.base_url)
+            except NotActive as exc:
+                failure = exc.failure
+                if len(self.urls) == 1:
+                    raise failure from exc.__cause__
+                self.fail_over(exc.to)
+        raise HadoopError(f"{what + ': ' if what else ''}no active one among "
+                          f"{', '.join(self.urls)} (last: {failure})",
+                          exception=failure.exception, status=failure.status)
+
+
+class Endpoint(Failover):
+    """One service at one or several base URLs (the NameNodes or ResourceManagers of an HA
+    cluster, followed as :class:`Failover` says) plus a session; ``get_json``/``get_bytes``
+    with uniform error handling."""
+
+    def __init__(self, base_url: str | list[str], *, session: requests.Session | None = None,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, stats: RequestStats | None = None):
+        super().__init__(base_url)
+        self.session = session or requests.Session()
+        self.timeout_s = timeout_s
+        self.stats = stats or RequestStats()
 
     def _standby(self, resp: requests.Response) -> bool:
         """Whether ``resp`` came from a standby: a ``StandbyException`` (what a standby
@@ -146,18 +181,13 @@ class Endpoint:
 
     def _get(self, path: str, params: dict | None, kind: str, *, redirects: bool = True,
              headers: dict | None = None) -> requests.Response:
-        failure: HadoopError | None = None
-        for _ in range(len(self.urls)):
-            base = self.base_url
+        def attempt(base: str) -> requests.Response:
             t0 = time.perf_counter()
             try:
                 resp = self.session.get(base + path, params=params, timeout=self.timeout_s,
                                         allow_redirects=redirects, headers=headers)
             except requests.Timeout as exc:
-                failure = HadoopError(f"{self.service} at {base} timed out on {path}")
-                failure.__cause__ = exc
-                self._next_or_raise(failure)
-                continue
+                raise NotActive(HadoopError(f"{self.service} at {base} timed out on {path}")) from exc
             except requests.exceptions.SSLError as exc:
                 if "CERTIFICATE_VERIFY_FAILED" in str(exc):  # a configuration error: no failover
                     raise HadoopError(f"{self.service} at {base}: TLS verification failed (the "
@@ -165,15 +195,11 @@ class Endpoint:
                                       "CA that signed its certificate)") from exc
                 # the handshake itself broke (a peer closing it under load): the next URL, or
                 # the next round, may pass
-                failure = HadoopError(f"{self.service} at {base}: TLS error: {innermost_cause(exc)}")
-                failure.__cause__ = exc
-                self._next_or_raise(failure)
-                continue
+                raise NotActive(HadoopError(f"{self.service} at {base}: TLS error: "
+                                            f"{innermost_cause(exc)}")) from exc
             except requests.RequestException as exc:
-                failure = HadoopError(f"cannot reach {self.service} at {base}: {type(exc).__name__}")
-                failure.__cause__ = exc
-                self._next_or_raise(failure)
-                continue
+                raise NotActive(HadoopError(f"cannot reach {self.service} at {base}: "
+                                            f"{type(exc).__name__}")) from exc
             self.stats.add(kind, len(resp.content), time.perf_counter() - t0)
             if len(self.urls) > 1:
                 # followed a standby's redirect: the active one answered; ask it from now on
@@ -183,24 +209,17 @@ class Endpoint:
                     self.fail_over(landed)
                 sibling = self._sibling(resp.headers.get("Location")) if resp.is_redirect else None
                 if sibling or self._standby(resp):
-                    failure = HadoopError(f"{self.service} at {base} is a standby", status=resp.status_code,
-                                          exception="StandbyException")
-                    self.fail_over(sibling)
-                    continue
+                    raise NotActive(HadoopError(f"{self.service} at {base} is a standby",
+                                                status=resp.status_code,
+                                                exception="StandbyException"), to=sibling)
             if resp.status_code >= 400 or (not redirects and 300 <= resp.status_code < 400):
                 exc_name, message = remote_exception(resp.content)
                 detail = f"{exc_name}: {message}" if exc_name else f"HTTP {resp.status_code}"
                 raise HadoopError(f"{self.service} {path}: {detail}", exception=exc_name,
                                   status=resp.status_code)
             return resp
-        raise HadoopError(f"{self.service} {path}: no active one among {', '.join(self.urls)} "
-                          f"(last: {failure})", exception=failure.exception, status=failure.status)
 
-    def _next_or_raise(self, failure: HadoopError) -> None:
-        """After ``failure`` (no answer), try the next URL; with one URL, raise it."""
-        if len(self.urls) == 1:
-            raise failure
-        self.fail_over()
+        return self.follow(attempt, f"{self.service} {path}")
 
     def get_json(self, path: str, params: dict | None = None, *, kind: str = "json",
                  redirects: bool = True) -> Any:

@@ -96,9 +96,10 @@ VARIANTS = {
                              "cluster": {"max_replication": 20},
                              "params": {"min_hold_rounds": 3}},
     # the default, the adaptive-hold profile (3/4 of every worker, held 3 rounds), with the
-    # simulator's ceiling lifted to its 20 nodes, as the profile's 512 lifts the daemon's
-    "dsbra-hold": {"policy": "dsbra", "delay": "hfs", "small_only": True,
-                   "cluster": {"max_replication": 20}, "params": {"profile": "adaptive-hold"}},
+    # simulator's ceiling lifted to every node (the profile's 512, as it lifts the daemon's;
+    # the engine takes the smaller of it and the nodes), on every setup
+    "dsbra-hold": {"policy": "dsbra", "delay": "hfs",
+                   "cluster": {"max_replication": 512}, "params": {"profile": "adaptive-hold"}},
     # the default with a hot block's replicas bounded by its demand, not the cluster's size:
     # at most q holders per map that read it in the window (replicas_per_read q)
     **{f"dsbra-hold-demand{q:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,

@@ -138,6 +138,8 @@ def test_the_daemon_uses_the_ca_bundle_for_every_endpoint(tls, tmp_path):
     assert daemon.actor.replication(FILE) == _captured_replication()
     assert all(e.session.verify == tls["ca"] for e in (daemon.ep.rm, daemon.ep.hdfs,
                                                        daemon.ep.jhs))
+    # one way of following the NameNodes: the acting client's is the read endpoint's
+    assert daemon.actor.client.namenodes is daemon.ep.hdfs
 
 
 def test_a_missing_ca_bundle_file_is_a_config_error(tmp_path):

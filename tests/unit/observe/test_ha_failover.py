@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections import deque
 from pathlib import Path
 
 import pytest
@@ -114,13 +115,48 @@ def test_endpoints_take_comma_separated_webhdfs_urls(replay):
     assert ep.hdfs.file_status(FILE)["replication"] == 2
 
 
-def test_the_acting_client_sends_setreplication_to_the_active_namenode(replay):
+def test_the_acting_client_sends_setreplication_to_the_active_namenode(replay, caplog):
     session, servers = replay
     actor = HdfsActor(make_client(NN, user="root", session=session))
-    actor.set_replication(FILE, 3)  # no error: the standby refused it, the active took it
+    with caplog.at_level("INFO", logger="dsbra.hadoop.rest"):
+        actor.set_replication(FILE, 3)  # no error: the standby refused it, the active took it
     for name in ("nn1", "nn2"):
         assert [k for k in servers[name].served if "SETREPLICATION" in k], name
-    assert actor.client._urls[0] == URLS["nn2"]  # HdfsCLI stays on the active one
+    assert actor.client.namenodes.base_url == URLS["nn2"]  # and stays on the active one
+    assert actor.client._urls == deque([URLS["nn2"]])  # HdfsCLI sees only that one
+    # the one rule of every client, with its log line
+    assert f"failover service=WebHDFS to={URLS['nn2']}" in caplog.text
+
+
+def test_writes_share_the_read_endpoints_choice_of_namenode(replay):
+    """The daemon hands its WebHDFS read endpoint to the acting client: once a read has found
+    the active NameNode, a write goes straight to it, and the standby is not asked again."""
+    session, servers = replay
+    reads = WebHdfs(NN, session=session, user="root")
+    assert reads.file_status(FILE)["replication"] == 2
+    asked = sum(servers["nn1"].served.values())
+    actor = HdfsActor(make_client(reads, user="root", session=session))
+    actor.set_replication(FILE, 3)
+    assert sum(servers["nn1"].served.values()) == asked
+    assert [k for k in servers["nn2"].served if "SETREPLICATION" in k]
+
+
+def test_a_lone_standby_refuses_a_write_naming_standby_exception(replay):
+    session, _ = replay
+    with pytest.raises(HadoopError) as err:
+        HdfsActor(make_client([URLS["nn1"]], user="root", session=session)).set_replication(FILE, 3)
+    assert err.value.exception == "StandbyException"
+    assert str(err.value).startswith(f"WebHDFS SETREPLICATION {FILE}=3: StandbyException")
+
+
+def test_no_active_namenode_fails_a_write_naming_every_url(replay):
+    session, _ = replay
+    dead = closed_port_url()
+    actor = HdfsActor(make_client([URLS["nn1"], dead], user="root", session=session))
+    with pytest.raises(HadoopError) as err:
+        actor.status(FILE)
+    assert str(err.value).startswith(f"WebHDFS GETFILESTATUS {FILE}: no active one among")
+    assert URLS["nn1"] in str(err.value) and dead in str(err.value)
 
 
 def test_rms_that_know_no_active_one_fail_the_request_as_standby():
@@ -169,7 +205,7 @@ def test_the_load_checks_clients_follow_the_active_namenode_and_resourcemanager(
     assert rm.metrics() == active_metrics  # rm1 redirected to rm2
     assert rm.base_url == URLS["rm2"]
     assert client.status(FILE)["replication"] == 2  # nn1 answered StandbyException
-    assert client._urls[0] == URLS["nn2"]
+    assert client.namenodes.base_url == URLS["nn2"]
 
 
 def test_the_bench_and_demo_client_takes_the_envs_comma_separated_namenodes(replay):
@@ -180,4 +216,4 @@ def test_the_bench_and_demo_client_takes_the_envs_comma_separated_namenodes(repl
     session, _ = replay
     client = cl.hdfs_client(",".join(NN), session, timeout=10)
     assert client.status(FILE)["replication"] == 2  # nn1 answered StandbyException
-    assert client._urls[0] == URLS["nn2"]
+    assert client.namenodes.base_url == URLS["nn2"]
