@@ -20,10 +20,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import requests
 from tqdm import tqdm
 
 from dsbra.bench.sitting import cluster_cli
+from dsbra.cluster import cluster as cl
 from dsbra.cluster import processes as procs
 from dsbra.cluster.jobs import run_grep
 from dsbra.report import repeats_summary
@@ -62,9 +62,8 @@ def main() -> None:
             down_times.append(time.monotonic() - start)
 
     env = json.loads(cli("env", "--json").stdout)
-    webhdfs = env["webhdfs"]
-    requests.put(f"{webhdfs}/bench/in/one-block?op=CREATE&user.name=root&overwrite=true",
-                 data=b"dsbra needle line\n" * 20000, timeout=30).raise_for_status()
+    cl.hdfs_client(env["namenode"], timeout=30).write(
+        "/bench/in/one-block", data=b"dsbra needle line\n" * 20000, overwrite=True)
     grep_times = []
     for i in tqdm(range(args.jobs), desc="grep", file=sys.stderr):
         start = time.monotonic()

@@ -30,11 +30,11 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import requests
 
 from dsbra.bench.sitting import BLOCK, LAYOUT, cluster_up, dsbra, wait_for_quiet
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.spec import SHARED_CACHE_ROOT, parse_size
+from dsbra.hadoop.rest import JobHistory
 from dsbra.report import t_interval
 
 ARMS = ("shipped", "cached")
@@ -64,9 +64,7 @@ def jar_sources(env: dict, hadoop_jobs: dict[str, str]) -> dict[str, str]:
     """Each schedule job's job jar: 'cache' (a /sharedcache path) or 'shipped' (its staging dir)."""
     out = {}
     for job, hadoop_id in hadoop_jobs.items():
-        props = requests.get(f"{env['jhs']}/ws/v1/history/mapreduce/jobs/{hadoop_id}/conf",
-                             headers={"Accept": "application/json"}, timeout=30).json()["conf"]["property"]
-        jar = next(p["value"] for p in props if p["name"] == "mapreduce.job.jar")
+        jar = JobHistory(env["jhs"], timeout_s=30).conf(hadoop_id)["mapreduce.job.jar"]
         out[job] = "cache" if jar.startswith(SHARED_CACHE_ROOT + "/") else "shipped"
     return out
 

@@ -44,7 +44,6 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import requests
 import yaml
 
 from dsbra.act.journal import Journal
@@ -53,6 +52,7 @@ from dsbra.cluster.jobs import grep_lines, submit_spaced
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.daemon.config import bundled_cluster_section
+from dsbra.hadoop.rest import Jmx
 from dsbra.observe.collector import Endpoints
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
 
@@ -65,8 +65,7 @@ def datanode_reads(env: dict) -> dict[str, int]:
     """BlocksRead of every DataNode (its JMX), by worker address."""
     out = {}
     for w in env["workers"]:
-        url = f"{w['datanode']}/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*"
-        beans = requests.get(url, timeout=10).json()["beans"]
+        beans = Jmx(w["datanode"]).beans("Hadoop:service=DataNode,name=DataNodeActivity-*")
         out[w["host"]] = int(sum(b.get("BlocksRead", 0) for b in beans))
     return out
 
@@ -83,8 +82,7 @@ def blocks_per_node(env: dict, ep, paths: list[str]) -> dict:
     for p in paths:
         for h in holders(ep, p):
             data[h] += 1
-    info = requests.get(f"{env['namenode']}/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo",
-                        timeout=10).json()["beans"][0]
+    info = Jmx(env["namenode"]).bean("Hadoop:service=NameNode,name=NameNodeInfo")
     every = {v["xferaddr"].split(":")[0]: int(v["numBlocks"])
              for v in json.loads(info["LiveNodes"]).values()}
     return {"measured_files": data, "all_blocks": every}

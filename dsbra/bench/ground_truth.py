@@ -120,30 +120,28 @@ class AppActivities:
 
     def __init__(self, rm_url: str, max_time_s: float = 10.0, keep_raw: int = 3):
         self.rm_url, self.max_time_s, self.keep_raw = rm_url, max_time_s, keep_raw
+        self.rm = ResourceManager(rm_url)
         self.records: dict[str, dict[tuple, list]] = {}
         self.raw: list[dict] = []
         self.requests = 0
         self.errors: list[str] = []
 
     def poll(self) -> None:
-        import requests
-
         try:
-            apps = requests.get(f"{self.rm_url}/ws/v1/cluster/apps",
-                                params={"states": "ACCEPTED,RUNNING"}, timeout=10).json()
-        except (requests.RequestException, ValueError) as e:
+            apps = self.rm.apps(states="ACCEPTED,RUNNING")
+        except HadoopError as e:
             self.errors.append(str(e)[:200])
             return
-        for app in ((apps or {}).get("apps") or {}).get("app") or []:
+        for app in apps:
             app_id = app["id"]
             self.requests += 1
             try:
-                reply = requests.get(
-                    f"{self.rm_url}/ws/v1/cluster/scheduler/app-activities/{app_id}",
-                    params={"actions": "refresh,get", "maxTime": str(self.max_time_s)},
-                    headers={"Accept": "application/json"}, timeout=10).json()
-            except (requests.RequestException, ValueError) as e:
+                reply = self.rm.app_activities(app_id, self.max_time_s)
+            except HadoopError as e:
                 self.errors.append(str(e)[:200])
+                continue
+            if not isinstance(reply, dict):
+                self.errors.append(f"app-activities {app_id}: not a JSON object")
                 continue
             kept = (reply.get("appActivities") or {}).get("allocations")
             if len(self.raw) < self.keep_raw and kept:
