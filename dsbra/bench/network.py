@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from dsbra.errors import ClusterError, InputError
-from dsbra.hadoop.auth import use_ca_bundle
+from dsbra.hadoop.auth import secure_session
 from dsbra.hadoop.rest import WebHdfs
 
 LEVELS = ("node_local", "rack_local", "off_rack")
@@ -33,8 +33,7 @@ def reads_session(env: dict) -> requests.Session:
     if env.get("kerberos"):
         raise InputError("timing reads needs a cluster without --kerberos (its reads go as user.name=root)")
     session = requests.Session()
-    if env.get("ca_bundle"):
-        use_ca_bundle(session, env["ca_bundle"])
+    secure_session(session, ca_bundle=env.get("ca_bundle"))
     return session
 
 

@@ -339,12 +339,9 @@ def client_session(spec: ClusterSpec, layout: StateLayout):
     as the cluster's client with --kerberos (use it inside :func:`client_environment`)."""
     import requests
 
-    from dsbra.hadoop.auth import kerberos_auth, use_ca_bundle
+    from dsbra.hadoop.auth import secure_session
 
     session = requests.Session()
-    paths = security_paths(layout)
-    if spec.tls:
-        use_ca_bundle(session, str(paths.ca_pem))
-    if spec.kerberos:
-        session.auth = kerberos_auth(client_principal(), "OPTIONAL")
+    secure_session(session, ca_bundle=str(security_paths(layout).ca_pem) if spec.tls else None,
+                   kerberos=spec.kerberos, principal=client_principal() if spec.kerberos else None)
     return session

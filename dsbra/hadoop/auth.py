@@ -31,7 +31,9 @@ def kerberos_auth(principal: str | None = None, mutual_auth: str = "OPTIONAL"):
 
 def secure_session(session: requests.Session, *, ca_bundle: str | None = None, kerberos: bool = False,
                    principal: str | None = None, mutual_auth: str = "OPTIONAL") -> None:
-    """A session of the observe endpoints set for a TLS and/or Kerberized cluster."""
+    """A session set for a TLS and/or Kerberized cluster: the one way every dsbra client
+    (the daemon's and `dsbra observe`'s endpoints, `dsbra conf check`, the bundled cluster's own
+    client, the benchmarks' reads) sets up its session."""
     if ca_bundle:
         use_ca_bundle(session, ca_bundle)
     if kerberos:
