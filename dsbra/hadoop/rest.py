@@ -447,13 +447,14 @@ class Jmx(Endpoint):
     def _active_namesystem(self) -> dict:
         """The FSNamesystem bean of the active NameNode: a standby answers JMX too (tag.HAState
         standby), with counts it has not caught up on, so with several URLs it is passed over."""
-        for _ in range(len(self.urls)):
+        def attempt(_url: str) -> dict:  # self.bean asks the current URL itself
             fsn = self.bean("Hadoop:service=NameNode,name=FSNamesystem")
-            if len(self.urls) == 1 or fsn.get("tag.HAState", "active") == "active":
-                return fsn
-            self.fail_over()
-        raise HadoopError(f"JMX: no active NameNode among {', '.join(self.urls)}",
-                          exception="StandbyException")
+            if len(self.urls) > 1 and fsn.get("tag.HAState", "active") != "active":
+                raise NotActive(HadoopError(f"{self.service} at {self.base_url} is a standby",
+                                            exception="StandbyException"))
+            return fsn
+
+        return self.follow(attempt, f"{self.service} FSNamesystem")
 
     def namenode_health(self) -> dict:
         """Safe mode, live/dead DataNodes, missing and under-replicated block counts, bytes stored."""

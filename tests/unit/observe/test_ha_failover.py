@@ -91,6 +91,18 @@ def test_jmx_health_comes_from_the_active_namenode(replay):
     assert health["num_live"] == 3 and not health["safe_mode"]
 
 
+def test_jmx_with_no_active_namenode_fails_naming_every_url(replay):
+    """A standby's JMX answers with counts it has not caught up on: with no active NameNode
+    among the URLs (the other one unreachable), health is an error, not the standby's counts."""
+    session, _ = replay
+    dead = closed_port_url()
+    with pytest.raises(HadoopError) as err:
+        Jmx([URLS["nn1"], dead], session=session).namenode_health()
+    assert err.value.exception == "StandbyException"
+    assert "no active one among" in str(err.value)
+    assert URLS["nn1"] in str(err.value) and dead in str(err.value)
+
+
 def test_rm_follows_the_standbys_redirect_then_asks_the_active_directly(replay):
     session, servers = replay
     rm = ResourceManager(RM, session=session)
