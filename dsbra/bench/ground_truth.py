@@ -119,8 +119,8 @@ class AppActivities:
     node-level diagnostic or state], ...]]; ``raw`` keeps the first replies verbatim."""
 
     def __init__(self, rm_url: str, max_time_s: float = 10.0, keep_raw: int = 3):
-        self.rm_url, self.max_time_s, self.keep_raw = rm_url, max_time_s, keep_raw
         self.rm = ResourceManager(rm_url)
+        self.max_time_s, self.keep_raw = max_time_s, keep_raw
         self.records: dict[str, dict[tuple, list]] = {}
         self.raw: list[dict] = []
         self.requests = 0

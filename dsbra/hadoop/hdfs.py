@@ -19,7 +19,7 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from dsbra.errors import HadoopError
-from dsbra.hadoop.auth import check_ticket, use_ca_bundle
+from dsbra.hadoop.auth import check_ticket, secure_session
 from dsbra.hadoop.rest import Failover, NotActive, innermost_cause, standby_exception
 
 
@@ -43,8 +43,7 @@ def make_client(namenodes: str | Iterable[str] | Failover, *, user: str | None =
     import hdfs
 
     session = session or requests.Session()
-    if ca_bundle:
-        use_ca_bundle(session, ca_bundle)
+    secure_session(session, ca_bundle=ca_bundle)  # SPNEGO: KerberosClient installs its own auth
     if kerberos:
         check_ticket(principal)
         return kerberos_client(namenodes, principal, mutual_auth, session, timeout_s)
