@@ -17,6 +17,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from dsbra.bench.designs import METRICS, SETUPS, one, summarize
+from dsbra.daemon.switchback import MIN_CONTRAST
+from dsbra.policy.profiles import PRE_HOLD_PROFILE
 
 
 def table(summary: dict, command: str) -> str:
@@ -30,7 +32,7 @@ def table(summary: dict, command: str) -> str:
              "covers own | covers mean |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, designs in summary.items():
         for design, metrics in designs.items():
-            if design == "guard_fired":
+            if design in ("guard_fired", "contrast"):
                 continue
             for m, c in metrics.items():
                 lines.append(
@@ -45,6 +47,12 @@ def table(summary: dict, command: str) -> str:
               "", "| setup | fired |", "|---|---|"]
     lines += [f"| {name} | {d['guard_fired']['runs']} of {d['guard_fired']['of']} |"
               for name, d in summary.items()]
+    if any("contrast" in d for d in summary.values()):
+        lines += ["", "The switchback's contrast (mean over runs): its on periods' jobs' share of maps "
+                  "launched with the policy on, minus its off periods' jobs' (dsbra.daemon.switchback; "
+                  f"below {MIN_CONTRAST} `dsbra impact` says the periods are short for the jobs).", "",
+                  "| setup | contrast |", "|---|---|"]
+        lines += [f"| {name} | {d['contrast']} |" for name, d in summary.items() if "contrast" in d]
     return "\n".join(lines) + "\n"
 
 
@@ -61,6 +69,11 @@ def main() -> None:
     ap.add_argument("--copy-streams", type=int, default=0,
                     help="copies as DataNode traffic, at most N from a holder at once (dsbra sim "
                          "--copy-streams); 0, the default, costs the maps nothing")
+    ap.add_argument("--profile", default=PRE_HOLD_PROFILE,
+                    help="DSBRA's profile (adaptive, which the committed runs up to 2026-12-02 "
+                         "measured, by default; adaptive-hold is the daemon's default)")
+    ap.add_argument("--inter-arrival-s", type=float, default=None,
+                    help="the jobs' mean gap instead of the setups' 3 s, as many jobs as keep an hour")
     ap.add_argument("--workers", type=int, default=1)
     a = ap.parse_args()
     if a.seeds < 2:
@@ -70,12 +83,15 @@ def main() -> None:
                f"{' '.join(a.setups)} --seeds {a.seeds} --period-s {a.period_s:g} "
                f"--burn-in-s {a.burn_in_s:g} --holdout {a.holdout:g} --workers {a.workers}"
                + (f" --jobs {a.jobs}" if a.jobs else "")
-               + (f" --copy-streams {a.copy_streams}" if a.copy_streams else ""))
+               + (f" --copy-streams {a.copy_streams}" if a.copy_streams else "")
+               + (f" --profile {a.profile}" if a.profile != PRE_HOLD_PROFILE else "")
+               + (f" --inter-arrival-s {a.inter_arrival_s:g}" if a.inter_arrival_s else ""))
     runs = [(name, seed) for name in a.setups for seed in range(a.seeds)]
     t0 = time.monotonic()
     with ProcessPoolExecutor(max_workers=a.workers) as pool:
         futures = [pool.submit(one, name, seed, a.period_s, a.burn_in_s, a.holdout, jobs=a.jobs,
-                               copy_streams=a.copy_streams)
+                               copy_streams=a.copy_streams, profile=a.profile,
+                               inter_arrival_s=a.inter_arrival_s)
                    for name, seed in runs]
         rows = []
         for k, f in enumerate(futures, 1):

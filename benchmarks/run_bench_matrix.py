@@ -73,21 +73,16 @@ without a restart (issue 26: does a larger AM share shorten the first-map wait?)
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import time
 from pathlib import Path
 
-import yaml
-
 from dsbra.bench import grants
 from dsbra.bench.sitting import (BLOCK, JOB_CONF_ARMS, LAYOUT, SIZE, WORKERS, arm_job_conf, arm_order, cluster_up,
-                                 data_seed, dsbra, wait_for_quiet)
+                                 daemon_config, data_seed, dsbra, set_data_replication, set_max_am_share,
+                                 wait_for_quiet)
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file
-from dsbra.cluster.spec import ClusterSpec
-from dsbra.daemon.config import bundled_cluster_section
 from dsbra.hadoop.hdfs import HdfsActor
 from dsbra.observe.collector import Endpoints
 from dsbra.observe.hadoop_conf import read_site
@@ -107,58 +102,6 @@ ARMS = ["static", "dsbra", "dsbra-hold", "oracle", "calibrated", "paper-literal"
         "dsbra-holdout", "dsbra-dry-run", "static-per-job", *JOB_CONF_ARMS, "static-nodelay"]
 #: the directory of --warm-up's run, which no report reads
 WARM_UP = "warm-up"
-
-
-def set_data_replication(actor: HdfsActor, paths: list[str], n: int, timeout_s: float = 900) -> float:
-    """Every file at replication n, and the NameNode reporting n live replicas of each block;
-    the seconds it took."""
-    t0 = time.monotonic()
-    for p in paths:
-        if actor.replication(p) != n:
-            actor.set_replication(p, n)
-    while True:
-        off = [p for p in paths if any(r != n for r in actor.live_replicas(p))]
-        if not off:
-            return time.monotonic() - t0
-        if time.monotonic() - t0 > timeout_s:
-            raise SystemExit(f"{len(off)} files still not at {n} live replicas after {timeout_s:.0f} s")
-        time.sleep(5)
-
-
-def set_max_am_share(share: float | None, timeout_s: float = 90) -> None:
-    """The Fair Scheduler queues' maxAMShare (None: the cluster's own), by rewriting its
-    fair-scheduler.xml; waits until the ResourceManager logs that it loaded the new file (it
-    looks every 10 s, once the file is 5 s old)."""
-    data = cl.status(LAYOUT).data
-    spec = ClusterSpec.from_dict(data["spec"])
-    if share is not None:
-        spec = dataclasses.replace(spec, queues=[dict(q, max_am_share=share)
-                                                 for q in (spec.queues or DEFAULT_QUEUES)])
-    path = LAYOUT.conf("master") / "fair-scheduler.xml"
-    text = allocation_file(spec)
-    if path.read_text() == text:
-        return
-    log = Path(data["daemons"]["resourcemanager"]["log"])
-    loads = log.read_text(errors="replace").count("Loading allocation file")
-    path.write_text(text)
-    deadline = time.monotonic() + timeout_s
-    while log.read_text(errors="replace").count("Loading allocation file") == loads:
-        if time.monotonic() > deadline:
-            raise SystemExit(f"the ResourceManager did not reload {path} within {timeout_s:.0f} s")
-        time.sleep(2)
-    print(f"maxAMShare {share if share is not None else 'as the cluster was started'}: "
-          f"{path} reloaded", flush=True)
-
-
-def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -> Path:
-    cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
-           "state_dir": str(run_dir / "daemon-state"),
-           "cluster": bundled_cluster_section(env),
-           "http": {"enabled": False}}
-    cfg.update(sections)
-    path = run_dir / "daemon.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
 
 
 def arm_name(arm: str, max_am_share: float | None) -> str:

@@ -28,7 +28,7 @@ from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
 from dsbra.stats import mean_t_interval
-from dsbra.daemon.switchback import estimate, judge_finished_jobs, period_means
+from dsbra.daemon.switchback import estimate, job_exposure, judge_finished_jobs, period_means
 
 #: (named setup, workload changes): a workload an hour long, so that a switchback of
 #: 5-minute periods has six blocks; "uniform" is hotspot-stress without its hot spots
@@ -42,16 +42,21 @@ METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
 
 
 def configs(name: str, seed: int, policy: str = "dsbra", jobs: int | None = None,
-            copy_streams: int = 0) -> tuple[SimConfig, WorkloadSpec]:
+            copy_streams: int = 0, profile: str = PRE_HOLD_PROFILE,
+            inter_arrival_s: float | None = None) -> tuple[SimConfig, WorkloadSpec]:
     """``jobs``: instead of the setup's (a longer run for longer periods); ``copy_streams``:
-    copies as DataNode traffic (SimConfig.copy_streams; 0, the setups' own, costs nothing).
-    DSBRA runs the adaptive profile, the default the committed design studies measured."""
+    copies as DataNode traffic (SimConfig.copy_streams; 0, the setups' own, costs nothing);
+    ``profile``: DSBRA's (the adaptive profile by default, the default the design studies up
+    to 2026-12-02 measured); ``inter_arrival_s``: the jobs' mean gap instead of the setup's
+    3 s, with as many jobs as keep the workload an hour long (unless ``jobs`` says)."""
     base, changes = SETUPS[name]
     s = setup(base)
-    params = {"profile": PRE_HOLD_PROFILE} if policy == "dsbra" else {}
+    params = {"profile": profile} if policy == "dsbra" else {}
+    load = {} if inter_arrival_s is None else {"inter_arrival_s": inter_arrival_s,
+                                               "jobs": int(round(3600 / inter_arrival_s))}
     return (SimConfig(**s["cluster"], policy=policy, policy_params=params, seed=seed,
                       copy_streams=copy_streams),
-            WorkloadSpec(**{**s["workload"], **changes, **({"jobs": jobs} if jobs else {})}))
+            WorkloadSpec(**{**s["workload"], **changes, **load, **({"jobs": jobs} if jobs else {})}))
 
 
 def whole_run(result) -> dict[str, float]:
@@ -78,7 +83,8 @@ def switchback_read_out(result, sb: Switchback) -> dict:
     table = period_means(sb, job_submit_ms=ms(j["submit_s"]), job_response_s=j["response_s"],
                          map_launch_ms=ms(launch),
                          map_node_local=(np.asarray(t["locality"]) == 0).astype(float),
-                         map_delay_wait_s=t["delay_wait_s"], map_s=finish - launch)
+                         map_delay_wait_s=t["delay_wait_s"], map_s=finish - launch,
+                         job_exposure=job_exposure(sb, j["job_id"], t["job_id"], ms(launch)))
     return estimate(table)
 
 
@@ -98,11 +104,13 @@ def guard_fires_at(result, sb: Switchback, margin: float) -> float | None:
 
 
 def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float,
-        guard_margin: float = 0.05, jobs: int | None = None, copy_streams: int = 0) -> dict:
+        guard_margin: float = 0.05, jobs: int | None = None, copy_streams: int = 0,
+        profile: str = PRE_HOLD_PROFILE, inter_arrival_s: float | None = None) -> dict:
     """The four runs of one setup and seed, and each design's estimate against the truth."""
-    cfg, spec = configs(name, seed, jobs=jobs, copy_streams=copy_streams)
+    cfg, spec = configs(name, seed, jobs=jobs, copy_streams=copy_streams, profile=profile,
+                        inter_arrival_s=inter_arrival_s)
     full = whole_run(simulate(cfg, spec))
-    static = whole_run(simulate(dataclasses.replace(cfg, policy="static"), spec))
+    static = whole_run(simulate(dataclasses.replace(cfg, policy="static", policy_params={}), spec))
     truth = true_effect(full, static)
     sb_cfg = dataclasses.replace(cfg, switchback_period_s=period_s, switchback_burn_in_s=burn_in_s,
                                  holdout_seed=seed)
@@ -120,6 +128,7 @@ def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float,
     return {"setup": name, "seed": seed, "static": static, "full": full, "true": truth,
             "switchback": {m: sb[m] for m in METRICS} | {"verdict": sb["verdict"],
                                                         "periods": sb["periods"]},
+
             "guard": {"margin": guard_margin, "fires_at_s": guard_at},
             "holdout": {m: {"diff": ho[m]["diff"], "ci95": ho[m]["ci95"]}
                         for m in METRICS if m in ho} | {"files": ho["files"]}}
@@ -160,6 +169,10 @@ def summarize(rows: list[dict]) -> dict:
                      for design in ("switchback", "holdout")}
         out[name]["guard_fired"] = _share(sum(r["guard"]["fires_at_s"] is not None for r in mine),
                                           len(mine))
+        contrasts = [r["switchback"]["response"]["contrast"] for r in mine
+                     if r["switchback"]["response"].get("contrast") is not None]
+        if contrasts:
+            out[name]["contrast"] = _r(statistics.mean(contrasts))
     return out
 
 

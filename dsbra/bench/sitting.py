@@ -6,6 +6,7 @@ wait for a quiet machine before a run."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -14,9 +15,14 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from dsbra.cluster import cluster as cl
+from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
+from dsbra.daemon.config import bundled_cluster_section
+from dsbra.hadoop.hdfs import HdfsActor
 from dsbra.hadoop import locality
 
 WORKERS = 4
@@ -121,3 +127,55 @@ def wait_for_quiet(max_load: float, timeout_s: float = 600) -> list[float]:
                              "something else is running; stop it and rerun (done runs are kept)")
         time.sleep(10)
     return [round(x, 2) for x in load]
+
+
+def set_data_replication(actor: HdfsActor, paths: list[str], n: int, timeout_s: float = 900) -> float:
+    """Every file at replication n, and the NameNode reporting n live replicas of each block;
+    the seconds it took."""
+    t0 = time.monotonic()
+    for p in paths:
+        if actor.replication(p) != n:
+            actor.set_replication(p, n)
+    while True:
+        off = [p for p in paths if any(r != n for r in actor.live_replicas(p))]
+        if not off:
+            return time.monotonic() - t0
+        if time.monotonic() - t0 > timeout_s:
+            raise SystemExit(f"{len(off)} files still not at {n} live replicas after {timeout_s:.0f} s")
+        time.sleep(5)
+
+
+def set_max_am_share(share: float | None, timeout_s: float = 90) -> None:
+    """The Fair Scheduler queues' maxAMShare (None: the cluster's own), by rewriting its
+    fair-scheduler.xml; waits until the ResourceManager logs that it loaded the new file (it
+    looks every 10 s, once the file is 5 s old)."""
+    data = cl.status(LAYOUT).data
+    spec = ClusterSpec.from_dict(data["spec"])
+    if share is not None:
+        spec = dataclasses.replace(spec, queues=[dict(q, max_am_share=share)
+                                                 for q in (spec.queues or DEFAULT_QUEUES)])
+    path = LAYOUT.conf("master") / "fair-scheduler.xml"
+    text = allocation_file(spec)
+    if path.read_text() == text:
+        return
+    log = Path(data["daemons"]["resourcemanager"]["log"])
+    loads = log.read_text(errors="replace").count("Loading allocation file")
+    path.write_text(text)
+    deadline = time.monotonic() + timeout_s
+    while log.read_text(errors="replace").count("Loading allocation file") == loads:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the ResourceManager did not reload {path} within {timeout_s:.0f} s")
+        time.sleep(2)
+    print(f"maxAMShare {share if share is not None else 'as the cluster was started'}: "
+          f"{path} reloaded", flush=True)
+
+
+def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -> Path:
+    cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
+           "state_dir": str(run_dir / "daemon-state"),
+           "cluster": bundled_cluster_section(env),
+           "http": {"enabled": False}}
+    cfg.update(sections)
+    path = run_dir / "daemon.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path

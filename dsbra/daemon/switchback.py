@@ -30,19 +30,27 @@ from dsbra.stats import mean_t_interval, pairs_needed
 MIN_PAIRS = 4
 #: per period: mean job response, and the maps' node locality, delay wait and duration
 METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
+#: the contrast (on periods' jobs' share of maps launched with the policy on, minus the off
+#: periods' jobs') below which the read-out says its periods are short for its jobs. In the
+#: simulator (2026-12-02, 50-200 seeds a setup) the response's estimate kept within a third
+#: of the true effect where the mean contrast was 0.97 and missed 42-82% of it at 0.20-0.91:
+#: a cut fitted on those six setups, not a guarantee (docs/daemon.md, "The contrast")
+MIN_CONTRAST = 0.95
 
 
 def period_means(sb: Switchback, *, job_submit_ms, job_response_s, map_launch_ms=(),
-                 map_node_local=(), map_delay_wait_s=(), map_s=()) -> dict[str, np.ndarray]:
+                 map_node_local=(), map_delay_wait_s=(), map_s=(),
+                 job_exposure=()) -> dict[str, np.ndarray]:
     """Per period that holds a job or a map outside its burn-in: the period, whether the
     policy was on, its jobs and maps, and the mean of each metric (NaN: none to average;
-    ``map_s`` NaN for a map still running; a map metric not given: NaN). No maps: the jobs'
-    periods alone."""
+    ``map_s`` NaN for a map still running; a map metric not given: NaN), and its jobs' mean
+    ``job_exposure`` (:func:`job_exposure`; not given: NaN). No maps: the jobs' periods alone."""
     job_p = _counted(sb, job_submit_ms)
     map_p = _counted(sb, map_launch_ms)
     periods = np.union1d(job_p[job_p >= 0], map_p[map_p >= 0]).astype(np.int64)
     out = {"period": periods, "on": sb.is_on(periods) if len(periods) else np.zeros(0, bool)}
     out["jobs"], out["response"] = _means(periods, job_p, job_response_s)
+    _, out["exposure"] = _means(periods, job_p, job_exposure)
     out["maps"], out["node_locality"] = _means(periods, map_p, map_node_local)
     _, out["delay_wait_s"] = _means(periods, map_p, map_delay_wait_s)
     _, out["map_s"] = _means(periods, map_p, map_s)
@@ -57,6 +65,27 @@ def settled(table: dict[str, np.ndarray], sb: Switchback, now_ms: int) -> dict[s
     block_end = sb.start_ms + (table["period"] // 2 * 2 + 2) * period_ms
     keep = block_end <= now_ms - period_ms
     return {k: v[keep] for k, v in table.items()}
+
+
+def job_exposure(sb: Switchback, job_ids, map_job_ids, map_launch_ms) -> np.ndarray:
+    """Per job, the share of its maps that launched with the policy on (NaN: none of its maps
+    known). A job counts in the period it was submitted in, but a job longer than a period, or
+    one that waits behind an earlier period's backlog, runs maps in the next: its period's arm
+    is not all the treatment it got, and the on-minus-off difference shrinks with it."""
+    jobs = np.asarray(job_ids).astype(str)
+    out = np.full(len(jobs), np.nan)
+    launch = np.asarray(map_launch_ms, np.int64)
+    if not len(launch) or not len(jobs):
+        return out
+    p = sb.period(launch)
+    on = np.ones(len(launch), bool)  # before the start there is no experiment: the policy acts
+    on[p >= 0] = sb.is_on(p[p >= 0])
+    ids, index = np.unique(np.asarray(map_job_ids).astype(str), return_inverse=True)
+    share = np.bincount(index, weights=on, minlength=len(ids)) / np.bincount(index, minlength=len(ids))
+    at = np.minimum(np.searchsorted(ids, jobs), len(ids) - 1)
+    found = ids[at] == jobs
+    out[found] = share[at[found]]
+    return out
 
 
 def _counted(sb: Switchback, t_ms) -> np.ndarray:
@@ -137,6 +166,7 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
         if metric == "response":
             ci99 = mean_t_interval(diff, 0.99)
             out[metric]["ci99"] = [_r(scale(ci99[1])), _r(scale(ci99[2]))] if enough else None
+    out["response"]["contrast"] = _contrast(tables)
     # the map time as a ratio as well, with the guard's 99% interval
     ratios = pooled("map_s", ratio=True)
     ci99 = mean_t_interval(ratios, 0.99)
@@ -146,6 +176,16 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
                      if enough else None}
     out["verdict"] = verdict(out["response"])
     return out
+
+
+def _contrast(tables: list[dict[str, np.ndarray]]) -> float | None:
+    """The mean over blocks of the on period's jobs' exposure minus the off period's
+    (:func:`job_exposure`): 1 when every job ran all its maps in its own period's arm; None
+    where the tables have no exposure."""
+    c = np.concatenate([block_differences(t, "exposure", ratio=False)[1] for t in tables
+                        if "exposure" in t] or [np.zeros(0)])
+    c = c[~np.isnan(c)]
+    return _r(float(c.mean())) if len(c) else None
 
 
 def verdict(r: dict) -> str:
@@ -168,10 +208,10 @@ def _r(v: float | None) -> float | None:
     return None if v is None else round(float(v), 4)
 
 
-def read_out(states: list[Path], settled_at_ms: int | None = None) -> dict:
-    """The switchback read-out of daemon state dirs: each recorded switchback (a change of its
-    settings starts another) over the jobs and maps of its own time, their blocks pooled;
-    ``settled_at_ms``: only the blocks :func:`settled` by then (the guard's)."""
+def read_tables(states: list[Path], settled_at_ms: int | None = None) -> list[dict[str, np.ndarray]]:
+    """The per-period tables (:func:`period_means`) of daemon state dirs: one for each recorded
+    switchback (a change of its settings starts another), over the jobs and maps of its own
+    time; ``settled_at_ms``: only the blocks :func:`settled` by then (the guard's)."""
     import pyarrow.compute as pc
 
     from dsbra.daemon.experiment import recorded_switchbacks
@@ -186,6 +226,7 @@ def read_out(states: list[Path], settled_at_ms: int | None = None) -> dict:
         finish = np.asarray(maps.column("finish_ms").to_pylist(), float)  # None -> nan
         local = pc.fill_null(maps.column("replica_local"), False).to_numpy(zero_copy_only=False)
         wait = maps.column("delay_wait_s").to_numpy()
+        job_ids, map_job_ids = jobs.column("job_id").to_numpy(), maps.column("job_id").to_numpy()
         runs = recorded_switchbacks(state)
         for k, sb in enumerate(runs):
             end = runs[k + 1].start_ms if k + 1 < len(runs) else np.iinfo(np.int64).max
@@ -194,8 +235,16 @@ def read_out(states: list[Path], settled_at_ms: int | None = None) -> dict:
             table = period_means(
                 sb, job_submit_ms=submit[j], job_response_s=response[j], map_launch_ms=launch[m],
                 map_node_local=local[m].astype(float), map_delay_wait_s=wait[m],
-                map_s=(finish[m] - launch[m]) / 1000.0)
+                map_s=(finish[m] - launch[m]) / 1000.0,
+                job_exposure=job_exposure(sb, job_ids[j], map_job_ids, launch))
             tables.append(table if settled_at_ms is None else settled(table, sb, settled_at_ms))
+    return tables
+
+
+def read_out(states: list[Path], settled_at_ms: int | None = None) -> dict:
+    """The switchback read-out of daemon state dirs: their recorded switchbacks' blocks pooled
+    (:func:`read_tables`)."""
+    tables = read_tables(states, settled_at_ms)
     out = estimate(tables)
     out["design"] = "switchback"
     out["dirs"] = [str(s) for s in states]
@@ -214,7 +263,16 @@ def text(r: dict) -> str:
         ci = "n/a" if x["ci95"] is None else f"[{x['ci95'][0]}, {x['ci95'][1]}]"
         what = "relative" if m == "response" else "on - off"
         lines.append(f"  {m:14} blocks {x['pairs']}  {what} {x['diff']}  95% CI {ci}")
+    x = r["response"]
+    if x.get("contrast") is not None:
+        lines.append(f"  contrast       {x['contrast']} (the on periods' jobs' share of maps launched "
+                     f"with the policy on, minus the off periods' jobs')")
     lines.append(r["verdict"])
+    if x.get("contrast") is not None and x["contrast"] < MIN_CONTRAST:
+        lines.append(f"periods short for these jobs: a contrast of {x['contrast']} (below "
+                     f"{MIN_CONTRAST}) means many jobs ran maps in the other arm's periods, and the "
+                     "response difference understates the total effect; lengthen "
+                     "experiment.period_s")
     return "\n".join(lines)
 
 

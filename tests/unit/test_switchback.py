@@ -13,7 +13,7 @@ from dsbra.policy.experiment import OFF, ON, Switchback
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.stats import mean_t_interval, pairs_needed, t95
-from dsbra.daemon.switchback import MIN_PAIRS, estimate, period_means
+from dsbra.daemon.switchback import MIN_PAIRS, estimate, job_exposure, period_means, text
 
 
 def test_t95_matches_scipy_within_a_thousandth():
@@ -258,3 +258,37 @@ def test_copies_wait_for_a_stream_and_an_off_period_drops_the_waiting_ones():
     # lowered, and none waiting started since
     settled = [i for i in off if i >= 2 and sb[i - 1]["arm"] == sb[i - 2]["arm"] == OFF]
     assert settled and all(sb[i]["removed"] == 0 for i in settled)
+
+
+def test_a_jobs_exposure_is_the_share_of_its_maps_launched_with_the_policy_on():
+    sb = Switchback(100, seed=1)
+    on_period = 0 if sb.on_first(0) else 1
+    on_ms, off_ms = on_period * 100_000 + 5_000, (1 - on_period) * 100_000 + 5_000
+    exposure = job_exposure(sb, ["a", "b", "c", "gone"], ["a", "a", "b", "b", "b", "c", "c"],
+                            [on_ms, on_ms, on_ms, off_ms, off_ms, -1_000, off_ms])
+    # c's first map launched before the experiment began, when the policy acted
+    assert exposure[:3].tolist() == pytest.approx([1.0, 1 / 3, 0.5])
+    assert np.isnan(exposure[3])  # no map of it known
+
+
+def test_the_contrast_says_when_jobs_ran_in_the_other_arms_periods():
+    """Jobs whose maps ran a quarter in the other arm's periods: the contrast is 0.5 and the
+    read-out says the periods are short for these jobs; jobs that ran in their own period's
+    arm have a contrast of 1 and no such line."""
+    sb = Switchback(300, seed=1, burn_in_s=60)
+    submit = np.arange(0, 6 * 2 * 300_000, 10_000, dtype=np.int64)
+    on = sb.is_on(sb.period(submit))
+    response = np.where(on, 90.0, 100.0)
+
+    def read(exposure):
+        out = estimate(period_means(sb, job_submit_ms=submit, job_response_s=response,
+                                    job_exposure=exposure))
+        return out, text(out | {"dirs": ["x"], "jobs": len(submit), "maps": 0})
+
+    out, shown = read(np.where(on, 0.75, 0.25))
+    assert out["response"]["contrast"] == pytest.approx(0.5)
+    assert "periods short for these jobs" in shown and "contrast       0.5" in shown
+    out, shown = read(on.astype(float))
+    assert out["response"]["contrast"] == 1.0 and "periods short" not in shown
+    # without exposures there is no contrast
+    assert estimate(_table(sb, 6, 90.0, 100.0))["response"]["contrast"] is None
