@@ -36,6 +36,7 @@ from dsbra.bench.sitting import (LAYOUT, cluster_up, daemon_config, data_seed, d
                                  set_max_am_share, wait_for_quiet)
 from dsbra.bench.switchback_sitting import compare, table
 from dsbra.cluster import cluster as cl
+from dsbra.daemon import switchback
 from dsbra.daemon.experiment import recorded_switchbacks
 from dsbra.hadoop.hdfs import HdfsActor
 
@@ -128,9 +129,8 @@ def run(a, schedule: Path, run_dir: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "dsbra", "impact", str(state), "--json"],
                          check=True, capture_output=True, text=True).stdout
     (run_dir / "impact.json").write_text(out)
-    text = subprocess.run([sys.executable, "-m", "dsbra", "impact", str(state)],
-                          check=True, capture_output=True, text=True).stdout
-    (run_dir / "impact.txt").write_text(text)
+    text = switchback.text(json.loads(out))  # as `dsbra impact` prints it, without reading again
+    (run_dir / "impact.txt").write_text(text + "\n")
     print(text, flush=True)
 
 

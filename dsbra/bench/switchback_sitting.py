@@ -125,23 +125,24 @@ def _welch(a: list[float], b: list[float]) -> dict:
             "df": round(df, 1), "agree": bool(lo <= 0 <= hi)}
 
 
+def _shown(x: dict, unit: str) -> str:
+    """A read-out's difference and interval, in percent or points: ``+1.2% [-0.4, +2.8]``."""
+    if x.get("diff") is None:
+        return "n/a"
+    ci = "no interval" if x.get("ci95") is None else \
+        f"[{100 * x['ci95'][0]:+.1f}, {100 * x['ci95'][1]:+.1f}]"
+    return f"{100 * x['diff']:+.1f}{unit} {ci}"
+
+
 def table(doc: dict) -> str:
     """The comparison as markdown."""
     s = doc["sitting"]
 
     def pct(x: dict) -> str:
-        if x.get("diff") is None:
-            return "n/a"
-        ci = "no interval" if x.get("ci95") is None else \
-            f"[{100 * x['ci95'][0]:+.1f}, {100 * x['ci95'][1]:+.1f}]"
-        return f"{100 * x['diff']:+.1f}% {ci}"
+        return _shown(x, "%")
 
     def pts(x: dict) -> str:
-        if x.get("diff") is None:
-            return "n/a"
-        ci = "no interval" if x.get("ci95") is None else \
-            f"[{100 * x['ci95'][0]:+.1f}, {100 * x['ci95'][1]:+.1f}]"
-        return f"{100 * x['diff']:+.1f} {ci}"
+        return _shown(x, "")
 
     d, r, arms, ag = doc["daemon_read_out"], doc["replays_read_out"], doc["arms"], doc["agreement"]
     lags = ", ".join(f"{p['lag_s']:+.0f}" for p in s["periods"])
