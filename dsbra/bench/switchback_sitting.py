@@ -78,7 +78,7 @@ def replays_read_out(run_dir: Path) -> dict:
 
 def compare(out: Path, run_dir: Path, baseline: str, arm: str) -> dict:
     """The three read-outs and the switchback's agreement with the arms: the difference of the
-    two log-ratio means with a Welch 95% interval (the designs' pairs are independent)."""
+    two log-ratio means with a 95% interval (the designs' pairs are independent)."""
     sitting = json.loads((run_dir / "sitting.json").read_text())
     daemon = json.loads((run_dir / "impact.json").read_text())
     replays = replays_read_out(run_dir)
@@ -88,7 +88,7 @@ def compare(out: Path, run_dir: Path, baseline: str, arm: str) -> dict:
                                                     ("response", "node_locality", "delay_wait_s", "map_s")}
             | {"verdict": daemon["verdict"], "periods": daemon["periods"], "jobs": daemon["jobs"]},
             "replays_read_out": {m: replays[m] for m in ("response", "node_locality")},
-            "arms": arms, "agreement": _welch(sb_logs, arms["response_counted"]["logs"])}
+            "arms": arms, "agreement": _agreement(sb_logs, arms["response_counted"]["logs"])}
 
 
 def _block_logs(run_dir: Path) -> list[float]:
@@ -110,19 +110,27 @@ def _diff(values: list[float]) -> dict:
             "ci95": None if ci is None else [round(ci[1], 4), round(ci[2], 4)]}
 
 
-def _welch(a: list[float], b: list[float]) -> dict:
-    """The switchback's mean log-ratio minus the arms', with a Welch 95% interval (as ratios of
-    the two geometric mean ratios, minus one)."""
-    if len(a) < 2 or len(b) < 2:
+def _agreement(a: list[float], b: list[float]) -> dict:
+    """The switchback's mean log-ratio minus the arms', as the ratio of the two geometric mean
+    ratios minus one, with a 95% interval: Welch's on the two means when both have two or more
+    pairs; with one arms pair, the switchback's prediction interval for one more pair (its
+    blocks' spread, times sqrt(1 + 1/n)), taking an arms pair to vary as a block does (both
+    are one replay of the schedule with the policy on against one with it off)."""
+    if len(a) < 2 or not b:
         return {"diff": None, "ci95": None, "agree": None}
-    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
     d = float(np.mean(a) - np.mean(b))
-    se = math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se else 1.0
+    va = np.var(a, ddof=1) / len(a)
+    if len(b) == 1:
+        method, df = "prediction", float(len(a) - 1)
+        se = math.sqrt(va * (len(a) + 1))
+    else:
+        vb = np.var(b, ddof=1) / len(b)
+        method, se = "welch", math.sqrt(va + vb)
+        df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se else 1.0
     half = t_quantile(max(1, int(df))) * se
     lo, hi = d - half, d + half
     return {"diff": round(math.expm1(d), 4), "ci95": [round(math.expm1(lo), 4), round(math.expm1(hi), 4)],
-            "df": round(df, 1), "agree": bool(lo <= 0 <= hi)}
+            "df": round(df, 1), "method": method, "agree": bool(lo <= 0 <= hi)}
 
 
 def _shown(x: dict, unit: str) -> str:
@@ -166,9 +174,10 @@ def table(doc: dict) -> str:
     if ag["diff"] is None:
         lines.append("Agreement: too few blocks or pairs for an interval.")
     else:
-        lines.append(f"Switchback against arms (ratio of their geometric mean ratios, Welch 95% interval, "
-                     f"{ag['df']} df): {100 * ag['diff']:+.1f}% [{100 * ag['ci95'][0]:+.1f}, "
-                     f"{100 * ag['ci95'][1]:+.1f}]: "
+        how = (f"Welch 95% interval, {ag['df']} df" if ag["method"] == "welch" else
+               f"one arms pair: the switchback's 95% prediction interval for one more pair, {ag['df']:g} df")
+        lines.append(f"Switchback against arms (ratio of their geometric mean ratios, {how}): "
+                     f"{100 * ag['diff']:+.1f}% [{100 * ag['ci95'][0]:+.1f}, {100 * ag['ci95'][1]:+.1f}]: "
                      + ("they agree (the interval holds 0)." if ag["agree"] else
                         "they disagree (the interval excludes 0)."))
     return "\n".join(lines) + "\n"

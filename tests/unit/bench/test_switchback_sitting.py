@@ -1,7 +1,9 @@
 """The real switchback's read-outs (dsbra.bench.switchback_sitting), on runs of the bundled
 cluster committed as they were: benchmarks/bench_switchback.py's check run (one block of 150 s
-periods over the long hot-spot schedule's first four jobs, 2026-12-02) and the arms of 6.8's
-sitting (benchmarks/results/bench-hotspot-long-grants)."""
+periods over the long hot-spot schedule's first four jobs, 2026-12-02), the arms of 6.8's
+sitting (benchmarks/results/bench-hotspot-long-grants), and the switchback of the whole long
+hot-spot schedule beside one pair of arms (benchmarks/results/bench-hotspot-switchback,
+2026-12-03, docs/benchmark.md 6.15)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ import pyarrow.parquet as pq
 from repo_scripts import ROOT
 
 from dsbra.bench.switchback_sitting import arms_read_out, compare, replays_read_out, table
+from dsbra.daemon.switchback import block_differences, read_tables
+from dsbra.stats import t_quantile
 
 SMOKE = ROOT / "benchmarks" / "results" / "bench-switchback-smoke"
 RUN = SMOKE / "switchback-amshare0.75"
 GRANTS = ROOT / "benchmarks" / "results" / "bench-hotspot-long-grants"
+SITTING = ROOT / "benchmarks" / "results" / "bench-hotspot-switchback"
 
 
 def test_the_replays_measurements_give_the_daemons_estimate():
@@ -56,3 +61,25 @@ def test_the_arms_pair_by_repetition_over_the_jobs_the_switchback_counts():
     assert arms["response_counted"]["logs"] != arms["response_all"]["logs"]
     lo, hi = arms["response_all"]["ci95"]
     assert lo < arms["response_all"]["diff"] < hi
+
+
+def test_one_arms_pair_is_set_against_the_switchbacks_prediction_interval():
+    """With one pair of arms there is no spread of the arms to draw Welch's interval from: the
+    agreement is the switchback's 95% prediction interval for one more pair, its blocks'
+    spread times sqrt(1 + 1/n) around the difference of the two log ratios."""
+    run = SITTING / "switchback-amshare0.75"
+    doc = compare(SITTING, run, baseline="static-amshare0.75", arm="dsbra-hold-amshare0.75")
+    assert doc["arms"]["pairs"] == ["rep1"]
+    assert doc["daemon_read_out"]["response"]["pairs"] == 4  # the minimum for an interval
+    assert doc["daemon_read_out"]["response"]["ci95"] is not None
+    logs = block_differences(read_tables([run / "daemon-state"])[0], "response")[1]
+    arm_log = doc["arms"]["response_counted"]["logs"][0]
+    d = float(logs.mean()) - arm_log
+    half = t_quantile(len(logs) - 1) * float(logs.std(ddof=1)) * math.sqrt(1 + 1 / len(logs))
+    ag = doc["agreement"]
+    assert ag["method"] == "prediction" and ag["df"] == len(logs) - 1
+    assert math.isclose(ag["diff"], math.expm1(d), abs_tol=1e-4)
+    assert math.isclose(ag["ci95"][0], math.expm1(d - half), abs_tol=1e-4)
+    assert math.isclose(ag["ci95"][1], math.expm1(d + half), abs_tol=1e-4)
+    assert ag["agree"] == (ag["ci95"][0] <= 0 <= ag["ci95"][1])
+    assert "prediction interval for one more pair" in table(doc)
