@@ -33,8 +33,9 @@ METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
 #: the contrast (on periods' jobs' share of maps launched with the policy on, minus the off
 #: periods' jobs') below which the read-out says its periods are short for its jobs. In the
 #: simulator (2026-12-02, 50-200 seeds a setup) the response's estimate kept within a third
-#: of the true effect where the mean contrast was 0.97 and missed 42-82% of it at 0.20-0.91:
-#: a cut fitted on those six setups, not a guarantee (docs/daemon.md, "The contrast")
+#: of the true effect where the mean contrast was 0.97 and missed 42-82% of it at 0.20-0.91;
+#: a cut fitted on those six setups, necessary and not sufficient: where the cluster queues,
+#: 0.94-0.97 went with misses of 44-72% (2026-12-03; docs/daemon.md, "The contrast")
 MIN_CONTRAST = 0.95
 
 
