@@ -27,7 +27,10 @@ def table(summary: dict, command: str) -> str:
              "True: the policy always on against static, same seeds (mean over seeds, 95% "
              "interval over seeds). Response as a relative difference, locality as a share, "
              "waits and map times in seconds. Coverage: the runs whose 95% interval held the "
-             "seed's own true effect / the mean true effect, of the runs with an interval.", "",
+             "seed's own true effect / the mean true effect, of the runs with an interval. "
+             "switchback_queue: the switchback's response with the bias of the queue its "
+             "periods share taken out (dsbra.daemon.queue_replay, docs/daemon.md \"The queue "
+             "adjustment\").", "",
              "| setup | design | metric | true | estimate | bias | bias / true | intervals | "
              "covers own | covers mean |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, designs in summary.items():

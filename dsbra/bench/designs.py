@@ -7,7 +7,9 @@ by period) and ``holdout`` (half of the files the policy raises held out). The t
 effect is full against static, over every job and map of the run: the effect on the cluster,
 the other files' maps and the policy's copies included. The switchback's estimate is its on
 periods against its off ones (dsbra.daemon.switchback); the holdout's, `dsbra impact`'s treated
-files against held-out ones, over the maps of decided files (it has no job-level estimate).
+files against held-out ones, over the maps of decided files (it has no job-level estimate);
+``switchback_queue``, the switchback's response with the shared queue's bias taken out
+(dsbra.daemon.queue_replay).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
 from dsbra.stats import mean_t_interval
-from dsbra.daemon.switchback import estimate, job_exposure, judge_finished_jobs, period_means
+from dsbra.daemon.switchback import (estimate, job_exposure, judge_finished_jobs, period_means,
+                                     queue_adjusted, queue_adjusted_blocks)
 
 #: (named setup, workload changes): a workload an hour long, so that a switchback of
 #: 5-minute periods has six blocks; "uniform" is hotspot-stress without its hot spots
@@ -37,6 +40,8 @@ SETUPS: dict[str, tuple[str, dict]] = {
     "hotspot-stress-long": ("hotspot-stress-long", {"jobs": 1200}),
     "uniform": ("hotspot-stress", {"jobs": 1200, "hot_fraction": 0.0}),
 }
+#: the designs' read-outs: the switchback's, its queue-adjusted response, the file holdout's
+DESIGNS = ("switchback", "switchback_queue", "holdout")
 #: the metrics both designs estimate (the holdout has no job response)
 METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
 
@@ -88,6 +93,20 @@ def switchback_read_out(result, sb: Switchback) -> dict:
     return estimate(table)
 
 
+def queue_adjusted_read_out(result, sb: Switchback) -> dict:
+    """The switchback run's queue-adjusted response (dsbra.daemon.queue_replay), from its jobs
+    and maps as the daemon records them, the slots inferred from them as `dsbra impact` does."""
+    t, j = result.tasks, result.jobs
+    ms = lambda v: np.round(np.asarray(v, float) * 1000).astype(np.int64)  # noqa: E731
+    index = {str(x): k for k, x in enumerate(j["job_id"])}
+    launch, finish = np.asarray(t["launch_s"], float), np.asarray(t["finish_s"], float)
+    values, info = queue_adjusted_blocks(
+        sb, job_submit_ms=ms(j["submit_s"]), job_response_s=j["response_s"],
+        map_job=[index.get(str(x), -1) for x in t["job_id"]], map_launch_ms=ms(launch),
+        map_s=finish - launch)
+    return queue_adjusted(values) | info
+
+
 def guard_fires_at(result, sb: Switchback, margin: float) -> float | None:
     """When the do-no-harm guard would have stopped the switchback run (simulated s), judged
     as the daemon does at each block's end on the jobs finished and the maps launched by then,
@@ -117,6 +136,7 @@ def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float,
     design = Switchback(period_s, seed, burn_in_s=burn_in_s)
     sb_run = simulate(sb_cfg, spec)
     sb = switchback_read_out(sb_run, design)
+    queued = queue_adjusted_read_out(sb_run, design)
     guard_at = guard_fires_at(sb_run, design, guard_margin)
     with tempfile.TemporaryDirectory() as scratch:
         simulate(dataclasses.replace(cfg, holdout=holdout, holdout_seed=seed), spec,
@@ -128,6 +148,7 @@ def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float,
     return {"setup": name, "seed": seed, "static": static, "full": full, "true": truth,
             "switchback": {m: sb[m] for m in METRICS} | {"verdict": sb["verdict"],
                                                         "periods": sb["periods"]},
+            "switchback_queue": {"response": queued},
 
             "guard": {"margin": guard_margin, "fires_at_s": guard_at},
             "holdout": {m: {"diff": ho[m]["diff"], "ci95": ho[m]["ci95"]}
@@ -166,7 +187,7 @@ def summarize(rows: list[dict]) -> dict:
         mine = [r for r in rows if r["setup"] == name]
         out[name] = {design: {m: coverage(mine, design, m) for m in METRICS
                               if any(m in r[design] for r in mine)}
-                     for design in ("switchback", "holdout")}
+                     for design in DESIGNS}
         out[name]["guard_fired"] = _share(sum(r["guard"]["fires_at_s"] is not None for r in mine),
                                           len(mine))
         contrasts = [r["switchback"]["response"]["contrast"] for r in mine

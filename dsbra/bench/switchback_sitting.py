@@ -22,7 +22,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from dsbra.daemon.experiment import recorded_switchbacks
-from dsbra.daemon.switchback import block_differences, estimate, period_means, read_tables
+from dsbra.daemon.switchback import (block_differences, estimate, period_means, read_queue_adjusted,
+                                     read_tables)
 from dsbra.stats import mean_t_interval, t_quantile
 
 
@@ -84,11 +85,14 @@ def compare(out: Path, run_dir: Path, baseline: str, arm: str) -> dict:
     replays = replays_read_out(run_dir)
     arms = arms_read_out(out, baseline, arm, sitting["burn_in_s"])
     sb_logs = _block_logs(run_dir)
+    queued = read_queue_adjusted([run_dir / "daemon-state"])
     return {"sitting": sitting, "daemon_read_out": {m: daemon[m] for m in
                                                     ("response", "node_locality", "delay_wait_s", "map_s")}
             | {"verdict": daemon["verdict"], "periods": daemon["periods"], "jobs": daemon["jobs"]},
             "replays_read_out": {m: replays[m] for m in ("response", "node_locality")},
-            "arms": arms, "agreement": _agreement(sb_logs, arms["response_counted"]["logs"])}
+            "arms": arms, "agreement": _agreement(sb_logs, arms["response_counted"]["logs"]),
+            "queue_adjusted": queued,
+            "queue_agreement": _agreement(queued["logs"], arms["response_counted"]["logs"])}
 
 
 def _block_logs(run_dir: Path) -> list[float]:
@@ -167,17 +171,25 @@ def table(doc: dict) -> str:
              f"{pct(d['response'])} | {pts(d['node_locality'])} |",
              f"| switchback, the replays' own measurements | {r['response']['pairs']} | "
              f"{pct(r['response'])} | {pts(r['node_locality'])} |",
+             *([f"| switchback, queue-adjusted (`dsbra impact`; docs/daemon.md, \"The queue "
+                f"adjustment\") | {doc['queue_adjusted']['pairs']} | {pct(doc['queue_adjusted'])} | |"]
+               if "queue_adjusted" in doc else []),
              f"| arms, the jobs the switchback counts | {arms['response_counted']['pairs']} | "
              f"{pct(arms['response_counted'])} | {pts(arms['node_locality'])} (all maps) |",
              f"| arms, all jobs | {arms['response_all']['pairs']} | {pct(arms['response_all'])} | |",
              "", f"The daemon's verdict: {d['verdict']}.", ""]
-    if ag["diff"] is None:
-        lines.append("Agreement: too few blocks or pairs for an interval.")
-    else:
-        how = (f"Welch 95% interval, {ag['df']} df" if ag["method"] == "welch" else
-               f"one arms pair: the switchback's 95% prediction interval for one more pair, {ag['df']:g} df")
-        lines.append(f"Switchback against arms (ratio of their geometric mean ratios, {how}): "
-                     f"{100 * ag['diff']:+.1f}% [{100 * ag['ci95'][0]:+.1f}, {100 * ag['ci95'][1]:+.1f}]: "
-                     + ("they agree (the interval holds 0)." if ag["agree"] else
-                        "they disagree (the interval excludes 0)."))
+    lines.append(_agreement_line("Switchback", ag))
+    if "queue_agreement" in doc:
+        lines += ["", _agreement_line("Queue-adjusted switchback", doc["queue_agreement"])]
     return "\n".join(lines) + "\n"
+
+
+def _agreement_line(what: str, ag: dict) -> str:
+    if ag["diff"] is None:
+        return f"{what} against arms: too few blocks or pairs for an interval."
+    how = (f"Welch 95% interval, {ag['df']} df" if ag["method"] == "welch" else
+           f"one arms pair: the switchback's 95% prediction interval for one more pair, {ag['df']:g} df")
+    return (f"{what} against arms (ratio of their geometric mean ratios, {how}): "
+            f"{100 * ag['diff']:+.1f}% [{100 * ag['ci95'][0]:+.1f}, {100 * ag['ci95'][1]:+.1f}]: "
+            + ("they agree (the interval holds 0)." if ag["agree"] else
+               "they disagree (the interval excludes 0)."))

@@ -321,10 +321,15 @@ def _text(r: dict) -> str:
 @click.option("--json", "as_json", is_flag=True, help="The full result as JSON.")
 @click.option("--plot", "png", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the differences and the per-file before/after view to this PNG.")
-def impact_command(directories: tuple[Path, ...], as_json: bool, png: Path | None) -> None:
+@click.option("--slots", type=click.IntRange(min=1),
+              help="A switchback's queue adjustment: the cluster's map slots (containers that "
+                   "run at once); by default the most maps the records show running at once.")
+def impact_command(directories: tuple[Path, ...], as_json: bool, png: Path | None,
+                   slots: int | None) -> None:
     """What the policy did, read from a daemon run's experiment, with 95% intervals: treated
     against held-out files (experiment.holdout: locality, wait and map time), or on periods
-    against off ones (experiment.design switchback: job response too). DIRECTORIES: a daemon
+    against off ones (experiment.design switchback: job response too, and the response with
+    the queue the periods share taken out, docs/daemon.md "The queue adjustment"). DIRECTORIES: a daemon
     state dir, or a `dsbra bench replay` results dir run with --daemon-config; several runs
     pool (a holdout's by draw, a file under one seed; a switchback's blocks)."""
     states = [state_dir_of(d) for d in directories]
@@ -338,8 +343,11 @@ def impact_command(directories: tuple[Path, ...], as_json: bool, png: Path | Non
         from dsbra.daemon import switchback
 
         result = switchback.read_out(states)
+        result["response_queue_adjusted"] = switchback.read_queue_adjusted(states, slots)
         click.echo(json.dumps(result, indent=1) if as_json else switchback.text(result))
         return
+    if slots is not None:
+        raise InputError("--slots sets a switchback's queue adjustment; a holdout has none")
     result = impact(list(directories))
     if png is not None:
         plot(result, png)

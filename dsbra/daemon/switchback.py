@@ -15,6 +15,10 @@ guard's second clause).
 Below ``MIN_PAIRS`` complete blocks no interval is drawn: the t interval of two or three
 pairs is as wide as the spread allows, but its coverage rests on the pairs' differences being
 normal, which a handful cannot show.
+
+Where the cluster queues, on and off periods share its backlog and the response difference
+understates the total effect; :func:`queue_adjusted_blocks` takes that bias out with a replay of
+the run's own jobs (dsbra.daemon.queue_replay).
 """
 
 from __future__ import annotations
@@ -23,11 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
+from dsbra.daemon.queue_replay import job_latency, peak_running, replayed_worlds, slot_overhead
 from dsbra.policy.experiment import Switchback
 from dsbra.stats import mean_t_interval, pairs_needed
 
 #: complete blocks (an on and an off period, each with jobs) below which no interval is drawn
 MIN_PAIRS = 4
+#: the step in the log map time ratio over which the queue adjustment measures how its replayed
+#: term moves with the ratio (:func:`queue_adjusted`)
+RATIO_STEP = 0.02
 #: per period: mean job response, and the maps' node locality, delay wait and duration
 METRICS = ("response", "node_locality", "delay_wait_s", "map_s")
 #: the contrast (on periods' jobs' share of maps launched with the policy on, minus the off
@@ -152,21 +160,11 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
                  "min_pairs": min_pairs}
     for metric in METRICS:
         diff = pooled(metric)
-        scale = np.expm1 if metric == "response" else (lambda v: v)
-        ci = mean_t_interval(diff)
-        enough = ci is not None and len(diff) >= min_pairs
-        more = None
-        if len(diff) < min_pairs:
-            more = min_pairs - len(diff)
-        elif ci[1] <= 0 <= ci[2]:
-            more = pairs_needed(len(diff), ci[0], ci[3])
-        out[metric] = {"pairs": int(len(diff)),
-                       "diff": _r(scale(float(diff.mean()))) if len(diff) else None,
-                       "ci95": [_r(scale(ci[1])), _r(scale(ci[2]))] if enough else None,
-                       "more_pairs_needed": more}
+        out[metric] = _summary(diff, min_pairs, relative=metric == "response")
         if metric == "response":
             ci99 = mean_t_interval(diff, 0.99)
-            out[metric]["ci99"] = [_r(scale(ci99[1])), _r(scale(ci99[2]))] if enough else None
+            enough = ci99 is not None and len(diff) >= min_pairs
+            out[metric]["ci99"] = [_r(np.expm1(ci99[1])), _r(np.expm1(ci99[2]))] if enough else None
     out["response"]["contrast"] = _contrast(tables)
     # the map time as a ratio as well, with the guard's 99% interval
     ratios = pooled("map_s", ratio=True)
@@ -177,6 +175,101 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
                      if enough else None}
     out["verdict"] = verdict(out["response"])
     return out
+
+
+def queue_adjusted_blocks(sb: Switchback, *, job_submit_ms, job_response_s, map_job,
+                          map_launch_ms, map_s, slots: int | None = None) -> tuple[np.ndarray, dict]:
+    """Per block, the mean response's log ratio on against off with the shared queue's bias
+    taken out (dsbra.daemon.queue_replay): the observed log ratio minus the replay's as run,
+    plus the replay's always-on against never-on log ratio, plus that term's slope in the map
+    time ratio times the block's own map time log ratio's deviation from their mean (so the
+    ratio's uncertainty, which the blocks estimate, is in the blocks' spread: the delta
+    method). ``map_job``: each map's job as an index into the jobs (-1: a job not recorded, as
+    one still running: its maps hold slots and are not averaged); ``map_s``: NaN for a map
+    without a finish, left out; ``slots``: the cluster's map slots, by default the most maps
+    the records show running at once. Returns the block values and what the replay used."""
+    submit = np.asarray(job_submit_ms, np.int64)
+    response = np.asarray(job_response_s, float)
+    ran = ~np.isnan(np.asarray(map_s, float))
+    launch = np.asarray(map_launch_ms, np.int64)[ran]
+    dur = np.asarray(map_s, float)[ran]
+    job = np.asarray(map_job, np.int64)[ran]
+    if slots is None:
+        slots = peak_running(launch, launch + np.round(dur * 1000).astype(np.int64))
+    n = len(submit)
+    unknown = job < 0
+    job = np.where(unknown, n + np.cumsum(unknown) - 1, job)
+    order = np.argsort(launch, kind="stable")
+    replay_submit_s = np.concatenate([submit, launch[unknown]]) / 1000.0
+    replay_job, replay_s = job[order], dur[order]
+    replay_on = sb.is_on(sb.period(launch[order]))
+    counted = np.flatnonzero(_counted(sb, submit) >= 0)
+    info = {"slots": int(slots), "slot_overhead_s": None, "job_start_s": None,
+            "job_end_s": None, "map_ratio": None,
+            "replayed_full": None, "replayed_read_out": None}
+    observed = period_means(sb, job_submit_ms=submit, job_response_s=response,
+                            map_launch_ms=launch, map_s=dur)
+    map_blocks, map_logs = block_differences(observed, "map_s", ratio=True)
+    if not np.isin(counted, job[~unknown]).any():
+        return np.zeros(0), info | {"skipped": "no recorded map of a job outside the burn-ins "
+                                               "to replay"}
+    if not len(map_logs):
+        return np.zeros(0), info | {"skipped": "no block with map times in both its periods"}
+    log_ratio = float(map_logs.mean())
+    latency = job_latency(submit / 1000.0, response, job, launch / 1000.0,
+                          launch / 1000.0 + dur)
+    overhead = slot_overhead(replay_submit_s, replay_job, replay_s, slots,
+                             float(response[counted].mean()), counted=counted, latency=latency)
+
+    def worlds_at(log_r: float) -> dict[str, np.ndarray]:
+        return replayed_worlds(replay_submit_s, replay_job, replay_s, replay_on,
+                               float(np.exp(log_r)), slots, overhead, latency)
+
+    def full_at(worlds: dict[str, np.ndarray]) -> float:
+        return float(np.log(worlds["always_on"][counted].mean()
+                            / worlds["never_on"][counted].mean()))
+
+    worlds = worlds_at(log_ratio)
+    full = full_at(worlds)
+    slope = (full_at(worlds_at(log_ratio + RATIO_STEP))
+             - full_at(worlds_at(log_ratio - RATIO_STEP))) / (2 * RATIO_STEP)
+    replayed = period_means(sb, job_submit_ms=submit, job_response_s=worlds["as_run"][:n])
+    blocks_o, logs_o = block_differences(observed, "response")
+    blocks_m, logs_m = block_differences(replayed, "response")
+    common, io, im = np.intersect1d(blocks_o, blocks_m, return_indices=True)
+    map_dev = dict(zip(map_blocks.tolist(), (map_logs - log_ratio).tolist()))
+    values = (logs_o[io] - logs_m[im] + full
+              + slope * np.array([map_dev.get(b, 0.0) for b in common.tolist()]))
+    info |= {"slot_overhead_s": _r(overhead), "job_start_s": _r(latency[0]),
+             "job_end_s": _r(latency[1]), "map_ratio": _r(np.exp(log_ratio)),
+             "replayed_full": _r(np.expm1(full)),
+             "replayed_read_out": _r(np.expm1(float(logs_m.mean()))) if len(logs_m) else None}
+    return values, info
+
+
+def queue_adjusted(values: np.ndarray, min_pairs: int = MIN_PAIRS) -> dict:
+    """The queue-adjusted response from blocks' values (:func:`queue_adjusted_blocks`, several
+    switchbacks' pooled): the relative difference, its 95% interval over the blocks (None
+    below ``min_pairs``) and how many more blocks it needs to exclude zero, as the read-out's."""
+    return _summary(np.asarray(values, float), min_pairs, relative=True)
+
+
+def _summary(diff: np.ndarray, min_pairs: int, relative: bool) -> dict:
+    """The blocks' mean difference with its 95% t interval (None below ``min_pairs``) and how
+    many more blocks the interval needs to exclude zero; ``relative``: of log ratios, given as
+    ratios minus one."""
+    scale = np.expm1 if relative else (lambda v: v)
+    ci = mean_t_interval(diff)
+    enough = ci is not None and len(diff) >= min_pairs
+    more = None
+    if len(diff) < min_pairs:
+        more = min_pairs - len(diff)
+    elif ci[1] <= 0 <= ci[2]:
+        more = pairs_needed(len(diff), ci[0], ci[3])
+    return {"pairs": int(len(diff)),
+            "diff": _r(scale(float(diff.mean()))) if len(diff) else None,
+            "ci95": [_r(scale(ci[1])), _r(scale(ci[2]))] if enough else None,
+            "more_pairs_needed": more}
 
 
 def _contrast(tables: list[dict[str, np.ndarray]]) -> float | None:
@@ -205,20 +298,28 @@ def verdict(r: dict) -> str:
             + (f"; about {more} more blocks would separate it at this spread" if more else ""))
 
 
+def queue_verdict(q: dict) -> str:
+    """One line on the queue-adjusted response (:func:`queue_adjusted`): the total effect an
+    always-on policy would have had, which the on-minus-off read-out understates where the
+    cluster queues."""
+    skipped = {i["skipped"] for i in q.get("replays", []) if i.get("skipped")}
+    if not q["pairs"] and skipped:
+        return f"queue-adjusted: none: {'; '.join(sorted(skipped))}"
+    return f"queue-adjusted: {verdict(q)}"
+
+
 def _r(v: float | None) -> float | None:
     return None if v is None else round(float(v), 4)
 
 
-def read_tables(states: list[Path], settled_at_ms: int | None = None) -> list[dict[str, np.ndarray]]:
-    """The per-period tables (:func:`period_means`) of daemon state dirs: one for each recorded
-    switchback (a change of its settings starts another), over the jobs and maps of its own
-    time; ``settled_at_ms``: only the blocks :func:`settled` by then (the guard's)."""
+def _recorded_runs(states: list[Path]):
+    """Each recorded switchback of daemon state dirs (a change of its settings starts another)
+    with the columns of its own time's jobs and maps."""
     import pyarrow.compute as pc
 
     from dsbra.daemon.experiment import recorded_switchbacks
     from dsbra.daemon.records import JOBS_DIR, MAPS_DIR, read_job_records, read_map_records
 
-    tables = []
     for state in states:
         jobs, maps = read_job_records(state / JOBS_DIR), read_map_records(state / MAPS_DIR)
         submit = jobs.column("submit_ms").to_numpy()
@@ -227,19 +328,50 @@ def read_tables(states: list[Path], settled_at_ms: int | None = None) -> list[di
         finish = np.asarray(maps.column("finish_ms").to_pylist(), float)  # None -> nan
         local = pc.fill_null(maps.column("replica_local"), False).to_numpy(zero_copy_only=False)
         wait = maps.column("delay_wait_s").to_numpy()
-        job_ids, map_job_ids = jobs.column("job_id").to_numpy(), maps.column("job_id").to_numpy()
+        job_ids = jobs.column("job_id").to_numpy().astype(str)
+        map_job_ids = maps.column("job_id").to_numpy().astype(str)
         runs = recorded_switchbacks(state)
         for k, sb in enumerate(runs):
             end = runs[k + 1].start_ms if k + 1 < len(runs) else np.iinfo(np.int64).max
             j = (submit >= sb.start_ms) & (submit < end)
             m = (launch >= sb.start_ms) & (launch < end)
-            table = period_means(
-                sb, job_submit_ms=submit[j], job_response_s=response[j], map_launch_ms=launch[m],
-                map_node_local=local[m].astype(float), map_delay_wait_s=wait[m],
-                map_s=(finish[m] - launch[m]) / 1000.0,
-                job_exposure=job_exposure(sb, job_ids[j], map_job_ids, launch))
-            tables.append(table if settled_at_ms is None else settled(table, sb, settled_at_ms))
+            yield sb, {"job_id": job_ids[j], "submit_ms": submit[j], "response_s": response[j],
+                       "map_job_id": map_job_ids[m], "launch_ms": launch[m],
+                       "node_local": local[m].astype(float), "delay_wait_s": wait[m],
+                       "map_s": (finish[m] - launch[m]) / 1000.0,
+                       "exposure": job_exposure(sb, job_ids[j], map_job_ids, launch)}
+
+
+def read_tables(states: list[Path], settled_at_ms: int | None = None) -> list[dict[str, np.ndarray]]:
+    """The per-period tables (:func:`period_means`) of daemon state dirs: one for each recorded
+    switchback, over the jobs and maps of its own time; ``settled_at_ms``: only the blocks
+    :func:`settled` by then (the guard's)."""
+    tables = []
+    for sb, c in _recorded_runs(states):
+        table = period_means(
+            sb, job_submit_ms=c["submit_ms"], job_response_s=c["response_s"],
+            map_launch_ms=c["launch_ms"], map_node_local=c["node_local"],
+            map_delay_wait_s=c["delay_wait_s"], map_s=c["map_s"], job_exposure=c["exposure"])
+        tables.append(table if settled_at_ms is None else settled(table, sb, settled_at_ms))
     return tables
+
+
+def read_queue_adjusted(states: list[Path], slots: int | None = None) -> dict:
+    """The queue-adjusted response (:func:`queue_adjusted_blocks`) of daemon state dirs, their
+    recorded switchbacks' blocks pooled (``logs``: each block's value), with what each
+    switchback's replay used."""
+    values, replays = [], []
+    for sb, c in _recorded_runs(states):
+        index = {job: k for k, job in enumerate(c["job_id"].tolist())}
+        v, info = queue_adjusted_blocks(
+            sb, job_submit_ms=c["submit_ms"], job_response_s=c["response_s"],
+            map_job=[index.get(job, -1) for job in c["map_job_id"].tolist()],
+            map_launch_ms=c["launch_ms"], map_s=c["map_s"], slots=slots)
+        values.append(v)
+        replays.append(info)
+    pooled = np.concatenate(values) if values else np.zeros(0)
+    return queue_adjusted(pooled) | {"logs": [round(float(v), 5) for v in pooled],
+                                     "replays": replays}
 
 
 def read_out(states: list[Path], settled_at_ms: int | None = None) -> dict:
@@ -268,12 +400,23 @@ def text(r: dict) -> str:
     if x.get("contrast") is not None:
         lines.append(f"  contrast       {x['contrast']} (the on periods' jobs' share of maps launched "
                      f"with the policy on, minus the off periods' jobs')")
+    q = r.get("response_queue_adjusted")
+    if q is not None and q["pairs"]:
+        ci = "n/a" if q["ci95"] is None else f"[{q['ci95'][0]}, {q['ci95'][1]}]"
+        used = "; ".join(f"{i['slots']} slots, maps holding them {i['slot_overhead_s']} s longer, "
+                         f"map time ratio {i['map_ratio']}" for i in q["replays"])
+        lines.append(f"  {'queue-adjusted':14} blocks {q['pairs']}  relative {q['diff']}  95% CI {ci}"
+                     f"  (the response with the shared queue's bias taken out: {used})")
     lines.append(r["verdict"])
+    if q is not None:
+        lines.append(queue_verdict(q))
     if x.get("contrast") is not None and x["contrast"] < MIN_CONTRAST:
         lines.append(f"periods short for these jobs: a contrast of {x['contrast']} (below "
                      f"{MIN_CONTRAST}) means many jobs ran maps in the other arm's periods, and the "
                      "response difference understates the total effect; lengthen "
-                     "experiment.period_s")
+                     "experiment.period_s"
+                     + ("" if q is None or not q["pairs"] else
+                        ", and read the queue-adjusted response meanwhile"))
     return "\n".join(lines)
 
 

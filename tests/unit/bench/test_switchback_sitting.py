@@ -83,3 +83,14 @@ def test_one_arms_pair_is_set_against_the_switchbacks_prediction_interval():
     assert math.isclose(ag["ci95"][1], math.expm1(d + half), abs_tol=1e-4)
     assert ag["agree"] == (ag["ci95"][0] <= 0 <= ag["ci95"][1])
     assert "prediction interval for one more pair" in table(doc)
+
+
+def test_the_queue_adjusted_switchback_is_set_against_the_arms_too():
+    run = SITTING / "switchback-amshare0.75"
+    doc = compare(SITTING, run, baseline="static-amshare0.75", arm="dsbra-hold-amshare0.75")
+    q, ag = doc["queue_adjusted"], doc["queue_agreement"]
+    assert q["pairs"] == len(q["logs"]) == 4 and q["ci95"] is not None
+    assert ag["method"] == "prediction"
+    arm_log = doc["arms"]["response_counted"]["logs"][0]
+    assert math.isclose(ag["diff"], math.expm1(sum(q["logs"]) / 4 - arm_log), abs_tol=1e-4)
+    assert "Queue-adjusted switchback against arms" in table(doc)
