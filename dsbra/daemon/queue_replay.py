@@ -3,7 +3,7 @@
 On and off periods share one queue. Where the cluster queues, the policy's shorter maps drain
 a backlog that the next period inherits, so the off periods gain from the on ones and the
 on-minus-off read-out misses the part of the effect that comes through the queue (in the
-simulator, 25-82% of the response gain on hot-spot loads; docs/daemon.md, "The queue
+simulator, 11-94% of the response gain on hot-spot loads; docs/daemon.md, "The queue
 adjustment"). The adjustment replays the run's own jobs through a model of the queue three
 times, with map slots handed out in fair shares to whichever job runs fewest: with the maps
 as they ran, with every map as the on periods' map times would have it (policy always on), and
@@ -13,9 +13,10 @@ the adjusted estimate is the observed read-out with that bias taken out, per blo
 
     log(on / off) observed - log(on / off) replayed as run + log(always on / never on) replayed
 
-The replay knows map times and slots only (no locality wait, no AM), which is why it corrects
-the read-out rather than replacing it: what the policy does besides shortening maps stays in
-the observed part, and the replay's own noise (the same jobs, the same periods) cancels there.
+The replay knows only map times, slots and each job's time outside them (no locality wait, no
+AM container), which is why it corrects the read-out rather than replacing it: what the policy
+does besides shortening maps stays in the observed part, and the replay's own noise (the same
+jobs, the same periods) cancels there.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ OVERHEAD_STEPS = 12
 #: the percentile of submission to first map launch over the jobs taken for the AM's start
 #: (:func:`job_latency`): low, as the jobs that found a map slot at once show it
 START_PERCENTILE = 5.0
+
 
 def fair_share_replay(submit_s, map_job, map_s, slots: int) -> np.ndarray:
     """Each job's response when its maps (``map_job``: the job's index, in launch order;
