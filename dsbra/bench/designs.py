@@ -98,12 +98,10 @@ def queue_adjusted_read_out(result, sb: Switchback) -> dict:
     and maps as the daemon records them, the slots inferred from them as `dsbra impact` does."""
     t, j = result.tasks, result.jobs
     ms = lambda v: np.round(np.asarray(v, float) * 1000).astype(np.int64)  # noqa: E731
-    index = {str(x): k for k, x in enumerate(j["job_id"])}
     launch, finish = np.asarray(t["launch_s"], float), np.asarray(t["finish_s"], float)
     values, info = queue_adjusted_blocks(
-        sb, job_submit_ms=ms(j["submit_s"]), job_response_s=j["response_s"],
-        map_job=[index.get(str(x), -1) for x in t["job_id"]], map_launch_ms=ms(launch),
-        map_s=finish - launch)
+        sb, job_ids=j["job_id"], job_submit_ms=ms(j["submit_s"]), job_response_s=j["response_s"],
+        map_job_ids=t["job_id"], map_launch_ms=ms(launch), map_s=finish - launch)
     return queue_adjusted(values) | info
 
 

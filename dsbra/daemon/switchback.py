@@ -177,15 +177,15 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
     return out
 
 
-def queue_adjusted_blocks(sb: Switchback, *, job_submit_ms, job_response_s, map_job,
+def queue_adjusted_blocks(sb: Switchback, *, job_ids, job_submit_ms, job_response_s, map_job_ids,
                           map_launch_ms, map_s, slots: int | None = None) -> tuple[np.ndarray, dict]:
     """Per block, the mean response's log ratio on against off with the shared queue's bias
     taken out (dsbra.daemon.queue_replay): the observed log ratio minus the replay's as run,
     plus the replay's always-on against never-on log ratio, plus that term's slope in the map
     time ratio times the block's own map time log ratio's deviation from their mean (so the
     ratio's uncertainty, which the blocks estimate, is in the blocks' spread: the delta
-    method). ``map_job``: each map's job as an index into the jobs (-1: a job not recorded, as
-    one still running: its maps hold slots and are not averaged); ``map_s``: NaN for a map
+    method). ``map_job_ids``: each map's job (one not among ``job_ids``, as one still running,
+    holds slots and is not averaged); ``map_s``: NaN for a map
     without a finish, left out; ``slots``: the cluster's map slots, by default the most maps
     the records show running at once. Returns the block values and what the replay used."""
     submit = np.asarray(job_submit_ms, np.int64)
@@ -193,7 +193,7 @@ def queue_adjusted_blocks(sb: Switchback, *, job_submit_ms, job_response_s, map_
     ran = ~np.isnan(np.asarray(map_s, float))
     launch = np.asarray(map_launch_ms, np.int64)[ran]
     dur = np.asarray(map_s, float)[ran]
-    job = np.asarray(map_job, np.int64)[ran]
+    job = _job_index(job_ids, map_job_ids)[ran]
     if slots is None:
         slots = peak_running(launch, launch + np.round(dur * 1000).astype(np.int64))
     n = len(submit)
@@ -245,6 +245,17 @@ def queue_adjusted_blocks(sb: Switchback, *, job_submit_ms, job_response_s, map_
              "replayed_full": _r(np.expm1(full)),
              "replayed_read_out": _r(np.expm1(float(logs_m.mean()))) if len(logs_m) else None}
     return values, info
+
+
+def _job_index(job_ids, map_job_ids) -> np.ndarray:
+    """Each map's job as an index into ``job_ids``; -1 for a job not among them."""
+    jobs = np.asarray(job_ids).astype(str)
+    maps = np.asarray(map_job_ids).astype(str)
+    if not len(jobs):
+        return np.full(len(maps), -1, np.int64)
+    order = np.argsort(jobs, kind="stable")
+    at = np.minimum(np.searchsorted(jobs[order], maps), len(jobs) - 1)
+    return np.where(jobs[order][at] == maps, order[at], -1).astype(np.int64)
 
 
 def queue_adjusted(values: np.ndarray, min_pairs: int = MIN_PAIRS) -> dict:
@@ -362,11 +373,10 @@ def read_queue_adjusted(states: list[Path], slots: int | None = None) -> dict:
     switchback's replay used."""
     values, replays = [], []
     for sb, c in _recorded_runs(states):
-        index = {job: k for k, job in enumerate(c["job_id"].tolist())}
         v, info = queue_adjusted_blocks(
-            sb, job_submit_ms=c["submit_ms"], job_response_s=c["response_s"],
-            map_job=[index.get(job, -1) for job in c["map_job_id"].tolist()],
-            map_launch_ms=c["launch_ms"], map_s=c["map_s"], slots=slots)
+            sb, job_ids=c["job_id"], job_submit_ms=c["submit_ms"], job_response_s=c["response_s"],
+            map_job_ids=c["map_job_id"], map_launch_ms=c["launch_ms"], map_s=c["map_s"],
+            slots=slots)
         values.append(v)
         replays.append(info)
     pooled = np.concatenate(values) if values else np.zeros(0)

@@ -122,8 +122,9 @@ def test_a_run_whose_maps_belong_to_no_recorded_job_says_so_instead_of_an_estima
     sb = Switchback(300.0, 0, burn_in_s=0.0)
     submit = np.arange(0, 1_200_000, 100_000)
     values, info = queue_adjusted_blocks(
-        sb, job_submit_ms=submit, job_response_s=np.full(len(submit), 30.0),
-        map_job=np.full(len(submit), -1), map_launch_ms=submit + 1000,
+        sb, job_ids=[f"job_{k}" for k in range(len(submit))], job_submit_ms=submit,
+        job_response_s=np.full(len(submit), 30.0),
+        map_job_ids=[f"unrecorded_{k}" for k in range(len(submit))], map_launch_ms=submit + 1000,
         map_s=np.full(len(submit), 10.0))
     assert not len(values) and "no recorded map" in info["skipped"]
     assert queue_verdict(queue_adjusted(values) | {"replays": [info]}).startswith(
