@@ -141,14 +141,14 @@ def slot_overhead(submit_s, map_job, map_s, slots: int, mean_response_s: float,
 def replayed_worlds(submit_s, map_job, map_s, map_on, map_ratio: float, slots: int,
                     overhead_s: float = 0.0,
                     latency: tuple[float, float] = (0.0, 0.0)) -> dict[str, np.ndarray]:
-    """Per job, the replayed response ``as_run`` (the maps as they ran), ``always_on`` (the
-    off periods' maps times ``map_ratio``, the on periods' mean map time over the off ones')
-    and ``never_on`` (the on periods' maps divided by it); each map holds its slot
-    ``overhead_s`` longer (:func:`slot_overhead`), each job has its ``latency``."""
+    """Per job, the replayed response ``always_on`` (the off periods' maps times ``map_ratio``,
+    the on periods' mean map time over the off ones') and ``never_on`` (the on periods' maps
+    divided by it); each map holds its slot ``overhead_s`` longer (:func:`slot_overhead`), each
+    job has its ``latency``. The maps as they ran are :func:`replayed_response` of ``map_s``."""
     d = np.asarray(map_s, float)
     on = np.asarray(map_on, bool)
     if not math.isfinite(map_ratio) or map_ratio <= 0:
         raise ValueError(f"map time ratio must be positive, not {map_ratio}")
     run = lambda v: replayed_response(submit_s, map_job, v, slots, latency, overhead_s)  # noqa: E731
-    return {"as_run": run(d), "always_on": run(np.where(on, d, d * map_ratio)),
+    return {"always_on": run(np.where(on, d, d * map_ratio)),
             "never_on": run(np.where(on, d / map_ratio, d))}

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.daemon.queue_replay import job_latency, peak_running, replayed_worlds, slot_overhead
+from dsbra.daemon.queue_replay import (job_latency, peak_running, replayed_response, replayed_worlds,
+                                       slot_overhead)
 from dsbra.policy.experiment import Switchback
 from dsbra.stats import mean_t_interval, pairs_needed
 
@@ -229,11 +230,11 @@ def queue_adjusted_blocks(sb: Switchback, *, job_ids, job_submit_ms, job_respons
         return float(np.log(worlds["always_on"][counted].mean()
                             / worlds["never_on"][counted].mean()))
 
-    worlds = worlds_at(log_ratio)
-    full = full_at(worlds)
+    full = full_at(worlds_at(log_ratio))
     slope = (full_at(worlds_at(log_ratio + RATIO_STEP))
              - full_at(worlds_at(log_ratio - RATIO_STEP))) / (2 * RATIO_STEP)
-    replayed = period_means(sb, job_submit_ms=submit, job_response_s=worlds["as_run"][:n])
+    as_run = replayed_response(replay_submit_s, replay_job, replay_s, slots, latency, overhead)
+    replayed = period_means(sb, job_submit_ms=submit, job_response_s=as_run[:n])
     blocks_o, logs_o = block_differences(observed, "response")
     blocks_m, logs_m = block_differences(replayed, "response")
     common, io, im = np.intersect1d(blocks_o, blocks_m, return_indices=True)

@@ -66,10 +66,11 @@ def test_the_latency_is_the_early_start_and_the_median_end():
 
 
 def test_the_worlds_agree_at_a_ratio_of_one_and_a_ratio_must_be_positive():
+    as_run = replayed_response([0.0, 1.0], [0, 0, 1], [10.0, 10.0, 5.0], 1)
     worlds = replayed_worlds([0.0, 1.0], [0, 0, 1], [10.0, 10.0, 5.0], [True, False, True], 1.0, 1)
-    assert worlds["always_on"].tolist() == worlds["never_on"].tolist() == worlds["as_run"].tolist()
+    assert worlds["always_on"].tolist() == worlds["never_on"].tolist() == as_run.tolist()
     faster = replayed_worlds([0.0, 1.0], [0, 0, 1], [10.0, 10.0, 5.0], [True, False, True], 0.5, 1)
-    assert faster["always_on"].mean() < faster["as_run"].mean() < faster["never_on"].mean()
+    assert faster["always_on"].mean() < as_run.mean() < faster["never_on"].mean()
     with pytest.raises(ValueError, match="positive"):
         replayed_worlds([0.0], [0], [1.0], [True], 0.0, 1)
 
