@@ -342,8 +342,7 @@ def impact_command(directories: tuple[Path, ...], as_json: bool, png: Path | Non
             raise InputError("--plot draws a holdout's files; a switchback has none to draw")
         from dsbra.daemon import switchback
 
-        result = switchback.read_out(states)
-        result["response_queue_adjusted"] = switchback.read_queue_adjusted(states, slots)
+        result = switchback.read_out(states, adjust_queue=True, slots=slots)
         click.echo(json.dumps(result, indent=1) if as_json else switchback.text(result))
         return
     if slots is not None:

@@ -354,26 +354,21 @@ def _recorded_runs(states: list[Path]):
                        "exposure": job_exposure(sb, job_ids[j], map_job_ids, launch)}
 
 
-def read_tables(states: list[Path], settled_at_ms: int | None = None) -> list[dict[str, np.ndarray]]:
-    """The per-period tables (:func:`period_means`) of daemon state dirs: one for each recorded
-    switchback, over the jobs and maps of its own time; ``settled_at_ms``: only the blocks
-    :func:`settled` by then (the guard's)."""
-    tables = []
-    for sb, c in _recorded_runs(states):
-        table = period_means(
-            sb, job_submit_ms=c["submit_ms"], job_response_s=c["response_s"],
-            map_launch_ms=c["launch_ms"], map_node_local=c["node_local"],
-            map_delay_wait_s=c["delay_wait_s"], map_s=c["map_s"], job_exposure=c["exposure"])
-        tables.append(table if settled_at_ms is None else settled(table, sb, settled_at_ms))
-    return tables
+def _table(sb: Switchback, c: dict[str, np.ndarray], settled_at_ms: int | None) -> dict[str, np.ndarray]:
+    """One recorded switchback's per-period table (:func:`period_means`); ``settled_at_ms``:
+    only the blocks :func:`settled` by then (the guard's)."""
+    table = period_means(
+        sb, job_submit_ms=c["submit_ms"], job_response_s=c["response_s"],
+        map_launch_ms=c["launch_ms"], map_node_local=c["node_local"],
+        map_delay_wait_s=c["delay_wait_s"], map_s=c["map_s"], job_exposure=c["exposure"])
+    return table if settled_at_ms is None else settled(table, sb, settled_at_ms)
 
 
-def read_queue_adjusted(states: list[Path], slots: int | None = None) -> dict:
-    """The queue-adjusted response (:func:`queue_adjusted_blocks`) of daemon state dirs, their
-    recorded switchbacks' blocks pooled (``logs``: each block's value), with what each
-    switchback's replay used."""
+def _pooled_queue_adjusted(runs, slots: int | None) -> dict:
+    """The queue-adjusted response (:func:`queue_adjusted_blocks`) of recorded switchbacks, their
+    blocks pooled (``logs``: each block's value), with what each switchback's replay used."""
     values, replays = [], []
-    for sb, c in _recorded_runs(states):
+    for sb, c in runs:
         v, info = queue_adjusted_blocks(
             sb, job_ids=c["job_id"], job_submit_ms=c["submit_ms"], job_response_s=c["response_s"],
             map_job_ids=c["map_job_id"], map_launch_ms=c["launch_ms"], map_s=c["map_s"],
@@ -385,16 +380,33 @@ def read_queue_adjusted(states: list[Path], slots: int | None = None) -> dict:
                                      "replays": replays}
 
 
-def read_out(states: list[Path], settled_at_ms: int | None = None) -> dict:
-    """The switchback read-out of daemon state dirs: their recorded switchbacks' blocks pooled
-    (:func:`read_tables`)."""
-    tables = read_tables(states, settled_at_ms)
+def read_tables(states: list[Path], settled_at_ms: int | None = None) -> list[dict[str, np.ndarray]]:
+    """The per-period tables of daemon state dirs: one for each recorded switchback, over the
+    jobs and maps of its own time (:func:`_table`)."""
+    return [_table(sb, c, settled_at_ms) for sb, c in _recorded_runs(states)]
+
+
+def read_queue_adjusted(states: list[Path], slots: int | None = None) -> dict:
+    """The queue-adjusted response of daemon state dirs (:func:`_pooled_queue_adjusted`)."""
+    return _pooled_queue_adjusted(_recorded_runs(states), slots)
+
+
+def read_out(states: list[Path], settled_at_ms: int | None = None, *, adjust_queue: bool = False,
+             slots: int | None = None) -> dict:
+    """The switchback read-out of daemon state dirs: their recorded switchbacks' blocks pooled;
+    with ``adjust_queue`` (`dsbra impact`; too heavy for the status page and the guard's every
+    round), also ``response_queue_adjusted`` from the same records (:func:`read_queue_adjusted`,
+    ``slots`` as there)."""
+    runs = list(_recorded_runs(states))
+    tables = [_table(sb, c, settled_at_ms) for sb, c in runs]
     out = estimate(tables)
     out["design"] = "switchback"
     out["dirs"] = [str(s) for s in states]
     out["switchbacks"] = len(tables)
     out["jobs"] = sum(int(t["jobs"].sum()) for t in tables)
     out["maps"] = sum(int(t["maps"].sum()) for t in tables)
+    if adjust_queue:
+        out["response_queue_adjusted"] = _pooled_queue_adjusted(runs, slots)
     return out
 
 
