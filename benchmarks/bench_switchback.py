@@ -36,8 +36,8 @@ from dsbra.bench.sitting import (LAYOUT, cluster_up, daemon_config, data_seed, d
                                  set_max_am_share, wait_for_quiet)
 from dsbra.bench.switchback_sitting import compare, table
 from dsbra.cluster import cluster as cl
-from dsbra.daemon import switchback
-from dsbra.daemon.experiment import recorded_switchbacks
+from dsbra.experiment import switchback
+from dsbra.experiment.assignment import recorded_switchbacks
 from dsbra.hadoop.hdfs import HdfsActor
 
 

@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from dsbra.bench.designs import METRICS, SETUPS, one, summarize
-from dsbra.daemon.switchback import MIN_CONTRAST
+from dsbra.experiment.switchback import MIN_CONTRAST
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
 
 
@@ -29,7 +29,7 @@ def table(summary: dict, command: str) -> str:
              "waits and map times in seconds. Coverage: the runs whose 95% interval held the "
              "seed's own true effect / the mean true effect, of the runs with an interval. "
              "switchback_queue: the switchback's response with the bias of the queue its "
-             "periods share taken out (dsbra.daemon.queue_replay, docs/daemon.md \"The queue "
+             "periods share taken out (dsbra.experiment.queue_replay, docs/daemon.md \"The queue "
              "adjustment\").", "",
              "| setup | design | metric | true | estimate | bias | bias / true | intervals | "
              "covers own | covers mean |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -52,7 +52,7 @@ def table(summary: dict, command: str) -> str:
               for name, d in summary.items()]
     if any("contrast" in d for d in summary.values()):
         lines += ["", "The switchback's contrast (mean over runs): its on periods' jobs' share of maps "
-                  "launched with the policy on, minus its off periods' jobs' (dsbra.daemon.switchback; "
+                  "launched with the policy on, minus its off periods' jobs' (dsbra.experiment.switchback; "
                   f"below {MIN_CONTRAST} `dsbra impact` says the periods are short for the jobs).", "",
                   "| setup | contrast |", "|---|---|"]
         lines += [f"| {name} | {d['contrast']} |" for name, d in summary.items() if "contrast" in d]

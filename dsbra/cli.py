@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "bench": "dsbra.bench.cli:bench",
     "cluster": "dsbra.cluster.cli:cluster",
     "conf": "dsbra.conf.cli:conf",
-    "impact": "dsbra.daemon.impact:impact_command",
+    "impact": "dsbra.experiment.cli:impact_command",
     "docker": "dsbra.cluster.docker_cli:docker",
     "plan": "dsbra.policy.cli:plan",
     "report": "dsbra.report:report_command",

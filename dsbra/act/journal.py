@@ -4,7 +4,7 @@ A SETREPLICATION is written as ``intent`` (path, before, target, base, reason) b
 sent, ``sent`` once the NameNode accepted it, and ``done`` when the NameNode reports the new
 replica count on every block of the file. ``cancelled`` closes an intent that never reached
 the NameNode, ``failed`` one it refused. ``held-out`` records a raise the experiment's control
-group did not get (dsbra.policy.experiment): a decision, not an action; nothing was sent. It
+group did not get (dsbra.experiment.design): a decision, not an action; nothing was sent. It
 is written when the target it would have had changes, not every round. On restart
 :meth:`Journal.reconcile` closes the open intents against what HDFS now says, and never
 sends anything again: no change is applied twice, and none is forgotten (every intent ends in

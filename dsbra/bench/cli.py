@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from dsbra.cluster.cli import job_properties, state_dir_option
+from dsbra.cli_options import job_properties, state_dir_option
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import parse_size
 from dsbra.errors import HadoopError

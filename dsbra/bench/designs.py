@@ -6,10 +6,10 @@ Per setup and seed, four simulated runs of one workload: ``static`` (no policy),
 by period) and ``holdout`` (half of the files the policy raises held out). The true total
 effect is full against static, over every job and map of the run: the effect on the cluster,
 the other files' maps and the policy's copies included. The switchback's estimate is its on
-periods against its off ones (dsbra.daemon.switchback); the holdout's, `dsbra impact`'s treated
+periods against its off ones (dsbra.experiment.switchback); the holdout's, `dsbra impact`'s treated
 files against held-out ones, over the maps of decided files (it has no job-level estimate);
 ``switchback_queue``, the switchback's response with the shared queue's bias taken out
-(dsbra.daemon.queue_replay).
+(dsbra.experiment.queue_replay).
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.errors import InputError
-from dsbra.daemon.impact import impact
-from dsbra.policy.experiment import Switchback
+from dsbra.experiment.impact import impact
+from dsbra.experiment.design import Switchback
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
 from dsbra.stats import mean_t_interval
-from dsbra.daemon.switchback import (estimate, job_exposure, judge_finished_jobs, period_means,
+from dsbra.experiment.switchback import (estimate, job_exposure, judge_finished_jobs, period_means,
                                      queue_adjusted, queue_adjusted_blocks)
 
 #: (named setup, workload changes): a workload an hour long, so that a switchback of
@@ -94,7 +94,7 @@ def switchback_read_out(result, sb: Switchback) -> dict:
 
 
 def queue_adjusted_read_out(result, sb: Switchback) -> dict:
-    """The switchback run's queue-adjusted response (dsbra.daemon.queue_replay), from its jobs
+    """The switchback run's queue-adjusted response (dsbra.experiment.queue_replay), from its jobs
     and maps as the daemon records them, the slots inferred from them as `dsbra impact` does."""
     t, j = result.tasks, result.jobs
     ms = lambda v: np.round(np.asarray(v, float) * 1000).astype(np.int64)  # noqa: E731
@@ -108,7 +108,7 @@ def queue_adjusted_read_out(result, sb: Switchback) -> dict:
 def guard_fires_at(result, sb: Switchback, margin: float) -> float | None:
     """When the do-no-harm guard would have stopped the switchback run (simulated s), judged
     as the daemon does at each block's end on the jobs finished and the maps launched by then,
-    of the blocks that ended a period before (dsbra.daemon.switchback.settled); None: never. The
+    of the blocks that ended a period before (dsbra.experiment.switchback.settled); None: never. The
     run up to that moment is the same whether the guard then acts or not."""
     finish = np.asarray(result.jobs["finish_s"], float)
     end = float(finish.max()) if len(finish) else 0.0

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from dsbra.daemon.experiment import recorded_switchbacks
-from dsbra.daemon.switchback import (block_differences, estimate, period_means, read_queue_adjusted,
+from dsbra.experiment.assignment import recorded_switchbacks
+from dsbra.experiment.switchback import (block_differences, estimate, period_means, read_queue_adjusted,
                                      read_tables)
 from dsbra.stats import mean_t_interval, t_quantile
 

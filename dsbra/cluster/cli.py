@@ -16,24 +16,8 @@ from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HA_FAILOVERS, HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS,
                                 SHARED_CACHE_ROOT, ClusterSpec, parse_size)
 from dsbra.cluster.values import load_values
+from dsbra.cli_options import job_properties, state_dir_option
 from dsbra.errors import ClusterError, InputError
-
-state_dir_option = click.option(
-    "--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="Directory holding all cluster state [default: $DSBRA_STATE_DIR or .dsbra/cluster].",
-)
-
-
-def job_properties(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
-    """Click callback: repeated KEY=VALUE Hadoop job properties as a dict (a later KEY wins, as
-    with Hadoop's -D)."""
-    out = {}
-    for value in values:
-        key, sep, val = value.partition("=")
-        if not sep or not key.strip() or key != key.strip():
-            raise click.BadParameter(f"{value!r} is not KEY=VALUE (a Hadoop property name, '=', its value)")
-        out[key] = val
-    return out
 
 
 @click.group("cluster")

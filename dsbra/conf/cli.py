@@ -14,7 +14,7 @@ from dsbra.conf.delay import size_capacity_delay, size_delay
 from dsbra.conf.render import render_values, write_rendered
 from dsbra.cluster.values import load_values
 from dsbra.errors import InputError
-from dsbra.observe.cli import secure_sessions, security_options
+from dsbra.cli_options import secure_sessions, security_options
 
 
 @click.group("conf")

@@ -60,7 +60,7 @@ def run(config_path, apply_, once):
               help="Write the status page (what a running daemon serves at /) to this file.")
 def status(config_path, as_json, html_path):
     """The daemon's last round: decisions, refusals, top hot files (from its state dir)."""
-    from dsbra.daemon.statedir import JOURNAL_FILE, PAUSE_FILE, STATUS_FILE
+    from dsbra.statedir import JOURNAL_FILE, PAUSE_FILE, STATUS_FILE
 
     sd = _state_dir(config_path)
     path = sd / STATUS_FILE
@@ -125,7 +125,7 @@ def status(config_path, as_json, html_path):
 
 
 def _flag(config_path, on: bool) -> None:
-    from dsbra.daemon.statedir import PAUSE_FILE
+    from dsbra.statedir import PAUSE_FILE
 
     sd = _state_dir(config_path)
     sd.mkdir(parents=True, exist_ok=True)

@@ -101,7 +101,7 @@ class ExperimentConfig:
 
 @dataclass(frozen=True)
 class MapRecordsConfig:
-    """The observed maps kept under state_dir/maps for ``dsbra impact`` (dsbra.daemon.records)."""
+    """The observed maps kept under state_dir/maps for ``dsbra impact`` (dsbra.experiment.records)."""
 
     enabled: bool = True
     max_age_days: float = 30.0

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from dsbra.act.journal import CANCELLED, DONE, FAILED, OPEN, SENT, replay_jsonl
-from dsbra.daemon.experiment import SWITCHBACK_FILE
+from dsbra.experiment.assignment import SWITCHBACK_FILE
 
 #: journal ops that end an action
 _CLOSED = (DONE, CANCELLED, FAILED)
@@ -36,11 +36,11 @@ def experiment_estimate(state_dir: Path) -> dict | None:
     from pyarrow import ArrowException
 
     from dsbra.errors import DsbraError
-    from dsbra.daemon.impact import impact
+    from dsbra.experiment.impact import impact
 
     try:
         if (state_dir / SWITCHBACK_FILE).is_file():
-            from dsbra.daemon.switchback import read_out
+            from dsbra.experiment.switchback import read_out
 
             return read_out([state_dir])
         return impact(state_dir)
@@ -234,7 +234,7 @@ nav a{margin-right:1em}"""
 def render(status: dict, journal: list[dict], *, refresh_s: float | None = None,
            estimate: dict | None = None, now_s: float | None = None) -> str:
     """The page, from a status document (/status), the journal's records and the holdout
-    experiment's read-out (dsbra.daemon.impact), if any."""
+    experiment's read-out (dsbra.experiment.impact), if any."""
     now_s = time.time() if now_s is None else now_s
     state, mode = status.get("state", "?"), status.get("mode", "?")
     last = status.get("last_round") or {}

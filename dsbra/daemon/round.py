@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from dsbra.errors import InputError
 from dsbra.policy import placement
 from dsbra.policy.api import BlockState, Decision, FileTable, RoundInput
-from dsbra.policy.experiment import Holdout, switched_off
+from dsbra.experiment.design import Holdout, switched_off
 from dsbra.policy.rails import FilePlan, Rails, plan_files
 from dsbra.policy.registry import make_policy
 from dsbra.policy.roundjson import read_round

@@ -27,17 +27,17 @@ from dsbra.act.cluster_lock import ClusterLock
 from dsbra.act.health import refusals
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
-from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments, switchback_of
+from dsbra.experiment.assignment import ASSIGNMENTS_FILE, Assignments, switchback_of
 from dsbra.daemon.metrics import Metrics
 from dsbra.daemon.page import experiment_estimate, read_journal
 from dsbra.daemon.page import render as render_page
-from dsbra.daemon.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records
-from dsbra.daemon.statedir import HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE
+from dsbra.experiment.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records
+from dsbra.statedir import HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE
 from dsbra.daemon.round import add_cooling_blocks, decide, heat_document, top_hot_files
 from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
 from dsbra.hadoop.auth import login_from_keytab, secure_session
 from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
-from dsbra.policy.experiment import OFF, ON, Switchback
+from dsbra.experiment.design import OFF, ON, Switchback
 from dsbra.policy.profiles import DEFAULT_PROFILE
 from dsbra.policy.state import load_state, save_state
 
@@ -105,7 +105,7 @@ class Daemon:
         self._lock_fh = fh
 
     def connect(self) -> None:
-        from dsbra.observe.cli import resolve_urls
+        from dsbra.observe.urls import resolve_urls
         from dsbra.observe.collector import Collector, Endpoints
 
         c = self.cfg.cluster
@@ -518,7 +518,7 @@ class Daemon:
             return
         from pyarrow import ArrowException
 
-        from dsbra.daemon.switchback import guard_reason, read_out
+        from dsbra.experiment.switchback import guard_reason, read_out
 
         try:
             estimate = read_out([self.dir], settled_at_ms=now_ms)

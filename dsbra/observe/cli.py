@@ -4,94 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import click
 
-from dsbra.errors import DsbraError, InputError
+from dsbra.cli_options import secure_sessions, security_options
+from dsbra.errors import DsbraError
+from dsbra.observe.urls import resolve_urls
 
 log = logging.getLogger(__name__)
-
-URL_ENV = {"rm": "DSBRA_RM_URL", "webhdfs": "DSBRA_WEBHDFS_URL", "jhs": "DSBRA_JHS_URL"}
-
-
-def security_options(command):
-    """--ca-bundle, --kerberos, --principal and --keytab: what a TLS and/or Kerberized
-    cluster needs, as the daemon's cluster.ca_bundle, kerberos, kerberos_principal, keytab."""
-    options = [
-        click.option("--ca-bundle", type=click.Path(dir_okay=False, exists=True),
-                     help="Verify https endpoints against this CA bundle (PEM)."),
-        click.option("--kerberos", is_flag=True, help="Authenticate by SPNEGO (Kerberos)."),
-        click.option("--principal", help="With --kerberos: the principal to authenticate as "
-                                         "[default: the ticket cache's]."),
-        click.option("--keytab", type=click.Path(dir_okay=False),
-                     help="With --kerberos and --principal: log in from this keytab instead of "
-                          "a ticket cache."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def secure_sessions(sessions, *, ca_bundle: str | None, kerberos: bool, principal: str | None,
-                    keytab: str | None) -> None:
-    """Set up ``sessions`` from :func:`security_options`; a bad keytab, principal or missing
-    ticket is a one-line error here, before any request."""
-    from dsbra.hadoop.auth import check_ticket, login_from_keytab, secure_session
-
-    if keytab and not (kerberos and principal):
-        raise InputError("--keytab needs --kerberos and the --principal to log in as")
-    if kerberos:
-        if keytab:
-            login_from_keytab(keytab, principal)
-        check_ticket(principal)
-    for session in sessions:
-        secure_session(session, ca_bundle=ca_bundle, kerberos=kerberos, principal=principal)
-
-
-def bundled_cluster_urls() -> dict[str, str]:
-    """The bundled cluster's URLs from ``dsbra cluster env --json``, or {} if it is not up."""
-    try:
-        proc = subprocess.run([sys.executable, "-m", "dsbra", "cluster", "env", "--json"],
-                              capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    if proc.returncode != 0:
-        return {}
-    try:
-        env = json.loads(proc.stdout)
-    except ValueError:
-        return {}
-    urls = env.get("urls", env) if isinstance(env, dict) else {}
-    return {k: urls[k] for k in ("rm", "webhdfs", "jhs", "namenode")
-            if isinstance(urls.get(k), str)}
-
-
-def resolve_urls(rm: str | None, webhdfs: str | None, jhs: str | None) -> dict[str, str]:
-    """Flags, then DSBRA_*_URL environment variables, then the Hadoop client configuration
-    in $HADOOP_CONF_DIR (every NameNode and RM of an HA cluster), then the bundled cluster."""
-    given = {"rm": rm, "webhdfs": webhdfs, "jhs": jhs}
-    out = {k: v or os.environ.get(URL_ENV[k]) for k, v in given.items()}
-    if not all(out.values()) and os.environ.get("HADOOP_CONF_DIR"):
-        from dsbra.observe.hadoop_conf import cluster_urls
-
-        from_conf = cluster_urls(os.environ["HADOOP_CONF_DIR"])
-        out = {k: v or from_conf.get(k) for k, v in out.items()}
-    if not all(out.values()):
-        bundled = bundled_cluster_urls()
-        for k in out:
-            out[k] = out[k] or bundled.get(k) or (bundled.get("namenode") if k == "webhdfs"
-                                                  else None)
-    missing = [k for k, v in out.items() if not v]
-    if missing:
-        raise InputError("no cluster to observe: pass " + ", ".join(f"--{k}" for k in missing)
-                         + " (or set " + ", ".join(URL_ENV[k] for k in missing)
-                         + "), or bring the bundled cluster up with 'dsbra cluster up'")
-    return out
 
 
 def format_table(doc: dict, top: int) -> str:

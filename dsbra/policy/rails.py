@@ -12,7 +12,7 @@ its blocks asks to shrink (a block absent from the round counts as 0). For one-b
 1. range: a decrease stops at max(base_f, cluster minimum); an increase stops at
    min(max replication, live nodes). A file is never moved below its base by us.
 2. protected paths (fnmatch globs): no change at all.
-   held out (dsbra.policy.experiment): a raise of a control-group file is not made; the row
+   held out (dsbra.experiment.design): a raise of a control-group file is not made; the row
    keeps the target it would have had (``would_target``) and uses no cap or budget.
 3. decreases go first (they free storage); increases follow in priority order (the driving
    block's RF descending, then file index).
@@ -28,12 +28,12 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
 from dsbra.errors import InputError
 from dsbra.policy.api import RULE_NAMES, RULE_SWITCHED_OFF, Decision, FileTable, RoundInput
-from dsbra.policy.experiment import Holdout
 from dsbra.policy.placement import csr_positions
 
 # FilePlan.status codes: what the rails did to the policy's wish for a file
@@ -48,6 +48,17 @@ STATUS_HELD_OUT = 6  #: a raise of a control-group file: unchanged, for the expe
 STATUS_NAMES = {STATUS_OK: "ok", STATUS_CLAMPED: "clamped", STATUS_PROTECTED: "protected",
                 STATUS_RANGE: "at-limit", STATUS_CAP: "round-cap", STATUS_BUDGET: "budget",
                 STATUS_HELD_OUT: "held-out"}
+
+
+class ControlGroup(Protocol):
+    """The experiment's control group as the rails need it (dsbra.experiment.design.Holdout):
+    the rails hold its files' raises back and know nothing else of the experiment."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    def is_control(self, paths) -> np.ndarray: ...
+
 
 _NO_LIMIT = np.iinfo(np.int64).max
 
@@ -153,7 +164,7 @@ class FilePlan:
 
 
 def plan_files(ri: RoundInput, decision: Decision, rails: Rails,
-               holdout: Holdout | None = None) -> FilePlan:
+               holdout: ControlGroup | None = None) -> FilePlan:
     """Fold ``decision`` into per-file targets and apply ``rails`` (see the module doc);
     ``holdout``: the experiment whose control-group files are not raised.
 

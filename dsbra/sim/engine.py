@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dsbra.errors import ConfigError
-from dsbra.policy.experiment import OFF
+from dsbra.experiment.design import OFF
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.hdfs import Replicas, Topology, hdfs_default_placement
 from dsbra.sim.metrics import Window

@@ -14,12 +14,12 @@ import logging
 import numpy as np
 
 from dsbra.policy.api import FileTable, RoundInput
-from dsbra.policy.experiment import CONTROL, OFF, ON, TREATMENT, Holdout, Switchback
+from dsbra.experiment.design import CONTROL, OFF, ON, TREATMENT, Holdout, Switchback
 from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails, plan_files
 from dsbra.policy.registry import make_policy
 from dsbra.sim.hdfs import default_add_targets, default_drop_nodes
-from dsbra.daemon.switchback import judge_finished_jobs
+from dsbra.experiment.switchback import judge_finished_jobs
 
 MB = 1 << 20
 log = logging.getLogger(__name__)
@@ -202,7 +202,7 @@ class PolicyDriver:
     def _guard(self, now: float, job_finish, map_times) -> None:
         """At the end of each block: the guard's verdict on the jobs finished so far and the maps
         launched so far (``map_times``: the engine's launch and finish times and launched
-        flags), as the daemon reads its records (dsbra.daemon.switchback); a firing guard stops the
+        flags), as the daemon reads its records (dsbra.experiment.switchback); a firing guard stops the
         policy for good."""
         sb = self.switchback
         period = int(sb.period(int(round(now * 1000))))

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.errors import InputError
-from dsbra.policy.experiment import Holdout, Switchback
+from dsbra.experiment.design import Holdout, Switchback
 from dsbra.sim import workload as workloads
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.engine import Simulation
@@ -121,11 +121,11 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
 
 
 def map_records_of_tasks(tasks: dict, block_paths):
-    """The run's maps as the daemon records them (dsbra.daemon.records), times in ms of
+    """The run's maps as the daemon records them (dsbra.experiment.records), times in ms of
     simulated time; ``block_paths``: each block's file."""
     import pyarrow as pa
 
-    from dsbra.daemon.records import MAP_RECORD_SCHEMA
+    from dsbra.experiment.records import MAP_RECORD_SCHEMA
     from dsbra.results_schema import LOCALITY_NAMES
 
     block = np.asarray(tasks["block_id"], np.int64)
@@ -152,8 +152,8 @@ def map_records_of_tasks(tasks: dict, block_paths):
 def write_experiment(out_dir: Path, driver: PolicyDriver, maps) -> None:
     """What the daemon keeps for ``dsbra impact``, from the simulated run: each decided file's
     group (``experiment.jsonl``) and every map (``maps/``)."""
-    from dsbra.daemon.experiment import ASSIGNMENTS_FILE, Assignments
-    from dsbra.daemon.records import MAPS_DIR, RecordStore
+    from dsbra.experiment.assignment import ASSIGNMENTS_FILE, Assignments
+    from dsbra.experiment.records import MAPS_DIR, RecordStore
 
     paths = driver.dataset.file_paths
     book = Assignments(out_dir / ASSIGNMENTS_FILE)

@@ -65,14 +65,14 @@ def free_port() -> int:
 
 
 # experiment.seed 4 splits the two hot files: hot-0 control, hot-1 treatment (a fixed hash of
-# seed and path, dsbra.policy.experiment; checked below, so a change of hash fails loudly)
+# seed and path, dsbra.experiment.design; checked below, so a change of hash fails loudly)
 HOLDOUT_SEED = 4
 
 
 def test_holdout_keeps_control_files_unchanged_and_impact_reads_the_state(daemon_cluster,
                                                                            tmp_path):
-    from dsbra.daemon.impact import impact
-    from dsbra.policy.experiment import Holdout
+    from dsbra.experiment.impact import impact
+    from dsbra.experiment.design import Holdout
 
     assert list(Holdout(0.5, HOLDOUT_SEED).is_control(HOT)) == [True, False]
     layout, env, client = daemon_cluster
@@ -138,8 +138,8 @@ def _harmful_switchback(state, blocks: int, now_ms: int) -> None:
     jobs 50% slower in the periods the policy was on. Its ``blocks`` first blocks are settled
     by ``now_ms`` (a period old), so the guard's verdict is known in advance, as the placement
     tests' heat documents make the plugin's choices known."""
-    from dsbra.daemon.experiment import switchback_of
-    from dsbra.daemon.records import JOBS_DIR, RecordStore, job_records
+    from dsbra.experiment.assignment import switchback_of
+    from dsbra.experiment.records import JOBS_DIR, RecordStore, job_records
 
     period_ms = GUARD_PERIOD_S * 1000
     start_ms = now_ms - (2 * blocks + 2) * period_ms - 30_000

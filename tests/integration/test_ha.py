@@ -15,7 +15,7 @@ below its base replication (harness.follow_failovers).
 
 Manual failover (`--ha-failover manual`, haadmin -transitionToActive) is what this test did
 before automatic failover; its configuration is covered by the render tests
-(tests/unit/test_cluster_config.py).
+(tests/unit/cluster/test_cluster_config.py).
 Then, with the second NameNode and RM active and the first ones back as standbys (the first
 URLs of every list), `dsbra cluster load` and the network benchmark's reads must still work.
 """

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from repo_scripts import ROOT
 
 from dsbra.bench.switchback_sitting import arms_read_out, compare, replays_read_out, table
-from dsbra.daemon.switchback import block_differences, read_tables
+from dsbra.experiment.switchback import block_differences, read_tables
 from dsbra.stats import t_quantile
 
 SMOKE = ROOT / "benchmarks" / "results" / "bench-switchback-smoke"

@@ -12,7 +12,7 @@ import pytest
 from dsbra.cluster.config import HostPaths, render_host
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ConfigError
-from dsbra.observe.cli import resolve_urls
+from dsbra.observe.urls import resolve_urls
 from dsbra.observe.hadoop_conf import cluster_urls, namenode_urls, read_site, rm_urls
 
 HA = Path(__file__).resolve().parents[2] / "fixtures" / "ha" / "hadoop-3.4.2"

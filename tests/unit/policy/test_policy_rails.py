@@ -7,7 +7,7 @@ import pytest
 
 from dsbra.errors import InputError
 from dsbra.policy.api import Decision, FileTable, RULE_COOL, RULE_HOT
-from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
+from dsbra.experiment.design import CONTROL, TREATMENT, Holdout
 from dsbra.policy.rails import (STATUS_BUDGET, STATUS_CAP, STATUS_CLAMPED, STATUS_OK,
                                 STATUS_HELD_OUT, STATUS_PROTECTED, Rails, plan_files)
 from policy_helpers import make_round

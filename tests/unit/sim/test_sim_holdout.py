@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from dsbra.cli import cli
 from dsbra.errors import ConfigError
-from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
+from dsbra.experiment.design import CONTROL, TREATMENT, Holdout
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dsbra.act.journal import append_jsonl, replay_jsonl
-from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout, Switchback
+from dsbra.experiment.design import CONTROL, TREATMENT, Holdout, Switchback
 
 ASSIGNMENTS_FILE = "experiment.jsonl"
 

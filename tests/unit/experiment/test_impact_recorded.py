@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from dsbra.cli import cli
-from dsbra.daemon.records import read_map_records
-from dsbra.daemon.impact import MIN_FILES, impact
+from dsbra.experiment.records import read_map_records
+from dsbra.experiment.impact import MIN_FILES, impact
 
-STATE = Path(__file__).parent.parent / "fixtures" / "impact" / "daemon-holdout"
+STATE = Path(__file__).parents[2] / "fixtures" / "impact" / "daemon-holdout"
 CONTROL, TREATED = "/td/in/hot-0", "/td/in/hot-1"
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dsbra.errors import InputError
-from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
+from dsbra.experiment.design import CONTROL, TREATMENT, Holdout
 
 PATHS = [f"/warehouse/t/part-{i:05d}" for i in range(2000)]
 

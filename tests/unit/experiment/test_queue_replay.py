@@ -1,4 +1,4 @@
-"""The switchback's queue adjustment (dsbra.daemon.queue_replay, switchback.queue_adjusted_blocks):
+"""The switchback's queue adjustment (dsbra.experiment.queue_replay, switchback.queue_adjusted_blocks):
 the fair-share replay by hand, its fitted slot overhead, and the adjustment on simulated
 switchbacks against the policy's true total effect and on the real cluster's recorded one
 (benchmarks/results/bench-hotspot-switchback)."""
@@ -16,13 +16,13 @@ from click.testing import CliRunner
 from dsbra.bench.designs import configs, queue_adjusted_read_out, switchback_read_out, true_effect, whole_run
 from dsbra.cli import cli
 from dsbra.errors import InputError
-from dsbra.daemon.queue_replay import (fair_share_replay, job_latency, peak_running,
+from dsbra.experiment.queue_replay import (fair_share_replay, job_latency, peak_running,
                                        replayed_response, replayed_worlds, slot_overhead)
-from dsbra.daemon.switchback import queue_adjusted, queue_adjusted_blocks, queue_verdict
-from dsbra.policy.experiment import Switchback
+from dsbra.experiment.switchback import queue_adjusted, queue_adjusted_blocks, queue_verdict
+from dsbra.experiment.design import Switchback
 from dsbra.sim.run import simulate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REAL = ROOT / "benchmarks" / "results" / "bench-hotspot-switchback" / "switchback-amshare0.75"
 HOLDOUT = ROOT / "tests" / "fixtures" / "impact" / "daemon-holdout"
 

@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from dsbra.daemon.records import MAP_RECORD_SCHEMA
-from dsbra.daemon.impact import FileSums, bootstrap_diff, files_needed, per_file_sums
+from dsbra.experiment.records import MAP_RECORD_SCHEMA
+from dsbra.experiment.impact import FileSums, bootstrap_diff, files_needed, per_file_sums
 
 
 def _sums(local_per_file: list[tuple[int, int]]) -> FileSums:

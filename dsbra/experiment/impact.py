@@ -2,8 +2,8 @@
 
 The daemon with ``experiment.holdout`` > 0 assigns every file the policy decides to raise to
 treatment (raised) or control (held out, never changed) by a hash of its path
-(dsbra.policy.experiment), records the group and the time of the file's first decision
-(``experiment.jsonl``) and keeps the maps it observed (``maps/``, dsbra.daemon.records). Both
+(dsbra.experiment.design), records the group and the time of the file's first decision
+(``experiment.jsonl``) and keeps the maps it observed (``maps/``, dsbra.experiment.records). Both
 groups live through the same hours of the same cluster, so the rest of the cluster's load hits
 them alike, which a before/after comparison cannot promise.
 
@@ -29,16 +29,15 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dsbra.daemon.experiment import ASSIGNMENTS_FILE, SWITCHBACK_FILE, Assignments
-from dsbra.daemon.records import MAPS_DIR, read_map_records
-from dsbra.daemon.statedir import STATUS_FILE
+from dsbra.experiment.assignment import ASSIGNMENTS_FILE, SWITCHBACK_FILE, Assignments
+from dsbra.experiment.records import MAPS_DIR, read_map_records
+from dsbra.statedir import STATUS_FILE
 from dsbra.errors import InputError
-from dsbra.policy.experiment import CONTROL, TREATMENT
+from dsbra.experiment.design import CONTROL, TREATMENT
 
 METRICS = ("node_locality", "delay_wait_s", "map_s")
 BOOTSTRAP_DRAWS = 2000
@@ -300,7 +299,8 @@ def plot(result: dict, png: Path) -> None:
     plt.close(fig)
 
 
-def _text(r: dict) -> str:
+def text(r: dict) -> str:
+    """The holdout's read-out as `dsbra impact` prints it."""
     lines = [f"{', '.join(r['dirs'])}: files treated {r['files']['treated']}, control "
              f"{r['files']['control']}; maps since the first decision treated "
              f"{r['maps']['treated']}, control {r['maps']['control']}"]
@@ -313,41 +313,3 @@ def _text(r: dict) -> str:
                      f"{x['diff']}  95% CI {ci}")
     lines.append(r["verdict"])
     return "\n".join(lines)
-
-
-@click.command("impact", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("directories", nargs=-1, required=True,
-                type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option("--json", "as_json", is_flag=True, help="The full result as JSON.")
-@click.option("--plot", "png", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write the differences and the per-file before/after view to this PNG.")
-@click.option("--slots", type=click.IntRange(min=1),
-              help="A switchback's queue adjustment: the cluster's map slots (containers that "
-                   "run at once); by default the most maps the records show running at once.")
-def impact_command(directories: tuple[Path, ...], as_json: bool, png: Path | None,
-                   slots: int | None) -> None:
-    """What the policy did, read from a daemon run's experiment, with 95% intervals: treated
-    against held-out files (experiment.holdout: locality, wait and map time), or on periods
-    against off ones (experiment.design switchback: job response too, and the response with
-    the queue the periods share taken out, docs/daemon.md "The queue adjustment"). DIRECTORIES: a daemon
-    state dir, or a `dsbra bench replay` results dir run with --daemon-config; several runs
-    pool (a holdout's by draw, a file under one seed; a switchback's blocks)."""
-    states = [state_dir_of(d) for d in directories]
-    switchbacks = [is_switchback(s) for s in states]
-    if any(switchbacks):
-        if not all(switchbacks):
-            raise InputError("a switchback and a holdout answer different questions: read "
-                             "their directories apart")
-        if png is not None:
-            raise InputError("--plot draws a holdout's files; a switchback has none to draw")
-        from dsbra.daemon import switchback
-
-        result = switchback.read_out(states, adjust_queue=True, slots=slots)
-        click.echo(json.dumps(result, indent=1) if as_json else switchback.text(result))
-        return
-    if slots is not None:
-        raise InputError("--slots sets a switchback's queue adjustment; a holdout has none")
-    result = impact(list(directories))
-    if png is not None:
-        plot(result, png)
-    click.echo(json.dumps(result, indent=1) if as_json else _text(result))

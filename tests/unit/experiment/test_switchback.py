@@ -9,11 +9,11 @@ from scipy import stats as scipy_stats
 
 from dsbra.bench.designs import CHURNING_POLICY, GUARD_CLUSTER, no_hot_spots
 from dsbra.errors import ConfigError, InputError
-from dsbra.policy.experiment import OFF, ON, Switchback
+from dsbra.experiment.design import OFF, ON, Switchback
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.stats import mean_t_interval, pairs_needed, t95
-from dsbra.daemon.switchback import MIN_PAIRS, estimate, job_exposure, period_means, text
+from dsbra.experiment.switchback import MIN_PAIRS, estimate, job_exposure, period_means, text
 
 
 def test_t95_matches_scipy_within_a_thousandth():
@@ -165,7 +165,7 @@ def test_the_guard_needs_a_switchback_in_the_simulator_too():
 def test_the_guard_judges_only_blocks_a_period_old():
     """Only finished jobs are recorded: a block that just ended holds its short jobs and not
     yet its long ones, so the guard reads the blocks that ended a period before its look."""
-    from dsbra.daemon.switchback import settled
+    from dsbra.experiment.switchback import settled
 
     sb = Switchback(300, seed=1, burn_in_s=60)
     table = _table(sb, 6, on_response=90.0, off_response=100.0)
@@ -178,7 +178,7 @@ def test_the_guard_judges_only_blocks_a_period_old():
 def test_the_guard_stops_on_slower_maps_when_the_response_shows_nothing():
     """Jobs as fast in both arms, maps 30% slower with the policy on: the response clause
     holds, the map-time clause fires and says so; maps 2% slower (within the margin) do not."""
-    from dsbra.daemon.switchback import guard_reason
+    from dsbra.experiment.switchback import guard_reason
 
     sb = Switchback(300, seed=1, burn_in_s=60)
     rng = np.random.default_rng(3)
@@ -223,7 +223,7 @@ def test_the_guard_stops_a_churning_policy_by_its_maps_at_its_first_look():
     """The churning policy, its copies DataNode traffic, under a switchback of 2-minute
     periods with the guard: the guard pauses it at its first look with four settled blocks
     (20 minutes in), by the map-time clause: the jobs finished by then do not show the harm."""
-    from dsbra.daemon.switchback import judge_finished_jobs
+    from dsbra.experiment.switchback import judge_finished_jobs
 
     cfg = SimConfig(**GUARD_CLUSTER, seed=4, policy="dsbra", policy_params=CHURNING_POLICY,
                     switchback_period_s=120.0, switchback_burn_in_s=20.0, holdout_seed=4,

@@ -1,6 +1,6 @@
 """The switchback's read-out: the policy's total effect on the cluster, on periods against off.
 
-A switchback (dsbra.policy.experiment.Switchback) runs the whole cluster with the policy on
+A switchback (dsbra.experiment.design.Switchback) runs the whole cluster with the policy on
 and off in turn, in blocks of two periods whose order is drawn per block. Each block is one
 pair under the load of the same hour, so the estimate is the mean over blocks of (on minus
 off), with a Student t interval over the blocks: the blocks, not the jobs or maps, are the
@@ -18,7 +18,7 @@ normal, which a handful cannot show.
 
 Where the cluster queues, on and off periods share its backlog and the response difference
 understates the total effect; :func:`queue_adjusted_blocks` takes that bias out with a replay of
-the run's own jobs (dsbra.daemon.queue_replay).
+the run's own jobs (dsbra.experiment.queue_replay).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.daemon.queue_replay import (job_latency, peak_running, replayed_response, replayed_worlds,
+from dsbra.experiment.queue_replay import (job_latency, peak_running, replayed_response, replayed_worlds,
                                        slot_overhead)
-from dsbra.policy.experiment import Switchback
+from dsbra.experiment.design import Switchback
 from dsbra.stats import mean_t_interval, pairs_needed
 
 #: complete blocks (an on and an off period, each with jobs) below which no interval is drawn
@@ -181,7 +181,7 @@ def estimate(tables: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
 def queue_adjusted_blocks(sb: Switchback, *, job_ids, job_submit_ms, job_response_s, map_job_ids,
                           map_launch_ms, map_s, slots: int | None = None) -> tuple[np.ndarray, dict]:
     """Per block, the mean response's log ratio on against off with the shared queue's bias
-    taken out (dsbra.daemon.queue_replay): the observed log ratio minus the replay's as run,
+    taken out (dsbra.experiment.queue_replay): the observed log ratio minus the replay's as run,
     plus the replay's always-on against never-on log ratio, plus that term's slope in the map
     time ratio times the block's own map time log ratio's deviation from their mean (so the
     ratio's uncertainty, which the blocks estimate, is in the blocks' spread: the delta
@@ -329,8 +329,8 @@ def _recorded_runs(states: list[Path]):
     with the columns of its own time's jobs and maps."""
     import pyarrow.compute as pc
 
-    from dsbra.daemon.experiment import recorded_switchbacks
-    from dsbra.daemon.records import JOBS_DIR, MAPS_DIR, read_job_records, read_map_records
+    from dsbra.experiment.assignment import recorded_switchbacks
+    from dsbra.experiment.records import JOBS_DIR, MAPS_DIR, read_job_records, read_map_records
 
     for state in states:
         jobs, maps = read_job_records(state / JOBS_DIR), read_map_records(state / MAPS_DIR)

@@ -13,12 +13,12 @@ import pytest
 from dsbra.act.apply import apply_plan
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import load_config
-from dsbra.daemon.experiment import Assignments
-from dsbra.daemon.records import MAP_RECORD_SCHEMA, RecordStore, map_records, read_map_records
+from dsbra.experiment.assignment import Assignments
+from dsbra.experiment.records import MAP_RECORD_SCHEMA, RecordStore, map_records, read_map_records
 from dsbra.daemon.round import decide
 from dsbra.errors import ConfigError, StateError
 from dsbra.observe.collector import MapObservation
-from dsbra.policy.experiment import CONTROL, TREATMENT, Holdout
+from dsbra.experiment.design import CONTROL, TREATMENT, Holdout
 from dsbra.policy.rails import Rails
 
 NODES = ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"]
@@ -139,7 +139,7 @@ def test_records_are_kept_per_round_and_pruned_by_age_then_size(tmp_path):
 
 
 def test_map_record_bytes_per_map_are_what_the_retention_doc_says(tmp_path):
-    """dsbra/daemon/records.py sizes its default retention at about 60 bytes a map."""
+    """dsbra/experiment/records.py sizes its default retention at about 60 bytes a map."""
     store = RecordStore(tmp_path / "maps", max_age_s=1e9, max_bytes=1 << 40)
     obs = [MapObservation(f"job_1700000000000_{i // 40:04d}", f"task_{i}",
                           f"attempt_1700000000000_{i // 40:04d}_m_{i % 40:06d}_0",
@@ -189,7 +189,7 @@ def test_impact_reads_a_replay_dirs_daemon_state(tmp_path):
     DIR/daemon-state; the recorded state dir stands in for one."""
     import shutil
 
-    from dsbra.daemon.impact import impact
+    from dsbra.experiment.impact import impact
 
     recorded = Path(__file__).parents[2] / "fixtures" / "impact" / "daemon-holdout"
     shutil.copytree(recorded, tmp_path / "rep1" / "daemon-state")

@@ -13,13 +13,13 @@ from click.testing import CliRunner
 
 from dsbra.cli import cli
 from dsbra.daemon.config import load_config
-from dsbra.daemon.experiment import SWITCHBACK_FILE, recorded_switchbacks, switchback_of
-from dsbra.daemon.records import (JOB_RECORD_SCHEMA, JOBS_DIR, MAPS_DIR, RecordStore,
+from dsbra.experiment.assignment import SWITCHBACK_FILE, recorded_switchbacks, switchback_of
+from dsbra.experiment.records import (JOB_RECORD_SCHEMA, JOBS_DIR, MAPS_DIR, RecordStore,
                                   job_records, map_records, read_job_records, read_map_records)
 from dsbra.errors import ConfigError
 from dsbra.observe.collector import MapObservation
-from dsbra.policy.experiment import Switchback
-from dsbra.daemon.switchback import MIN_PAIRS
+from dsbra.experiment.design import Switchback
+from dsbra.experiment.switchback import MIN_PAIRS
 
 T0 = 1_700_000_000_000
 

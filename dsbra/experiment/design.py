@@ -5,7 +5,7 @@ A file the policy wants to raise is in the control group when a stable hash of t
 its path falls below the holdout fraction. The hash (BLAKE2b, not Python's salted ``hash``)
 gives the same answer in every round, process and host, so a file keeps its group across
 restarts without any state, and the daemon and the simulator split the same paths alike.
-The daemon also records each file's group at its first decision (dsbra/daemon/experiment.py),
+The daemon also records each file's group at its first decision (dsbra/experiment/assignment.py),
 so a later change of fraction or seed does not move files already assigned.
 
 A switchback alternates whole-cluster periods with the policy on and off, so the estimate takes
