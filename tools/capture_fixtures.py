@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from dsbra.cluster.jobs import grep_lines, submit_spaced  # noqa: E402
 from dsbra.errors import HadoopError  # noqa: E402
-from dsbra.observe.cli import resolve_urls  # noqa: E402
+from dsbra.observe.urls import resolve_urls  # noqa: E402
 from dsbra.observe.collector import Collector, Endpoints  # noqa: E402
 from dsbra.observe.replay import Recorder, session_for  # noqa: E402
 from dsbra.observe.window import build_round  # noqa: E402
