@@ -25,9 +25,10 @@ import pyarrow.compute as pc
 from dsbra.errors import InputError
 from dsbra.policy import placement
 from dsbra.policy.api import BlockState, Decision, FileTable, RoundInput
-from dsbra.experiment.design import Holdout, switched_off
-from dsbra.policy.rails import FilePlan, Rails, plan_files
+from dsbra.experiment.design import Holdout
+from dsbra.policy.rails import FilePlan, Rails
 from dsbra.policy.registry import make_policy
+from dsbra.policy.step import step
 from dsbra.policy.roundjson import read_round
 
 
@@ -108,13 +109,9 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     policy = make_policy(policy_name, **kw)
     # the rails' ceiling never exceeds the policy's own max_replication
     ceiling = getattr(policy, "params", policy).max_replication
-    rails = rails.within(ceiling)
-    decision, new_state = policy.decide(ri, st)
+    done = step(policy, ri, st, rails.within(ceiling), control_group=holdout, off=off)
     del st
-    if off:
-        decision = switched_off(ri, decision)
-    plan = plan_files(ri, decision, rails, holdout)
-    return RoundResult(ri, decision, merge_state(new_state, unseen), plan, paths)
+    return RoundResult(ri, done.decision, merge_state(done.state, unseen), done.plan, paths)
 
 
 def split_state(old: BlockState | None, ri: RoundInput) -> tuple[BlockState, BlockState | None]:

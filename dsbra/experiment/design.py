@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dsbra.errors import InputError
-from dsbra.policy.api import RULE_SWITCHED_OFF, Decision, RoundInput
 
 TREATMENT, CONTROL = "treatment", "control"
 ON, OFF = "on", "off"
@@ -110,23 +109,3 @@ class Switchback:
         """Per time, whether it falls in its period's burn-in (or before the start)."""
         t = np.asarray(t_ms, np.int64) - self.start_ms
         return (t < 0) | (t % int(round(self.period_s * 1000)) < int(round(self.burn_in_s * 1000)))
-
-
-def switched_off(ri: RoundInput, decision: Decision) -> Decision:
-    """An off period's decision in place of the policy's: nothing raised, and every block of a
-    file above its base replication lowered (the rails take such a file straight to its base,
-    :func:`dsbra.policy.rails.plan_files`); the policy's scores kept for the log. The policy's
-    state still learns from the round, so an on period starts from what it has seen."""
-    if ri.files is None:
-        raise InputError("a switchback's off period needs the round's file table")
-    above = ri.files.current_replication > ri.files.base_replication
-    blocks = np.flatnonzero(above[ri.file_index])
-    held = ri.replica_indptr[blocks + 1] > ri.replica_indptr[blocks]
-    blocks = blocks[held]  # a block with no live replica listed has none to drop
-    rule = np.zeros(len(ri), np.int8)
-    rule[blocks] = RULE_SWITCHED_OFF
-    return Decision(policy=decision.policy, replicate_block=[], replicate_indptr=[0],
-                    replicate_nodes=[], dereplicate_block=blocks,
-                    dereplicate_node=ri.replica_nodes[ri.replica_indptr[blocks + 1] - 1],
-                    rf=decision.rf, rule=rule, gavg=decision.gavg, dn_avg=decision.dn_avg,
-                    params=decision.params)

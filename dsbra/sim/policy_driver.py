@@ -1,7 +1,8 @@
 """Calls the replication policy through :mod:`dsbra.policy.api`, exactly as the daemon does:
 one columnar :class:`RoundInput` per interval, one :class:`Decision` back, applied to the
-simulated HDFS (copies take time, removals are immediate, never below base replication). An
-experiment's control group is held out by the daemon's rails (:func:`plan_files`).
+simulated HDFS (copies take time, removals are immediate, never below base replication). A
+round is the daemon's own choreography (:func:`dsbra.policy.step.step`): a switchback's off
+period, a pause and the experiment's control group held out by the rails, as the daemon has them.
 
 Placement ``heat`` applies the policy's nodes, as a NameNode with the placement plugin does;
 ``default`` keeps only how many replicas each block gains or loses and lets the stock
@@ -16,8 +17,9 @@ import numpy as np
 from dsbra.policy.api import FileTable, RoundInput
 from dsbra.experiment.design import CONTROL, OFF, ON, TREATMENT, Holdout, Switchback
 from dsbra.policy.placement import csr_positions
-from dsbra.policy.rails import Rails, plan_files
+from dsbra.policy.rails import Rails
 from dsbra.policy.registry import make_policy
+from dsbra.policy.step import PAUSED, SWITCHED_OFF, Step, step
 from dsbra.sim.hdfs import default_add_targets, default_drop_nodes
 from dsbra.experiment.switchback import judge_finished_jobs
 
@@ -115,16 +117,14 @@ class PolicyDriver:
                           node_racks=self.topo.rack_of, job_indptr=job_indptr,
                           job_blocks=job_blocks)
 
-    def _held_out(self, ri: RoundInput, decision, now: float) -> np.ndarray:
-        """Per block to raise, whether the daemon's rails hold its file out (the range rail,
-        then the holdout: dsbra.policy.rails.plan_files, uncapped here); files decided for the
-        first time get their group (treatment for all without an experiment: the record of
-        first decisions the estimator's check compares against, benchmarks/impact_bias.py)."""
-        blocks = decision.replicate_block
+    def _held_out(self, done: Step, now: float) -> np.ndarray:
+        """Per block to raise, whether the rails held its file out (the range rail, then the
+        holdout; uncapped here); files decided for the first time get their group (treatment
+        for all without an experiment: the record of first decisions the estimator's check
+        compares against, benchmarks/impact_bias.py)."""
+        blocks, plan = done.decided.replicate_block, done.plan
         if not len(blocks):
             return np.zeros(0, bool)
-        holdout = Holdout(self.holdout.fraction, self.holdout.seed, assigned=self.groups)
-        plan = plan_files(ri, decision, Rails(max_replication=self.replicas.width), holdout)
         raising = np.flatnonzero(plan.would_target > plan.current)
         held_rows = set(plan.held_out().tolist())
         for k in raising.tolist():
@@ -184,11 +184,14 @@ class PolicyDriver:
                     copies.append((blk, node, seconds))
         return copies
 
-    def _lower_to_base(self) -> list[int]:
-        """Every block above base back to base, dropping the replicas added last (the
-        policy's copies); one entry per replica removed."""
+    def _lower_to_base(self, plan) -> list[int]:
+        """Every block of the files ``plan`` lowers (an off period's: those above base) back
+        to base, dropping the replicas added last (the policy's copies); one entry per
+        replica removed."""
         reps, lowered = self.replicas, []
-        for blk in np.flatnonzero(reps.count > reps.base).tolist():
+        files = plan.file_index[plan.target < plan.current]
+        above = (reps.count > reps.base) & np.isin(self.dataset.block_file, files)
+        for blk in np.flatnonzero(above).tolist():
             for node in reps.holders(blk)[int(reps.base[blk]):][::-1].tolist():
                 if reps.remove(blk, node):
                     lowered.append(blk)
@@ -231,21 +234,25 @@ class PolicyDriver:
         signals = window.drain(attributed)
         ri = self.round_input(signals)
         self.node_reads.append(self._node_reads(ri))
-        decision, self.state = self.policy.decide(ri, self.state)
+        sb = self.switchback
+        arm = ON if sb is None else sb.arm_at(int(round(now * 1000)))
+        if sb is not None and job_finish is not None:
+            self._guard(now, job_finish, map_times)
+        control = Holdout(self.holdout.fraction, self.holdout.seed, assigned=self.groups)
+        done = step(self.policy, ri, self.state, Rails(max_replication=self.replicas.width),
+                    control_group=control, off=arm == OFF, paused=self.paused_at is not None)
+        self.state, decision = done.state, done.decided
         self.rounds += 1
         reps = self.replicas
-        arm = ON if self.switchback is None else self.switchback.arm_at(int(round(now * 1000)))
-        if self.switchback is not None and job_finish is not None:
-            self._guard(now, job_finish, map_times)
-        if self.paused_at is not None:  # as `dsbra pause`: nothing raised, nothing lowered
+        if done.mode == PAUSED:  # as `dsbra pause`: nothing raised, nothing lowered
             held = np.ones(len(decision.replicate_block), bool)
             lowered, copies = [], []
-        elif arm == OFF:  # the policy keeps learning; its raises wait for the next on period
+        elif done.mode == SWITCHED_OFF:  # the policy learns; its raises wait for an on period
             held = np.ones(len(decision.replicate_block), bool)
-            lowered = self._lower_to_base()
+            lowered = self._lower_to_base(done.plan)
             copies = []
         else:
-            held = self._held_out(ri, decision, now)
+            held = self._held_out(done, now)
             lowered = [blk for blk, node in zip(decision.dereplicate_block.tolist(),
                                                 self._drop_nodes(decision).tolist())
                        if reps.remove(blk, node)]  # refuses to go below base replication
