@@ -39,6 +39,7 @@ class RoundResult:
     state: BlockState  #: to persist: this round's rows plus the earlier rows it did not see
     plan: FilePlan
     paths: list[str]  #: per block row, its file
+    mode: str  #: dsbra.policy.step's ACTING, SWITCHED_OFF or PAUSED
 
 
 def add_cooling_blocks(doc: dict, located: dict[str, object], base: dict[str, int]) -> None:
@@ -65,7 +66,7 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
            profile: str | None, params: dict, rails: Rails,
            file_bytes: dict[str, int], stored_bytes: int | None = None,
            policy_name: str = "dsbra", holdout: Holdout | None = None,
-           off: bool = False) -> RoundResult:
+           off: bool = False, paused: bool = False) -> RoundResult:
     """Run the policy (DSBRA's default profile unless ``profile``; ``policy_name`` scarlett or
     dare runs that baseline instead) and the rails on one window.
 
@@ -74,6 +75,7 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     block on a quiet cluster. ``holdout``: the experiment whose control-group files are not
     raised (the rails' held-out status). ``off``: a switchback's off period: the policy learns
     from the window, and the plan takes every file above its base back to it instead.
+    ``paused``: the round decides and plans, and acts on nothing (:mod:`dsbra.policy.step`).
     """
     ri, _, _ = read_round(doc)
     ri = dataclasses.replace(ri, block_ids=block_numbers(ri.block_ids))
@@ -109,9 +111,11 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     policy = make_policy(policy_name, **kw)
     # the rails' ceiling never exceeds the policy's own max_replication
     ceiling = getattr(policy, "params", policy).max_replication
-    done = step(policy, ri, st, rails.within(ceiling), control_group=holdout, off=off)
+    done = step(policy, ri, st, rails.within(ceiling), control_group=holdout, off=off,
+                paused=paused)
     del st
-    return RoundResult(ri, done.decision, merge_state(done.state, unseen), done.plan, paths)
+    return RoundResult(ri, done.decision, merge_state(done.state, unseen), done.plan, paths,
+                       done.mode)
 
 
 def split_state(old: BlockState | None, ri: RoundInput) -> tuple[BlockState, BlockState | None]:

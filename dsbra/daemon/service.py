@@ -40,6 +40,7 @@ from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
 from dsbra.experiment.design import OFF, ON, Switchback
 from dsbra.policy.profiles import DEFAULT_PROFILE
 from dsbra.policy.state import load_state, save_state
+from dsbra.policy.step import PAUSED
 
 log = logging.getLogger("dsbra.daemon")
 
@@ -304,11 +305,13 @@ class Daemon:
         off = switchback is not None and switchback.arm_at(end) == OFF
         self._keep_records(obs, doc, jobs, end, switchback)
         holdout = self.assignments.holdout(e.holdout, e.seed)
+        paused = self.paused
         # the loaded state is handed over, not kept: decide keeps only the rows it needs
         res = decide(doc, load_state(self.dir / "state.parquet"), self.journal.base,
                      policy_name=self.cfg.policy.name, profile=self.cfg.policy.profile,
                      params=self.cfg.policy.params, rails=self.cfg.rails, file_bytes=file_bytes,
-                     stored_bytes=health.get("capacity_used_bytes"), holdout=holdout, off=off)
+                     stored_bytes=health.get("capacity_used_bytes"), holdout=holdout, off=off,
+                     paused=paused)
         if holdout.enabled:
             raising = res.plan.would_target > res.plan.current
             for rec in self.assignments.assign(res.plan.paths[raising], holdout,
@@ -318,10 +321,9 @@ class Daemon:
         reasons = refusals(health, self.cfg.health,
                            pending_actions=len(self.journal.pending_raises()),
                            observation_age_s=time.time() - self.last_poll_ok)
-        if self.paused:
+        if res.mode == PAUSED:
             reasons.append(f"paused: {self.pause_reason()} (resume with dsbra resume)")
-        self.metrics.guard_fired.set(1 if self.paused and GUARD_PAUSE in self.pause_reason()
-                                     else 0)
+        self.metrics.guard_fired.set(1 if paused and GUARD_PAUSE in self.pause_reason() else 0)
         if lock_refusal:
             reasons.append(lock_refusal)
         scheduler_refusal = self._scheduler_refusal()
