@@ -68,7 +68,7 @@ AM_SLOTS = (2, 3, 4, 5)  # with AMs: a node must hold one AM and at least one ma
 #: AM start-up (AM start -> its maps pending) tried in the fit besides the measured first-job gap:
 #: under load the AMs start slower than the first one did on a quiet cluster
 AM_STARTUP_S = (10.0, 20.0, 30.0, 45.0, 60.0, 90.0)
-MAX_AM_SHARE = 0.5  # the bundled queues' maxAMShare (dsbra/cluster/config.py)
+MAX_AM_SHARE = 0.5  # the bundled queues' maxAMShare (dsbra/cluster/confdir.py)
 
 
 def map_phase(run) -> tuple[dict[str, float], dict[str, float]]:

@@ -35,7 +35,7 @@ import numpy as np
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.stats import T95
 from dsbra.sim.config import PLACEMENTS, SimConfig
-from dsbra.sim.hdfs import Topology
+from dsbra.sim.replicas import Topology
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
 

@@ -5,7 +5,7 @@
     # Hadoop 3.5.0 (Jersey 2): dsbra cluster up --hadoop-version 3.5.0, then
     .venv/bin/python tools/capture_fixtures.py --out tests/fixtures/captured/hadoop-3.5.0
 
-Scenarios (each a directory of ``manifest.json`` + bodies, see ``dsbra.observe.replay``):
+Scenarios (each a directory of ``manifest.json`` + bodies, see ``dsbra.observe.http_fixtures``):
 
 * ``collector-binary``: a grep job over inputs chosen here (three one-block files and one
   three-block file), default binary .jhist, split files preserved; a real ``Collector``
@@ -32,7 +32,7 @@ from dsbra.cluster.jobs import grep_lines, submit_spaced  # noqa: E402
 from dsbra.errors import HadoopError  # noqa: E402
 from dsbra.observe.urls import resolve_urls  # noqa: E402
 from dsbra.observe.collector import Collector, Endpoints  # noqa: E402
-from dsbra.observe.replay import Recorder, session_for  # noqa: E402
+from dsbra.observe.http_fixtures import Recorder, session_for  # noqa: E402
 from dsbra.observe.window import build_round  # noqa: E402
 
 def make_inputs(client, base: str, block_size: int) -> list[str]:

@@ -9,7 +9,7 @@ Fails the cluster over by hand first (``hdfs haadmin -failover nn1 nn2``, ``yarn
 ResourceManager are standbys and still answer; then asks both through dsbra's clients with
 every URL. Manual failover: with automatic failover ZooKeeper would not leave both RMs
 standby, and refuses the transitions. One directory per server (``nn1``, ``nn2``, ``rm1``, ``rm2``), each a
-``dsbra.observe.replay`` fixture, so a replay can mount each where its server was:
+``dsbra.observe.http_fixtures`` fixture, so a replay can mount each where its server was:
 ``urls.json`` names them. ``no-active-rm/`` holds what both RMs answer while both are
 standby (mid-failover). ``conf/`` holds the client's core-, hdfs-, yarn- and mapred-site.xml.
 """
@@ -33,7 +33,7 @@ from dsbra.cluster.paths import StateLayout  # noqa: E402
 from dsbra.cluster.spec import ClusterSpec  # noqa: E402
 from dsbra.errors import HadoopError  # noqa: E402
 from dsbra.hadoop.rest import Jmx, ResourceManager, WebHdfs  # noqa: E402
-from dsbra.observe.replay import Recorder  # noqa: E402
+from dsbra.observe.http_fixtures import Recorder  # noqa: E402
 
 FILE = "/ha-fixture/data.txt"
 

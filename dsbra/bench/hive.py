@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.cluster import state as st
-from dsbra.cluster.config import ADD_OPENS, template_environment
+from dsbra.cluster.confdir import ADD_OPENS, template_environment
 from dsbra.cluster.install import DEPENDENCY_PLUGIN, maven_fetch
 from dsbra.cluster.jobs import start_at
 from dsbra.cluster.paths import StateLayout, project_root

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.config import DEFAULT_QUEUES, allocation_file
+from dsbra.cluster.confdir import DEFAULT_QUEUES, allocation_file
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.daemon.config import bundled_cluster_section

@@ -15,7 +15,7 @@ from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 
 from dsbra.observe.collector import Collector, Endpoints
-from dsbra.observe.replay import exchange_key, session_for
+from dsbra.observe.http_fixtures import exchange_key, session_for
 from dsbra.policy.api import BlockState, RoundInput
 
 #: the capture ScaledReplay serves, relative to the repository's root: one grep job followed

@@ -29,7 +29,7 @@ from dsbra.cluster import processes as procs
 from dsbra.cluster import netns
 from dsbra.cluster import security as sec
 from dsbra.cluster import state as st
-from dsbra.cluster.config import DEFAULT_CAPACITY_QUEUES, DEFAULT_QUEUES, write_configs
+from dsbra.cluster.confdir import DEFAULT_CAPACITY_QUEUES, DEFAULT_QUEUES, write_configs
 from dsbra.cluster.install import HadoopInstall, ensure_hadoop, ensure_placement, find_java
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import HA_NAMENODES, HA_NAMESERVICE, HA_RMS, SHARED_CACHE_ROOT, ClusterSpec
@@ -37,7 +37,7 @@ from dsbra.errors import ClusterError, HadoopError, InputError
 from dsbra.hadoop import shapes
 from dsbra.hadoop.hdfs import make_client
 from dsbra.hadoop.rest import ResourceManager
-from dsbra.observe.scheduler import settings_from_conf
+from dsbra.observe.delay_threshold import settings_from_conf
 
 HTTP_TIMEOUT = 2.0
 

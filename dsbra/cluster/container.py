@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from dsbra.cluster import state as st
-from dsbra.cluster.config import host_paths, render_host
+from dsbra.cluster.confdir import host_paths, render_host
 from dsbra.cluster.daemons import Daemon, daemon_env, java_command
 from dsbra.cluster.install import HadoopInstall, find_java
 from dsbra.cluster.paths import StateLayout, hadoop_home

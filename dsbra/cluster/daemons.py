@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsbra.cluster.config import ZOOKEEPER_FILE, jvm_opts, jvm_security_opts
+from dsbra.cluster.confdir import ZOOKEEPER_FILE, jvm_opts, jvm_security_opts
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout, placement_jar
 from dsbra.cluster.security import security_paths

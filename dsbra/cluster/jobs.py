@@ -25,7 +25,7 @@ from pathlib import Path
 
 from dsbra.cluster import state as st
 from dsbra.cluster import security as sec
-from dsbra.cluster.config import jvm_opts, jvm_security_opts
+from dsbra.cluster.confdir import jvm_opts, jvm_security_opts
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.spec import ClusterSpec

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from dsbra.cluster.config import CAPACITY_LEAF_DEFAULTS, DEFAULT_QUEUES, HostPaths
+from dsbra.cluster.confdir import CAPACITY_LEAF_DEFAULTS, DEFAULT_QUEUES, HostPaths
 from dsbra.cluster.spec import ClusterSpec, parse_size
 from dsbra.errors import ConfigError, InputError
 from dsbra.hadoop import locality

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dsbra.hadoop import shapes
 from dsbra.observe.collector import AM_HEARTBEAT_KEY
-from dsbra.observe.scheduler import settings_from_conf
+from dsbra.observe.delay_threshold import settings_from_conf
 
 #: the AM heartbeat the simulator and a sitting measured against the bundled cluster's 500 ms
 AM_HEARTBEAT_ADVISED_MS = 100

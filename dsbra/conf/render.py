@@ -6,7 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from dsbra.cluster.config import render_host
+from dsbra.cluster.confdir import render_host
 from dsbra.cluster.values import Values
 from dsbra.errors import InputError
 

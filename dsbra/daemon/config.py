@@ -42,7 +42,7 @@ class ClusterConfig:
     #: apply mode: one acting dsbra per cluster, by this file in HDFS (null: no cluster lock)
     lock_path: str | None = "/system/dsbra.id"
     #: the Capacity Scheduler's node-locality-delay, when the RM's /conf does not show it
-    #: (null: the RM's value, else Hadoop's 40; dsbra.observe.scheduler)
+    #: (null: the RM's value, else Hadoop's 40; dsbra.observe.delay_threshold)
     node_locality_delay: int | None = None
 
 

@@ -28,7 +28,7 @@ from dsbra.act.health import refusals
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
 from dsbra.experiment.assignment import ASSIGNMENTS_FILE, Assignments, switchback_of
-from dsbra.daemon.metrics import Metrics
+from dsbra.daemon.prometheus import Metrics
 from dsbra.daemon.page import experiment_estimate, read_journal
 from dsbra.daemon.page import render as render_page
 from dsbra.experiment.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records

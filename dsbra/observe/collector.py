@@ -32,7 +32,7 @@ from dsbra.hadoop.locality import NODE_LOCALITY_DELAY
 from dsbra.hadoop.rest import (AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs,
                                split_urls)
 from dsbra.observe import activities, jhist, splits
-from dsbra.observe.scheduler import SchedulerSettings, settings_from_conf
+from dsbra.observe.delay_threshold import SchedulerSettings, settings_from_conf
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ class Collector:
                  since_ms: int | None = None, clock=time.time,
                  node_locality_delay: int | None = None):
         """``node_locality_delay``: the Capacity Scheduler's, for a ResourceManager whose
-        configuration does not show it (dsbra.observe.scheduler)."""
+        configuration does not show it (dsbra.observe.delay_threshold)."""
         self.ep = endpoints
         self.node_locality_delay = node_locality_delay
         self._told_default = False

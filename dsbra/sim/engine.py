@@ -27,7 +27,7 @@ import numpy as np
 from dsbra.errors import ConfigError
 from dsbra.experiment.design import OFF
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
-from dsbra.sim.hdfs import Replicas, Topology, hdfs_default_placement
+from dsbra.sim.replicas import Replicas, Topology, hdfs_default_placement
 from dsbra.sim.metrics import Window
 from dsbra.sim.observed import Observer
 from dsbra.sim.scheduler import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Job, Scheduler

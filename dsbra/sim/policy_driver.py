@@ -6,7 +6,7 @@ period, a pause and the experiment's control group held out by the rails, as the
 
 Placement ``heat`` applies the policy's nodes, as a NameNode with the placement plugin does;
 ``default`` keeps only how many replicas each block gains or loses and lets the stock
-NameNode's BlockPlacementPolicyDefault pick the nodes (:mod:`dsbra.sim.hdfs`)."""
+NameNode's BlockPlacementPolicyDefault pick the nodes (:mod:`dsbra.sim.replicas`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails
 from dsbra.policy.registry import make_policy
 from dsbra.policy.step import PAUSED, SWITCHED_OFF, Step, step
-from dsbra.sim.hdfs import default_add_targets, default_drop_nodes
+from dsbra.sim.replicas import default_add_targets, default_drop_nodes
 from dsbra.experiment.switchback import judge_finished_jobs
 
 MB = 1 << 20

@@ -15,7 +15,7 @@ from hdfs import InsecureClient
 from dsbra.cluster.jobs import run_grep
 from dsbra.cluster.values import parse_values
 from dsbra.observe.collector import Collector, Endpoints
-from dsbra.observe.scheduler import settings_from_conf
+from dsbra.observe.delay_threshold import settings_from_conf
 from netslots import SECOND
 from harness import run_dsbra
 

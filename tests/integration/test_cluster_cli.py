@@ -157,7 +157,7 @@ def test_crashed_cluster_is_detected_cleaned_and_restarted(cluster, second_clust
         env = json.loads(run_dsbra("cluster", "env", "--json", *state).stdout)
         assert env["locality_delay"]["continuous_scheduling"] is True
         from dsbra.hadoop.rest import ResourceManager
-        from dsbra.observe.scheduler import settings_from_conf
+        from dsbra.observe.delay_threshold import settings_from_conf
 
         settings = settings_from_conf(ResourceManager(env["rm"]).conf(), nodes=1)
         assert settings.delay_scheduling and settings.delay_threshold_s == 3.0

@@ -20,7 +20,7 @@ import time
 import pytest
 import requests
 
-from dsbra.cluster.config import DEFAULT_QUEUES
+from dsbra.cluster.confdir import DEFAULT_QUEUES
 from dsbra.cluster.docker import DAEMON_HTTP_PORT, work_dir
 from dsbra.cluster.spec import ClusterSpec
 from harness import (compose_cluster, heat_document, heat_placements, holders, log_heat_rounds, until_logged,

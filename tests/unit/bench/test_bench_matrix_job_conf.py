@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dsbra.bench import sitting
-from dsbra.cluster.config import HostPaths, render_host
+from dsbra.cluster.confdir import HostPaths, render_host
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.observe.hadoop_conf import read_site
 

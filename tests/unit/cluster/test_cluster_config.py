@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.config import CONFIG_FILES, HostPaths, allocation_file, render_host
+from dsbra.cluster.confdir import CONFIG_FILES, HostPaths, allocation_file, render_host
 from dsbra.cluster.daemons import MAIN_CLASSES, cluster_daemons, java_command
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout
@@ -426,7 +426,7 @@ def test_secure_ha_names_the_journalnodes_principals_and_each_pairs_https_addres
 
 
 def test_secure_ha_gives_the_journalnodes_workers_an_nn_principal_and_master2_the_masters_keytab(tmp_path):
-    from dsbra.cluster.config import host_paths
+    from dsbra.cluster.confdir import host_paths
     from dsbra.cluster.security import host_principals
 
     spec = ClusterSpec(ha=True, workers=4, kerberos=True, tls=True)

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 import yaml
 
-from dsbra.cluster.config import render_host
+from dsbra.cluster.confdir import render_host
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.conf.render import RENDERED, render_values
 from dsbra.cluster.values import parse_values

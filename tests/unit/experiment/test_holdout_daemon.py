@@ -170,7 +170,7 @@ def test_experiment_and_retention_settings_are_validated():
 def test_metrics_count_held_out_decisions_and_each_groups_files(tmp_path):
     from prometheus_client import generate_latest
 
-    from dsbra.daemon.metrics import Metrics
+    from dsbra.daemon.prometheus import Metrics
 
     m = Metrics()
     info = {"decisions": [{"outcome": "held-out", "current": 1, "target": 1}],

@@ -10,7 +10,7 @@ from dsbra.cluster.spec import ClusterSpec
 from dsbra.cluster.values import parse_values
 from dsbra.errors import ConfigError, InputError
 from dsbra.hadoop import locality
-from dsbra.observe.scheduler import settings_from_conf
+from dsbra.observe.delay_threshold import settings_from_conf
 from dsbra.sim.config import SimConfig
 
 

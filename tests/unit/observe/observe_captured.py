@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from dsbra.observe.collector import Collector, Endpoints
-from dsbra.observe.replay import Replayer, session_for
+from dsbra.observe.http_fixtures import Replayer, session_for
 
 CAPTURED_ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "captured"
 DEFAULT_VERSION = "hadoop-3.4.2"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dsbra.hadoop.rest import parse_conf
-from dsbra.observe.scheduler import settings_from_conf
+from dsbra.observe.delay_threshold import settings_from_conf
 
 CAPTURED = Path(__file__).parents[2] / "fixtures" / "capacity-3.4.2"
 
@@ -46,7 +46,7 @@ def test_the_operators_value_when_given_and_off_at_zero():
 def test_the_rms_value_wins_when_its_configuration_shows_one():
     """(an operator who sets the key in yarn-site.xml: the Capacity Scheduler reads it there
     too, and /conf shows it)"""
-    from dsbra.observe.scheduler import _capacity_node_delay
+    from dsbra.observe.delay_threshold import _capacity_node_delay
 
     shown = {"yarn.scheduler.capacity.node-locality-delay": "3"}
     assert _capacity_node_delay(shown, 2) == (3, "rm-conf")

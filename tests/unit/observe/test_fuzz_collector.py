@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from dsbra.errors import HadoopError
 from dsbra.observe import jhist
 from dsbra.observe.collector import Collector, Endpoints
-from dsbra.observe.replay import Replayer, session_for
+from dsbra.observe.http_fixtures import Replayer, session_for
 from dsbra.observe.window import build_round
 
 from observe_captured import JHS, NN, RM, ReplayClock, captured, expected

@@ -18,7 +18,7 @@ from dsbra.errors import HadoopError
 from dsbra.hadoop.hdfs import HdfsActor, make_client
 from dsbra.hadoop.rest import Jmx, ResourceManager, WebHdfs, split_urls
 from dsbra.observe.collector import Endpoints
-from dsbra.observe.replay import Replayer
+from dsbra.observe.http_fixtures import Replayer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "ha" / "hadoop-3.4.2"
 URLS: dict[str, str] = json.loads((FIXTURES / "urls.json").read_text())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dsbra.cluster.config import HostPaths, render_host
+from dsbra.cluster.confdir import HostPaths, render_host
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ConfigError
 from dsbra.observe.urls import resolve_urls

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from dsbra.errors import HadoopError
 from dsbra.hadoop import shapes
 from dsbra.hadoop.rest import ResourceManager, WebHdfs, parse_conf, remote_exception
-from dsbra.observe.scheduler import settings_from_conf
+from dsbra.observe.delay_threshold import settings_from_conf
 
 from observe_captured import VERSIONS, bodies, expected, replay_endpoints
 

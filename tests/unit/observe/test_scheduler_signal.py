@@ -10,7 +10,7 @@ from pathlib import Path
 from observe_captured import bodies
 
 from dsbra.hadoop.rest import parse_conf
-from dsbra.observe.scheduler import settings_from_conf
+from dsbra.observe.delay_threshold import settings_from_conf
 
 CAPACITY = Path(__file__).parents[2] / "fixtures" / "capacity-3.4.2" / "rm-conf.json"
 

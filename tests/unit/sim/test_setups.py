@@ -9,7 +9,7 @@ import pytest
 
 from dsbra.errors import InputError
 from dsbra.sim.config import SimConfig
-from dsbra.sim.hdfs import Replicas
+from dsbra.sim.replicas import Replicas
 from dsbra.sim.run import WorkloadSpec
 from dsbra.sim.setups import SETUPS, setup
 

@@ -14,7 +14,7 @@ from dsbra.errors import ConfigError, InputError
 from dsbra.results_schema import JOB_SCHEMA, TASK_SCHEMA, size_bin
 from dsbra.sim.cli import sim
 from dsbra.sim.config import SimConfig
-from dsbra.sim.hdfs import Replicas, Topology, hdfs_default_placement
+from dsbra.sim.replicas import Replicas, Topology, hdfs_default_placement
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.workload import BIN_JOBS, fb2009_bins, scaled_bin_maps, swim
 

@@ -13,7 +13,7 @@ from dsbra.errors import ConfigError
 from dsbra.policy.api import Decision
 from dsbra.sim.cli import sim
 from dsbra.sim.config import SimConfig
-from dsbra.sim.hdfs import Replicas, Topology, default_add_targets, default_drop_nodes
+from dsbra.sim.replicas import Replicas, Topology, default_add_targets, default_drop_nodes
 from dsbra.sim.policy_driver import PolicyDriver
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.workload import Dataset

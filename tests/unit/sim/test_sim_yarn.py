@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from dsbra.sim import engine
 from dsbra.sim.config import SimConfig
 from dsbra.sim.engine import Simulation
-from dsbra.sim.hdfs import Replicas
+from dsbra.sim.replicas import Replicas
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.scheduler import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Job, Scheduler
 from dsbra.sim.workload import Dataset, Workload

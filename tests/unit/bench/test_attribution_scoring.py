@@ -4,7 +4,7 @@
 observations, every job's containers, the RM's free-memory samples, block locations and, with
 ``--ground-truth``, every map offer the Fair Scheduler declined, from its TRACE log) in
 ``benchmarks/results/validate_attribution-<tag>-<mode>.raw.json.gz``. Re-attributing them here
-(dsbra.bench.attribution) guards the issue's validation claims against changes to the rule:
+(dsbra.bench.attribution_scoring) guards the issue's validation claims against changes to the rule:
 with delay scheduling off M and DT are near zero; with it on they rise and concentrate on the
 hot blocks.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 from repo_scripts import ROOT
 
-from dsbra.bench import attribution
+from dsbra.bench import attribution_scoring
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -24,8 +24,8 @@ def _runs(workload: str) -> dict[str, list[dict]]:
     designed on, by mode (the held-out runs have their own test)."""
     out: dict[str, list[dict]] = {"on": [], "off": []}
     for path in sorted(RESULTS.glob(f"validate_attribution-{workload}[0-9]-o[nf]*.raw.json.gz")):
-        summary = attribution.attribute_record(path)
-        if summary["tag"] not in attribution.HELD_OUT:
+        summary = attribution_scoring.attribute_record(path)
+        if summary["tag"] not in attribution_scoring.HELD_OUT:
             out[summary["mode"]].append(summary)
     return out
 
@@ -35,10 +35,10 @@ def _ground_truth_runs(held_out: bool | None = None) -> list[dict]:
     the held-out ones, the others, or (None) all."""
     out = []
     for path in sorted(RESULTS.glob("validate_attribution-*-o[nf]*.raw.json.gz")):
-        summary = attribution.attribute_record(path)
+        summary = attribution_scoring.attribute_record(path)
         # the Fair Scheduler's runs (the Capacity Scheduler's are scored on their own log)
         if "truth" in summary and summary.get("scheduler") != "capacity" and (
-                held_out is None or (summary["tag"] in attribution.HELD_OUT) == held_out):
+                held_out is None or (summary["tag"] in attribution_scoring.HELD_OUT) == held_out):
             out.append(summary)
     return out
 
@@ -90,9 +90,9 @@ def test_delay_scheduling_off_flags_nothing_even_under_load():
     measure M = 0 and DT = 0, busy6 (recorded beside another cluster's load, allocation ->
     launch lags up to 4.6 s) included: the measured lead, not a fixed grace_s, keeps
     allocated-but-not-launched containers from passing for room."""
-    off = [attribution.attribute_record(p)
+    off = [attribution_scoring.attribute_record(p)
            for p in sorted(RESULTS.glob("validate_attribution-*-off.raw.json.gz"))]
-    off = [r for r in off if r["tag"] not in attribution.HELD_OUT
+    off = [r for r in off if r["tag"] not in attribution_scoring.HELD_OUT
            and r.get("scheduler") != "capacity"]
     assert len(off) >= 11, "the recorded runs are missing"
     for r in off:
@@ -117,11 +117,11 @@ def test_the_capacity_scheduler_rule_on_runs_recorded_after_it_was_frozen():
     """Issue 22, against the Capacity Scheduler's own DEBUG log: recall >= 50% at precision
     >= 0.8, the maps flagged with delay scheduling off counted as false, and nothing flagged
     off (measured: CAPACITY_MEASURED in docs/metrics.md)."""
-    runs = [attribution.attribute_record(p) for tag in attribution.CAPACITY_FROZEN
+    runs = [attribution_scoring.attribute_record(p) for tag in attribution_scoring.CAPACITY_FROZEN
             for p in sorted(RESULTS.glob(f"validate_attribution-{tag}-o[nf]*.raw.json.gz"))]
     on = [r for r in runs if r["mode"] == "on"]
     off = [r for r in runs if r["mode"] == "off"]
-    assert len(on) == len(off) == len(attribution.CAPACITY_FROZEN), "the capacity runs are missing"
+    assert len(on) == len(off) == len(attribution_scoring.CAPACITY_FROZEN), "the capacity runs are missing"
     assert all(r["scheduler"] == "capacity" for r in runs)
     both = sum(r["truth"]["both"] for r in on)
     flagged = sum(r["truth"]["M_rule"] for r in runs)

@@ -2,7 +2,7 @@
 (benchmarks/validate_attribution.py: RESULTS/validate_attribution-<tag>-<mode>.raw.json.gz), and
 scored against the schedulers' own records of the map offers they declined: the Fair
 Scheduler's TRACE log, the Capacity Scheduler's DEBUG log and its app-activities. Offline, so a
-change of the rule is measured on the same runs (tests/unit/observe/test_attribution_recorded.py)."""
+change of the rule is measured on the same runs (tests/unit/bench/test_attribution_scoring.py)."""
 
 from __future__ import annotations
 
