@@ -87,6 +87,7 @@ class Daemon:
         self._switchback: Switchback | None = None  #: the switchback running (recorded)
         self._arm: tuple[int, str] | None = None  #: the switchback's (period, arm) last logged
         self._round_started = time.monotonic()
+        self._sent_before: dict[str, int] = {}  #: the endpoints' requests by kind at its start
 
     # --- lifecycle -------------------------------------------------------------------------
     def acquire_lock(self) -> None:
@@ -267,6 +268,7 @@ class Daemon:
         self.round += 1
         t0 = time.process_time()
         self._round_started = time.monotonic()
+        self._sent_before = dict(self.ep.stats.by_kind)
         start, end = self._window()
         # refreshed every round, a skipped one too: an outage elsewhere must not let it go stale
         lock_refusal = self._cluster_lock_refusal()
@@ -278,20 +280,17 @@ class Daemon:
             self.journal.settle(self.actor)
             obs = self.collector.take()
             jobs = self.collector.take_jobs()
-            doc = build_round(self.collector, obs, window_start_ms=start, window_end_ms=end,
-                              detail=self.cfg.map_records.enabled, jobs=True)
             raised = self.journal.raised_files()
-            paths = sorted({b["path"] for b in doc["blocks"] if b.get("path")} | set(raised))
-            files = read_files(self.ep, paths)
+            # each file read once a round: the window's and the raised ones (to see them cool)
+            files = read_files(self.ep, {o.path for o in obs if o.path} | set(raised))
+            info["files_read"] = len(files)
+            health = self.ep.jmx.namenode_health()
+            doc = build_round(self.collector, obs, window_start_ms=start, window_end_ms=end,
+                              detail=self.cfg.map_records.enabled, jobs=True, files=files,
+                              health=health)
             located = {p: file_blocks(v["located"], v["replication"]) if v else None
                        for p, v in files.items()}
             add_cooling_blocks(doc, located, raised)
-            doc["blocks"] = [b for b in doc["blocks"] if files.get(b.get("path"))]
-            kept = {b["block_id"] for b in doc["blocks"]}
-            doc["jobs"] = {job: [b for b in read if b in kept] for job, read in doc["jobs"].items()}
-            for b in doc["blocks"]:
-                b["default_replicas"] = files[b["path"]]["replication"] or b["default_replicas"]
-            health = self.ep.jmx.namenode_health()
         except HadoopError as exc:
             self.collector.pending[:0] = obs  # not lost: the next round counts them
             self.collector.finished_jobs[:0] = jobs
@@ -475,6 +474,10 @@ class Daemon:
 
     def _finish(self, info: dict, t0: float) -> dict:
         info["cpu_s"] = round(time.process_time() - t0, 3)
+        # what the round asked of Hadoop (its REST reads by kind: hdfs.stat, rm.nodes, ...)
+        info["requests"] = {kind: n - self._sent_before.get(kind, 0)
+                            for kind, n in sorted(self.ep.stats.by_kind.items())
+                            if n > self._sent_before.get(kind, 0)}
         info["seconds"] = round(time.monotonic() - self._round_started, 3)
         self.metrics.rounds.inc()
         self.metrics.round_cpu.set(info["cpu_s"])

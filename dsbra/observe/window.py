@@ -196,10 +196,13 @@ def map_to_blocks(obs: list[MapObservation], files: dict[str, dict | None]) -> B
 def build_round(collector: Collector, obs: list[MapObservation], *, window_start_ms: int,
                 window_end_ms: int, grace_s: float | None = None, settle_s: float | None = None,
                 delay_threshold_s: float | None = None, detail: bool = False,
-                jobs: bool = False) -> dict:
+                jobs: bool = False, files: dict[str, dict | None] | None = None,
+                health: dict | None = None) -> dict:
     """The ``dsbra plan`` input for this window, plus an ``observe`` section about the window.
     ``jobs``: also which blocks each job's maps read (``jobs``: job id -> block ids), for the
-    policy's co-read options."""
+    policy's co-read options. ``files`` (:func:`read_files` of at least the window's paths) and
+    ``health`` (the NameNode's, ``Jmx.namenode_health``): what the caller read this round
+    already, so a round reads each file and the NameNode's health once; read here if not."""
     settings = collector.settings(refresh=True)
     ep = collector.ep
     d = delay_threshold_s
@@ -216,14 +219,17 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
     round_trip = settings.heartbeat_s + collector.am_heartbeat_s + LAUNCH_ALLOWANCE_S
     grace = grace_s if grace_s is not None else round_trip
     settle = settle_s if settle_s is not None else round_trip
-    blocks = map_to_blocks(obs, read_files(ep, [o.path for o in obs if o.path]))
+    if files is None:
+        files = read_files(ep, [o.path for o in obs if o.path])
+    blocks = map_to_blocks(obs, files)
     block_of, row_info = blocks.block_of, blocks.rows
     unmapped, input_gone = blocks.unmapped, blocks.input_gone
     rm_nodes = collector.nodes(refresh=True)
     params = AttributionParams(d, grace, settle, passed_over=not settings.reports_skips)
     per_task, m = compute_blocks(obs, collector.containers, rm_nodes, block_of, len(row_info),
                                  params, window_end_ms, collector.samples, collector.skips)
-    health = ep.jmx.namenode_health()
+    if health is None:
+        health = ep.jmx.namenode_health()
     live = health["live_datanodes"] or sorted({h for _, hosts, _, _ in row_info for h in hosts})
     blocks = []
     for r, (bid, hosts, repl, path) in enumerate(row_info):

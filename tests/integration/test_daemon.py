@@ -40,6 +40,12 @@ def test_dry_run_decides_raises_and_changes_nothing(daemon_cluster, tmp_path):
     assert "grep-temp" not in err, err[-3000:]
     status = daemon.status()
     assert status["mode"] == "dry-run" and status["rounds"] >= 2
+    # a round reads each file once (its status and its blocks) and the NameNode's health once
+    for r in status["recent_rounds"]:
+        if "files_read" in r:
+            sent = r["requests"]
+            assert sent.get("hdfs.stat", 0) == sent.get("hdfs.blocks", 0) == r["files_read"], r
+            assert sent["jmx"] == 3, r  # Jmx.namenode_health's three beans, once
 
 
 def test_safe_mode_is_a_refusal_with_its_reason(daemon_cluster, tmp_path):
