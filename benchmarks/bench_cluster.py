@@ -26,7 +26,7 @@ from dsbra.bench.sitting import cluster_cli
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import processes as procs
 from dsbra.cluster.jobs import run_grep
-from dsbra.report import repeats_summary
+from dsbra.stats import repeats_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 STATE = ROOT / ".dsbra" / "bench-cluster"

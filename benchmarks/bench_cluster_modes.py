@@ -34,7 +34,7 @@ from pathlib import Path
 from dsbra.bench.sitting import cluster_cli
 from dsbra.cluster import processes as procs
 from dsbra.cluster import state as st
-from dsbra.report import repeats_summary
+from dsbra.stats import repeats_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 STATE = ROOT / ".dsbra" / "bench-cluster-modes"

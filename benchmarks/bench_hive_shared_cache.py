@@ -35,7 +35,7 @@ from dsbra.bench.sitting import BLOCK, LAYOUT, cluster_up, dsbra, wait_for_quiet
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.spec import SHARED_CACHE_ROOT, parse_size
 from dsbra.hadoop.rest import JobHistory
-from dsbra.report import t_interval
+from dsbra.stats import t_interval
 
 ARMS = ("shipped", "cached")
 DATA_SEED = 1

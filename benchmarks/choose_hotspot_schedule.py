@@ -41,9 +41,9 @@ from pathlib import Path
 from dsbra.bench.data import DatasetPlan
 from dsbra.bench.schedule import fb2009_bins
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
-from dsbra.report import t_interval
 from dsbra.sim.fitted import BLOCK, HOT_FRACTION, fitted_config
 from dsbra.sim.run import WorkloadSpec, simulate
+from dsbra.stats import t_interval
 
 SIZES_GIB = (1, 2)                      # run_bench_matrix.py's data set, and twice it
 LOADS = ((40, 3.0), (20, 6.0))          # jobs, mean gap s: the loaded schedule, and half its jobs

@@ -55,10 +55,12 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.bench.analysis import CAUSE_KEYS, causes_by_arm, handed_on_share, mean_causes, targets
-from dsbra.report import Run, arm_table, captured, find_runs, mean_or_none
+from dsbra.report.paper import captured
+from dsbra.report.runs import Run, arm_table, find_runs
 from dsbra.sim.config import BINDINGS, BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import ARM_POLICY, DELAY_S, INTERVAL_S, arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
+from dsbra.stats import mean_or_none
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE = 10.0, 0.15

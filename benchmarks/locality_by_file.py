@@ -18,7 +18,7 @@ import collections
 from pathlib import Path
 
 from dsbra.bench.analysis import locality_split, off_node_by_wait, read_tasks
-from dsbra.report import t_interval
+from dsbra.stats import t_interval
 
 
 def main() -> None:

@@ -100,7 +100,7 @@ def _fmt(xs, pct=False, digits=1):
 def _interval(xs, pct=False, digits=0):
     """Mean and 95% t-interval over seeds (the shares are paired by seed); the mean alone under
     two seeds."""
-    from dsbra.report import t_interval
+    from dsbra.stats import t_interval
 
     if not xs:
         return "-"

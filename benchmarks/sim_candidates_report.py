@@ -18,7 +18,7 @@ import json
 import statistics
 from pathlib import Path
 
-from dsbra.report import t_interval
+from dsbra.stats import t_interval
 
 REFERENCES = ("static", "oracle", "oracle-reactive")
 DEFAULT = "dsbra"

@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 
 from dsbra.bench.schedule import scaled_schedule
-from dsbra.report import t_interval
 from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.variants import VARIANTS
+from dsbra.stats import t_interval
 
 FIT = Path(__file__).resolve().parent / "results" / "bench-hotspot-long-grants" / "sim-vs-real.json"
 BASE_WORKERS = 4

@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.bench.schedule import hot_files, scaled_schedule
-from dsbra.report import t_interval
 from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
+from dsbra.stats import t_interval
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FIT = RESULTS / "bench-hotspot-long-grants" / "sim-vs-real.json"

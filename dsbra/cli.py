@@ -23,7 +23,7 @@ COMMANDS: dict[str, str] = {
     "impact": "dsbra.experiment.cli:impact_command",
     "docker": "dsbra.cluster.docker_cli:docker",
     "plan": "dsbra.policy.cli:plan",
-    "report": "dsbra.report:report_command",
+    "report": "dsbra.report.cli:report_command",
     "observe": "dsbra.observe.cli:observe",
     "pause": "dsbra.daemon.cli:pause",
     "resume": "dsbra.daemon.cli:resume",

@@ -1,9 +1,25 @@
-"""Student's t intervals without scipy: the daemon and `dsbra impact` run without the plots
-extra, and a paired experiment's interval must not depend on it."""
+"""dsbra's statistics: t-intervals, a ratio's interval, a bootstrap, how many more units an
+undecided comparison needs, a repeated measurement's summary.
+
+Importable without scipy: the daemon, its status page and `dsbra impact` run in the default
+install, without the plots extra that brings scipy, so what they use (the tables below,
+`mean_t_interval`, `mean_difference_interval`, `pairs_needed`, `bootstrap_ratio_diff`,
+`units_needed`) needs only numpy. The functions that need scipy import it when called
+(`t_interval`, `fieller_ratio`, `reps_to_separate`): `dsbra report` and the benchmarks, whose
+installs have it.
+
+Two t-intervals, on purpose, and their values differ in the third decimal of the quantile:
+`mean_t_interval` takes Student's quantile from a table (within 0.001 of the exact one),
+`t_interval` from scipy, exactly. The default install's code uses `mean_t_interval`, and so do
+the benchmarks that set the experiment's read-out beside other designs
+(dsbra.bench.switchback_sitting, dsbra.bench.designs), in the read-out's own numbers; `dsbra
+report` and the other benchmarks use `t_interval`, whose values their committed results hold.
+"""
 
 from __future__ import annotations
 
 import math
+import statistics
 
 import numpy as np
 
@@ -32,12 +48,19 @@ def t_quantile(df: int, level: float = 0.95) -> float:
 
 
 def t95(df: int) -> float:
+    """`t_quantile` at 95%."""
     return t_quantile(df, 0.95)
 
 
+def mean_or_none(values) -> float | None:
+    """The mean of ``values``, None for none: a metric of a run with nothing to average."""
+    return float(np.mean(values)) if len(values) else None
+
+
 def mean_t_interval(values, level: float = 0.95) -> tuple[float, float, float, float] | None:
-    """(mean, low, high, standard deviation) of ``values`` with a two-sided ``level``
-    t-interval; None for fewer than two values."""
+    """(mean, low, high, standard deviation) of ``values`` with a two-sided ``level`` (0.95 or
+    0.99) t-interval from the table (`t_quantile`), None for fewer than two values: the interval
+    of the default install, which has no scipy (the switchback's read-out, the sittings)."""
     v = np.asarray(values, float)
     if len(v) < 2:
         return None
@@ -46,13 +69,136 @@ def mean_t_interval(values, level: float = 0.95) -> tuple[float, float, float, f
     return mean, mean - half, mean + half, sd
 
 
+def mean_difference_interval(a, b) -> tuple[float, float, float, float, str] | None:
+    """(mean(a) - mean(b), low, high, degrees of freedom, method) with a 95% interval from the
+    table's quantiles: Welch's ("welch") when both samples have two or more values; with one
+    value in ``b``, ``a``'s prediction interval for one more draw (its spread times
+    sqrt(1 + 1/n): "prediction"), taking ``b``'s value to vary as ``a``'s do; None with fewer
+    than two values in ``a`` or none in ``b``. For two designs' estimates of one effect (a
+    switchback's blocks against the arms' pairs: dsbra.bench.switchback_sitting)."""
+    if len(a) < 2 or not len(b):
+        return None
+    d = float(np.mean(a) - np.mean(b))
+    va = np.var(a, ddof=1) / len(a)
+    if len(b) == 1:
+        method, df = "prediction", float(len(a) - 1)
+        se = math.sqrt(va * (len(a) + 1))
+    else:
+        vb = np.var(b, ddof=1) / len(b)
+        method, se = "welch", math.sqrt(va + vb)
+        df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se else 1.0
+    half = t_quantile(max(1, int(df))) * se
+    return d, d - half, d + half, df, method
+
+
+def t_interval(values) -> tuple[float, float, float] | None:
+    """(mean, low, high) of ``values`` with a 95% t-interval from scipy's exact quantile, None
+    for fewer than two: the interval of `dsbra report` and the benchmarks (needs the plots
+    extra; without scipy, `mean_t_interval`)."""
+    from scipy import stats as scipy_stats  # the plots extra, with matplotlib
+
+    v = np.asarray(values, float)
+    if len(v) < 2:
+        return None
+    m, half = float(v.mean()), float(scipy_stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
+    return m, m - half, m + half
+
+
+def fieller_ratio(num, den) -> tuple[float | None, float | None]:
+    """95% Fieller interval of mean(num) / mean(den) for paired samples (exact for bivariate
+    normal pairs, where a bootstrap over 3-6 repetitions undercovers): `dsbra report`'s captured
+    share of the oracle's gain. Bounded exactly when mean(den) is itself separated from zero by
+    its t-test; otherwise the set is unbounded and both bounds are None."""
+    from scipy import stats as scipy_stats
+
+    x, y = np.asarray(num, float), np.asarray(den, float)
+    n = len(x)
+    sxx, sxy, syy = (np.cov(x, y, ddof=1) / n).ravel()[[0, 1, 3]]
+    t2 = scipy_stats.t.ppf(0.975, n - 1) ** 2
+    a, b, c = y.mean() ** 2 - t2 * syy, x.mean() * y.mean() - t2 * sxy, x.mean() ** 2 - t2 * sxx
+    if a <= 0:
+        return None, None
+    half = np.sqrt(max(b * b - a * c, 0.0))  # >= 0 whenever a > 0: the point estimate lies inside
+    return float((b - half) / a), float((b + half) / a)
+
+
+#: the bootstrap's resamples, and its seed: the same records give the same interval every time
+BOOTSTRAP_DRAWS, BOOTSTRAP_SEED = 2000, 0
+
+
+def bootstrap_ratio_diff(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray],
+                         draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
+                         ) -> tuple[float, float] | None:
+    """The 95% percentile interval of sum(num) / sum(den) of sample ``a`` minus that of ``b``,
+    each a (numerators, denominators) pair of arrays with one entry per unit, units resampled
+    with replacement within each sample; None when no resample has both ratios. For rates
+    whose draws are not independent but whose units are (`dsbra impact`: the maps of one file
+    share its replicas and its jobs; the files are the units)."""
+    rng = np.random.default_rng(seed)
+
+    def ratios(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        pick = rng.integers(0, len(num), size=(draws, len(num)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return num[pick].sum(axis=1) / den[pick].sum(axis=1)
+
+    diff = ratios(*a) - ratios(*b)
+    diff = diff[~np.isnan(diff)]
+    if not len(diff):
+        return None
+    lo, hi = np.percentile(diff, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def units_needed(n: int, diff: float | None, ci: tuple[float, float] | None) -> int | None:
+    """More units (at the same split) for an interval ``ci`` of ``n`` units around ``diff`` to
+    exclude zero at the measured spread, its half-width shrinking as one over the square root
+    of the units: 0 when it already does, None without a difference or an interval (`dsbra
+    impact`'s files)."""
+    if diff is None or ci is None or diff == 0:
+        return None
+    half = (ci[1] - ci[0]) / 2
+    if half < abs(diff):
+        return 0
+    return max(math.ceil(n * (half / abs(diff)) ** 2) - n, 1)
+
+
 def pairs_needed(n: int, mean: float, sd: float, most: int = 10_000) -> int | None:
     """How many more pairs a paired 95% t-interval of ``n`` pairs needs for its half-width to
-    fall below ``|mean|`` at the measured spread ``sd``; None when no number up to ``most``
-    does (a zero difference) and 0 when it already does."""
+    fall below ``|mean|`` at the measured spread ``sd`` (the table's quantiles, no scipy: the
+    switchback's read-out); None when no number up to ``most`` does (a zero difference) and 0
+    when it already does."""
     if mean == 0 or n < 2:
         return None
     for total in range(n, most + 1):
         if t95(total - 1) * sd / math.sqrt(total) < abs(mean):
             return total - n
     return None
+
+
+#: the power the repetitions-needed estimate aims at, and where it stops counting
+POWER, MAX_REPS = 0.8, 1000
+
+
+def reps_to_separate(diffs) -> int | None:
+    """Repetitions a paired t-test at 5% would need to tell the arm from the baseline with
+    POWER, if the true difference and its spread were the measured ones (noncentral t): `dsbra
+    report`'s paired comparison. None without a spread, or beyond MAX_REPS."""
+    from scipy import stats as scipy_stats
+
+    d = np.asarray(diffs, float)
+    if len(d) < 2 or d.std(ddof=1) == 0 or d.mean() == 0:
+        return None
+    effect = abs(d.mean()) / d.std(ddof=1)
+    for n in range(2, MAX_REPS + 1):
+        crit, nc = scipy_stats.t.ppf(0.975, n - 1), effect * np.sqrt(n)
+        if scipy_stats.nct.sf(crit, n - 1, nc) + scipy_stats.nct.cdf(-crit, n - 1, nc) >= POWER:
+            return n
+    return None
+
+
+def repeats_summary(values: list[float]) -> dict:
+    """A measurement repeated: every run's value, the median, min and max (to 2 decimals), as the
+    cluster benchmarks record their timings and memory (too few runs, on a shared machine, for
+    a mean and its interval)."""
+    return {"runs": [round(v, 2) for v in values], "median": round(statistics.median(values), 2),
+            "min": round(min(values), 2), "max": round(max(values), 2)}

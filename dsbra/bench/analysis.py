@@ -13,9 +13,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from dsbra.errors import InputError
-from dsbra.report import Run, mean_or_none, t_interval
+from dsbra.report.runs import Run
 from dsbra.results_schema import LOCALITY_NAMES as GRANTS
 from dsbra.sim.metrics import grant_counts
+from dsbra.stats import mean_or_none, t_interval
 
 #: the stages of a job's wait before its first map (benchmarks/first_map_wait.py)
 STAGES = ("am_queue", "am_jvm", "am_init", "am_request", "map_wait")

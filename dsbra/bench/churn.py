@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 from dsbra.bench.data import DatasetPlan
 from dsbra.bench.schedule import fb2009_bins
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
-from dsbra.report import t_interval
 from dsbra.sim.fitted import BLOCK, HOT_FRACTION, fitted_config
 from dsbra.sim.run import WorkloadSpec, simulate
+from dsbra.stats import t_interval
 
 #: the simulated schedules: 6.7's shape (sim_churn.py)
 JOBS, GAP_S, HOT_SHARE, SLOTS = 60, 6.0, 0.9, 20

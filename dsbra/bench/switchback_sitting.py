@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from dsbra.experiment.assignment import recorded_switchbacks
 from dsbra.experiment.switchback import (block_differences, estimate, period_means, read_queue_adjusted,
                                      read_tables)
-from dsbra.stats import mean_t_interval, t_quantile
+from dsbra.stats import mean_difference_interval, mean_t_interval
 
 
 def _mean_response(run: Path, from_s: float) -> float:
@@ -116,23 +116,14 @@ def _diff(values: list[float]) -> dict:
 
 def _agreement(a: list[float], b: list[float]) -> dict:
     """The switchback's mean log-ratio minus the arms', as the ratio of the two geometric mean
-    ratios minus one, with a 95% interval: Welch's on the two means when both have two or more
-    pairs; with one arms pair, the switchback's prediction interval for one more pair (its
-    blocks' spread, times sqrt(1 + 1/n)), taking an arms pair to vary as a block does (both
+    ratios minus one, with a 95% interval (`dsbra.stats.mean_difference_interval`): Welch's on
+    the two means when both have two or more pairs; with one arms pair, the switchback's
+    prediction interval for one more pair, taking an arms pair to vary as a block does (both
     are one replay of the schedule with the policy on against one with it off)."""
-    if len(a) < 2 or not b:
+    ci = mean_difference_interval(a, b)
+    if ci is None:
         return {"diff": None, "ci95": None, "agree": None}
-    d = float(np.mean(a) - np.mean(b))
-    va = np.var(a, ddof=1) / len(a)
-    if len(b) == 1:
-        method, df = "prediction", float(len(a) - 1)
-        se = math.sqrt(va * (len(a) + 1))
-    else:
-        vb = np.var(b, ddof=1) / len(b)
-        method, se = "welch", math.sqrt(va + vb)
-        df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se else 1.0
-    half = t_quantile(max(1, int(df))) * se
-    lo, hi = d - half, d + half
+    d, lo, hi, df, method = ci
     return {"diff": round(math.expm1(d), 4), "ci95": [round(math.expm1(lo), 4), round(math.expm1(hi), 4)],
             "df": round(df, 1), "method": method, "agree": bool(lo <= 0 <= hi)}
 

@@ -25,7 +25,6 @@ Runs with a seed each draw the groups anew, and a file's runs are units of their
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,11 +37,9 @@ from dsbra.experiment.records import MAPS_DIR, read_map_records
 from dsbra.statedir import STATUS_FILE
 from dsbra.errors import InputError
 from dsbra.experiment.design import CONTROL, TREATMENT
+from dsbra.stats import bootstrap_ratio_diff, units_needed
 
 METRICS = ("node_locality", "delay_wait_s", "map_s")
-BOOTSTRAP_DRAWS = 2000
-#: the bootstrap's seed: the same records give the same interval every time
-BOOTSTRAP_SEED = 0
 #: files per group below which no interval is drawn: a percentile bootstrap over fewer units
 #: undercovers (its resamples take few distinct values), and the simulator's check of the
 #: design (benchmarks/experiment_designs.py) covered the truth less often with fewer files
@@ -146,40 +143,6 @@ def _with_maps(s: FileSums) -> FileSums:
                     {k: v[keep] for k, v in s.counts.items()})
 
 
-def bootstrap_diff(treated: FileSums, control: FileSums, metric: str,
-                   draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
-                   ) -> tuple[float, float] | None:
-    """The 95% percentile interval of treated-minus-control per-map ``metric``, files
-    resampled with replacement within each group."""
-    if len(treated.files) < MIN_FILES or len(control.files) < MIN_FILES:
-        return None
-    rng = np.random.default_rng(seed)
-
-    def rates(s: FileSums) -> np.ndarray:
-        pick = rng.integers(0, len(s.files), size=(draws, len(s.files)))
-        num, den = s.sums[metric][pick].sum(axis=1), s.counts[metric][pick].sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return num / den
-
-    diff = rates(treated) - rates(control)
-    diff = diff[~np.isnan(diff)]
-    if not len(diff):
-        return None
-    lo, hi = np.percentile(diff, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
-def files_needed(n_files: int, diff: float | None, ci: tuple[float, float] | None) -> int | None:
-    """More decided files (both groups, at the same split) for the interval to exclude zero at
-    the measured spread: the half-width shrinks as one over the square root of the files."""
-    if diff is None or ci is None or diff == 0:
-        return None
-    half = (ci[1] - ci[0]) / 2
-    if half < abs(diff):
-        return 0
-    return max(math.ceil(n_files * (half / abs(diff)) ** 2) - n_files, 1)
-
-
 def impact(paths: Path | list[Path]) -> dict:
     """The experiment's read-out of a daemon state dir (or a replay's daemon-state), or of
     several runs' pooled by draw, (seed, file)."""
@@ -220,11 +183,13 @@ def impact(paths: Path | list[Path]) -> dict:
         "maps": {"treated": int(t.maps.sum()), "control": int(c.maps.sum())},
     }
     undecided = []
+    enough = min(len(t.files), len(c.files)) >= MIN_FILES  # else no interval
     for metric in METRICS:
         x, y = t.rate(metric), c.rate(metric)
         diff = None if x is None or y is None else x - y
-        ci = bootstrap_diff(t, c, metric)
-        more = files_needed(len(t.files) + len(c.files), diff, ci)
+        ci = (bootstrap_ratio_diff((t.sums[metric], t.counts[metric]), (c.sums[metric], c.counts[metric]))
+              if enough else None)
+        more = units_needed(len(t.files) + len(c.files), diff, ci)
         out[metric] = {"treated": _round(x), "control": _round(y), "diff": _round(diff),
                        "ci95": None if ci is None else [_round(ci[0]), _round(ci[1])],
                        "more_files_needed": more}

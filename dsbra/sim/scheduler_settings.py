@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dsbra.report import t_interval
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import INTERVAL_S, arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
+from dsbra.stats import t_interval
 
 #: each setting: (replay arm, changes to the fitted cluster); "as run" is the pairs' base
 SETTINGS = {

@@ -94,7 +94,7 @@ def test_replay_runs_the_schedule_and_writes_results(cluster, webhdfs, dataset, 
     assert summary["clients"] == "one"  # every job from the one submitter JVM, its events logged
     assert summary["late_submissions_s_max"] < 30
     # the report reads the replay as one arm (its directory's name)
-    from dsbra.report import report
+    from dsbra.report.paper import report
 
     md = report([tmp_path / "r"], tmp_path / "report").read_text()
     assert "| r | 1 | 2 |" in md

@@ -11,7 +11,7 @@ import pytest
 from repo_scripts import ROOT
 
 from dsbra.bench.analysis import map_causes, targets
-from dsbra.report import Run
+from dsbra.report.runs import Run
 
 RESULTS = ROOT / "benchmarks" / "results" / "bench-hotspot-long-grants"
 

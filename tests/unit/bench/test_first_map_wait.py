@@ -12,7 +12,7 @@ import pytest
 from dsbra.errors import InputError
 
 from dsbra.bench.analysis import STAGES, most_ams_at_once, paired_stages
-from dsbra.report import t_interval
+from dsbra.stats import t_interval
 
 ROWS = json.loads((Path(__file__).parents[3] / "benchmarks/results/bench-hotspot-long-oracle/first-map-wait.json")
                   .read_text())["runs"]

@@ -1,5 +1,6 @@
-"""`dsbra impact`'s estimator: per-map rates per group, a bootstrap over files, the files an
-undecided experiment still needs."""
+"""`dsbra impact`'s estimator: per-map rates per group, of the maps after a file's first decision
+(its bootstrap over files and the files an undecided experiment still needs: tests/unit/test_stats.py;
+no interval under MIN_FILES: test_impact_recorded.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from dsbra.experiment.records import MAP_RECORD_SCHEMA
-from dsbra.experiment.impact import FileSums, bootstrap_diff, files_needed, per_file_sums
+from dsbra.experiment.impact import FileSums, per_file_sums
 
 
 def _sums(local_per_file: list[tuple[int, int]]) -> FileSums:
@@ -25,22 +26,6 @@ def test_rates_are_per_map_not_per_file():
     s = _sums([(9, 10), (0, 90)])
     assert s.rate("node_locality") == pytest.approx(0.09)
     assert s.rate("node_locality", [0]) == pytest.approx(0.9)
-
-
-def test_the_interval_comes_from_resampling_files_and_is_reproducible():
-    treated = _sums([(9, 10), (8, 10), (10, 10), (9, 10), (9, 10)])
-    control = _sums([(2, 10), (3, 10), (1, 10), (2, 10), (2, 10)])
-    lo, hi = bootstrap_diff(treated, control, "node_locality")
-    assert 0 < lo < 0.7 < hi < 0.9
-    assert bootstrap_diff(treated, control, "node_locality") == (lo, hi)
-    # below MIN_FILES (5) in a group: no interval (a few files' maps are few draws)
-    assert bootstrap_diff(_sums([(9, 10)] * 4), control, "node_locality") is None
-
-
-def test_files_needed_scale_with_the_square_of_the_interval_to_the_difference():
-    assert files_needed(20, 0.1, (-0.1, 0.3)) == 60  # half-width 0.2: 4x the files
-    assert files_needed(20, 0.1, (0.05, 0.15)) == 0
-    assert files_needed(20, 0.0, (-0.1, 0.1)) is None
 
 
 def test_only_maps_after_a_files_first_decision_count():

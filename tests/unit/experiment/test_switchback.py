@@ -5,35 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
 
 from dsbra.bench.designs import CHURNING_POLICY, GUARD_CLUSTER, no_hot_spots
 from dsbra.errors import ConfigError, InputError
 from dsbra.experiment.design import OFF, ON, Switchback
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
-from dsbra.stats import mean_t_interval, pairs_needed, t95
 from dsbra.experiment.switchback import MIN_PAIRS, estimate, job_exposure, period_means, text
-
-
-def test_t95_matches_scipy_within_a_thousandth():
-    for df in (1, 2, 5, 29, 30, 31, 40, 80, 200, 5000):
-        assert t95(df) == pytest.approx(scipy_stats.t.ppf(0.975, df), abs=1e-3)
-    with pytest.raises(ValueError):
-        t95(0)
-
-
-def test_mean_t_interval_and_the_pairs_an_interval_needs():
-    mean, lo, hi, sd = mean_t_interval([1.0, 2.0, 3.0, 4.0])
-    assert mean == 2.5 and sd == pytest.approx(np.std([1, 2, 3, 4], ddof=1))
-    assert (lo, hi) == pytest.approx(scipy_stats.t.interval(0.95, 3, loc=2.5, scale=sd / 2),
-                                     abs=1e-3)
-    assert mean_t_interval([1.0]) is None
-    # at this spread the half-width drops below 0.5 with n pairs where t95(n-1)/sqrt(n) < 0.5
-    more = pairs_needed(4, 0.5, 1.0)
-    n = 4 + more
-    assert t95(n - 1) / np.sqrt(n) < 0.5 <= t95(n - 2) / np.sqrt(n - 1)
-    assert pairs_needed(4, 0.0, 1.0) is None
 
 
 def test_periods_come_in_blocks_of_one_on_and_one_off_drawn_from_the_seed():

@@ -1,20 +1,13 @@
-"""`dsbra report RESULTS...`: the paper's figures and claims from result sets, real or simulated.
+"""What `dsbra report` writes of arms of runs (dsbra.report.runs): ``report.md`` and its PNGs,
+the DSBRA paper's figures and claims next to what the runs show.
 
-A *run* is a directory with ``jobs.parquet`` and ``tasks.parquet`` (dsbra/results_schema.py:
-`dsbra bench replay` and `dsbra sim` write the same schema) and its replica storage over time:
-``storage.json`` (the replay's replica bytes against base) or ``rounds.parquet`` (the
-simulator's ``extra_storage`` per policy round). Runs are grouped into *arms* by directory:
-``<arm>/seed<k>``, ``<arm>/rep<k>`` or ``<arm>/run<k>`` are repetitions of ``<arm>``; any other
-run directory is an arm of one run.
-
-The report (``report.md`` and PNGs, as the DSBRA paper shows them): the CDF of job response
-time, node locality per job-size bin, delay-scheduling wait per bin, extra storage over time;
-a table per arm (mean +- standard deviation over its repetitions); the paper's claims for
-DSBRA against the Fair Scheduler with delay scheduling (-13% response time, +7% locality,
--17% wait, 22% mean / 27% max extra storage) next to what these runs show; with an oracle
-arm, the share of the oracle's gain each arm captures; and each arm against the baseline
-paired by repetition (rep<k> of one arm with rep<k> of the baseline, run in the same sitting
-one after the other, or seed<k> with seed<k>): the mean paired difference with its 95%
+The CDF of job response time, node locality per job-size bin, delay-scheduling wait per bin,
+extra storage over time; a table per arm (mean +- standard deviation over its repetitions); the
+paper's claims for DSBRA against the Fair Scheduler with delay scheduling (-13% response time,
++7% locality, -17% wait, 22% mean / 27% max extra storage) next to what these runs show; with
+an oracle arm, the share of the oracle's gain each arm captures; and each arm against the
+baseline paired by repetition (rep<k> of one arm with rep<k> of the baseline, run in the same
+sitting one after the other, or seed<k> with seed<k>): the mean paired difference with its 95%
 t-interval, and the captured share with its 95% Fieller interval over the repetitions.
 """
 
@@ -23,113 +16,15 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from dataclasses import dataclass
 from pathlib import Path
 
-import click
 import numpy as np
-import pyarrow.parquet as pq
 
-from dsbra.errors import InputError
+from dsbra.report.runs import BINS, REPETITION, Run, arm_table, find_runs
+from dsbra.stats import POWER, fieller_ratio, reps_to_separate, t_interval
 
-REPETITION = re.compile(r"^(seed|rep|run)\d+$")
 PAPER_CLAIMS = {"response": -13.0, "locality": 7.0, "wait": -17.0,
                 "storage_mean": 22.0, "storage_max": 27.0}
-BINS = range(1, 10)
-
-
-@dataclass
-class Run:
-    """One run's per-job and per-task columns and its extra storage over time."""
-
-    path: Path
-    jobs: dict
-    tasks: dict
-    storage_t: np.ndarray  #: seconds
-    storage_extra: np.ndarray  #: extra replica bytes over base, as a fraction of base
-
-    @classmethod
-    def load(cls, path: Path) -> Run:
-        try:
-            jobs = pq.read_table(path / "jobs.parquet").to_pydict()
-            tasks = pq.read_table(path / "tasks.parquet").to_pydict()
-        except Exception as exc:  # noqa: BLE001 -- pyarrow raises several types; one message
-            raise InputError(f"{path}: not a readable result set ({exc})") from None
-        missing = {"bin", "maps", "response_s", "node_local_maps", "delay_wait_s"} - set(jobs)
-        if missing:
-            raise InputError(f"{path}/jobs.parquet lacks columns {sorted(missing)}")
-        t, extra = _storage(path)
-        return cls(path, jobs, tasks, t, extra)
-
-    def metrics(self) -> dict:
-        maps = np.asarray(self.jobs["maps"], np.float64)
-        local = np.asarray(self.jobs["node_local_maps"], np.float64)
-        bins = np.asarray(self.jobs["bin"])
-        delay = np.asarray(self.jobs["delay_wait_s"], np.float64)
-        out = {"jobs": len(maps), "maps": int(maps.sum()),
-               "mean_response_s": mean_or_none(self.jobs["response_s"]),
-               "node_locality": 100 * local.sum() / maps.sum() if maps.sum() else None,
-               # per map, as the paper's "waiting time" of tasks for a local slot
-               "delay_wait_s_per_map": delay.sum() / maps.sum() if maps.sum() else None,
-               "extra_storage_mean": (100 * float(self.storage_extra.mean())
-                                      if len(self.storage_extra) else None),
-               "extra_storage_max": (100 * float(self.storage_extra.max())
-                                     if len(self.storage_extra) else None)}
-        for b in BINS:
-            sel = bins == b
-            if maps[sel].sum():
-                out[f"locality_bin{b}"] = 100 * local[sel].sum() / maps[sel].sum()
-                out[f"delay_bin{b}"] = delay[sel].sum() / maps[sel].sum()
-        return out
-
-
-def _storage(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    if (path / "storage.json").exists():
-        try:
-            rows = json.loads((path / "storage.json").read_text())["rows"]
-            rows = [(float(t), float(r), float(b)) for t, r, b in rows if float(b) > 0]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"{path}/storage.json: malformed ({exc})") from None
-        if rows:
-            t, r, b = map(np.asarray, zip(*rows))
-            return t, (r - b) / b
-    elif (path / "rounds.parquet").exists():
-        rounds = pq.read_table(path / "rounds.parquet", columns=["time_s", "extra_storage"])
-        return (rounds["time_s"].to_numpy(zero_copy_only=False),
-                rounds["extra_storage"].to_numpy(zero_copy_only=False))
-    return np.zeros(0), np.zeros(0)
-
-
-def mean_or_none(values) -> float | None:
-    return float(np.mean(values)) if len(values) else None
-
-
-def find_runs(paths: list[Path]) -> dict[str, list[Run]]:
-    """Arm name -> its runs, in a stable order (arms as first met, repetitions by name)."""
-    arms: dict[str, list[Run]] = {}
-    for root in paths:
-        if not root.exists():
-            raise InputError(f"no such results directory: {root}")
-        found = sorted({p.parent for p in root.rglob("jobs.parquet")})
-        if not found:
-            raise InputError(f"{root}: no run found (a directory with jobs.parquet)")
-        for run_dir in found:
-            arm = run_dir.parent.name if REPETITION.match(run_dir.name) else run_dir.name
-            arms.setdefault(arm, []).append(Run.load(run_dir))
-    return arms
-
-
-def arm_table(arms: dict[str, list[Run]]) -> dict[str, dict[str, list[float]]]:
-    """Arm -> metric -> its value in each repetition (None values left out)."""
-    out: dict[str, dict[str, list[float]]] = {}
-    for arm, runs in arms.items():
-        per: dict[str, list[float]] = {}
-        for run in runs:
-            for k, v in run.metrics().items():
-                if v is not None:
-                    per.setdefault(k, []).append(float(v))
-        out[arm] = per
-    return out
 
 
 def _ms(values: list[float] | None, digits: int = 1) -> str:
@@ -198,24 +93,6 @@ PAIRED = (("mean_response_s", "mean response", True), ("node_locality", "node lo
           ("extra_storage_mean", "extra storage mean, points", False))
 
 
-def repeats_summary(values: list[float]) -> dict:
-    """A measurement repeated: every run's value, the median, min and max (to 2 decimals), as the
-    cluster benchmarks record their timings and memory."""
-    return {"runs": [round(v, 2) for v in values], "median": round(statistics.median(values), 2),
-            "min": round(min(values), 2), "max": round(max(values), 2)}
-
-
-def t_interval(values) -> tuple[float, float, float] | None:
-    """Mean and 95% t-interval of ``values``; None for fewer than two."""
-    from scipy import stats  # the plots extra, with matplotlib
-
-    v = np.asarray(values, float)
-    if len(v) < 2:
-        return None
-    m, half = float(v.mean()), float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
-    return m, m - half, m + half
-
-
 def paired(arms: dict[str, list[Run]], arm: str, others: list[str], key: str) -> list[tuple[float, ...]]:
     """``key`` of ``arm`` and of each of ``others`` in every repetition they all ran (by name:
     rep<k> with rep<k>), in repetition order."""
@@ -237,45 +114,6 @@ def paired_difference(arms, arm: str, baseline: str, key: str, relative: bool):
         return None
     scale = 100 / statistics.fmean(b for _, b in pairs) if relative else 1.0
     return tuple(x * scale for x in ci) + (len(pairs),)
-
-
-#: the power the repetitions-needed estimate aims at, and where it stops counting
-POWER, MAX_REPS = 0.8, 1000
-
-
-def reps_to_separate(diffs) -> int | None:
-    """Repetitions a paired t-test at 5% would need to tell the arm from the baseline with
-    POWER, if the true difference and its spread were the measured ones (noncentral t); None
-    without a spread, or beyond MAX_REPS."""
-    from scipy import stats
-
-    d = np.asarray(diffs, float)
-    if len(d) < 2 or d.std(ddof=1) == 0 or d.mean() == 0:
-        return None
-    effect = abs(d.mean()) / d.std(ddof=1)
-    for n in range(2, MAX_REPS + 1):
-        crit, nc = stats.t.ppf(0.975, n - 1), effect * np.sqrt(n)
-        if stats.nct.sf(crit, n - 1, nc) + stats.nct.cdf(-crit, n - 1, nc) >= POWER:
-            return n
-    return None
-
-
-def fieller_ratio(num, den) -> tuple[float | None, float | None]:
-    """95% Fieller interval of mean(num) / mean(den) for paired samples (exact for bivariate
-    normal pairs, where a bootstrap over 3-6 repetitions undercovers). Bounded exactly when
-    mean(den) is itself separated from zero by its t-test; otherwise the set is unbounded and
-    both bounds are None."""
-    from scipy import stats
-
-    x, y = np.asarray(num, float), np.asarray(den, float)
-    n = len(x)
-    sxx, sxy, syy = (np.cov(x, y, ddof=1) / n).ravel()[[0, 1, 3]]
-    t2 = stats.t.ppf(0.975, n - 1) ** 2
-    a, b, c = y.mean() ** 2 - t2 * syy, x.mean() * y.mean() - t2 * sxy, x.mean() ** 2 - t2 * sxx
-    if a <= 0:
-        return None, None
-    half = np.sqrt(max(b * b - a * c, 0.0))  # >= 0 whenever a > 0: the point estimate lies inside
-    return float((b - half) / a), float((b + half) / a)
 
 
 def captured_interval(arms, arm: str, baseline: str, oracle: str, key: str = "mean_response_s"):
@@ -460,22 +298,3 @@ def report(paths: list[Path], out: Path, *, arm: str = "dsbra", baseline: str = 
     md.write_text(render(arms, table, arm=arm, baseline=baseline, oracle=oracle,
                          sources=[str(p) for p in paths], images=images))
     return md
-
-
-@click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("results", nargs=-1, required=True,
-                type=click.Path(path_type=Path, file_okay=False))
-@click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False), required=True,
-              help="Directory for report.md and its PNGs.")
-@click.option("--arm", default="dsbra", show_default=True,
-              help="The arm the paper's claims are about.")
-@click.option("--baseline", default="static", show_default=True,
-              help="The arm the claims compare against (static replication, delay scheduling on).")
-@click.option("--oracle", default="oracle", show_default=True,
-              help="The arm whose gain the captured share is taken of, when present.")
-def report_command(results, out, arm, baseline, oracle) -> None:
-    """A markdown report with the DSBRA paper's plots from RESULTS: directories of runs
-    (jobs.parquet + tasks.parquet, as `dsbra bench replay` and `dsbra sim` write them),
-    grouped into arms by directory name (<arm>/seed<k>, rep<k> or run<k> are repetitions)."""
-    md = report(list(results), out, arm=arm, baseline=baseline, oracle=oracle)
-    click.echo(str(md))

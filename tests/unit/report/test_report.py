@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from dsbra.cli import cli
 from dsbra.errors import InputError
-from dsbra.report import (arm_table, captured_interval, fieller_ratio, find_runs, paired_difference, report,
-                          reps_to_separate)
+from dsbra.report.paper import captured_interval, paired_difference, report
+from dsbra.report.runs import arm_table, find_runs
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
 SIM = RESULTS / "sim-paper-h1"
 ARMS = [SIM / a for a in ("static", "dsbra", "oracle", "scarlett")]
 
@@ -62,13 +62,6 @@ def test_arms_against_static_are_paired_by_repetition(tmp_path):
     assert [r.split(" | ")[0].lstrip("| ") for r in rows] == ["dsbra", "oracle", "scarlett"]
 
 
-def test_reps_to_separate_is_the_paired_t_tests_sample_size():
-    # an effect of half a standard deviation: 34 pairs for 80% power at 5%, two-sided (the
-    # textbook value, e.g. G*Power's for a paired t-test with d = 0.5)
-    assert reps_to_separate([1 - 2 / 2 ** 0.5, 1 + 2 / 2 ** 0.5]) == 34
-    assert reps_to_separate([1.0, 1.0]) is None and reps_to_separate([0.5]) is None
-
-
 def test_without_the_claims_arms_it_says_so(tmp_path):
     md = report([SIM / "scarlett"], tmp_path).read_text()
     assert "No claims table: it needs the arms `dsbra` and `static`; found scarlett" in md
@@ -87,25 +80,6 @@ def test_bad_input_is_one_line(tmp_path):
     (broken / "tasks.parquet").write_bytes(b"not parquet")
     with pytest.raises(InputError, match="not a readable result set"):
         find_runs([tmp_path / "broken"])
-
-
-def test_the_fieller_bounds_are_where_the_paired_t_test_of_the_ratio_turns_significant():
-    # Fieller's set is every ratio r with mean(num - r * den) not separated from 0 by a t-test:
-    # so at each bound that test's p-value is exactly 5%, and at the point estimate it is 1
-    from scipy import stats
-
-    num = [4.1, 7.9, 2.2, 6.5, 5.0, 3.3]
-    den = [8.0, 11.5, 6.1, 12.2, 9.4, 7.7]
-    low, high = fieller_ratio(num, den)
-    point = statistics.fmean(num) / statistics.fmean(den)
-    assert low < point < high
-    assert stats.ttest_1samp([x - point * y for x, y in zip(num, den)], 0).pvalue == pytest.approx(1)
-    for bound in (low, high):
-        diff = [x - bound * y for x, y in zip(num, den)]
-        assert stats.ttest_1samp(diff, 0).pvalue == pytest.approx(0.05)
-    # a denominator its own t-test does not separate from 0: no finite interval holds the ratio
-    assert stats.ttest_1samp([3.0, -2.0, 1.0], 0).pvalue > 0.05
-    assert fieller_ratio([1.0, 2.0, 1.5], [3.0, -2.0, 1.0]) == (None, None)
 
 
 def test_a_captured_share_without_an_interval_says_why(tmp_path):
