@@ -25,6 +25,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from dsbra.experiment.config import ExperimentConfig
 from dsbra.experiment.impact import METRICS, impact, per_file_sums
 from dsbra.experiment.design import TREATMENT
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
@@ -61,7 +62,8 @@ def one(name: str, seed: int, holdout: float, scratch: Path) -> dict:
     full = simulate(cfg, spec, keep_maps=True)
     static = simulate(dataclasses.replace(cfg, policy="static"), spec, keep_maps=True)
     out_dir = scratch / f"{name}-seed{seed}"
-    simulate(dataclasses.replace(cfg, holdout=holdout, holdout_seed=seed), spec, out_dir=out_dir)
+    simulate(dataclasses.replace(cfg, experiment=ExperimentConfig(holdout=holdout, seed=seed)), spec,
+             out_dir=out_dir)
     est = impact(out_dir)
     truth = true_gain(full, static)
     row = {"setup": name, "seed": seed, "decided_files_full": len(full.decided),

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.errors import InputError
+from dsbra.experiment.config import ExperimentConfig
 from dsbra.experiment.impact import impact
 from dsbra.experiment.design import Switchback
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
@@ -129,16 +130,16 @@ def one(name: str, seed: int, period_s: float, burn_in_s: float, holdout: float,
     full = whole_run(simulate(cfg, spec))
     static = whole_run(simulate(dataclasses.replace(cfg, policy="static", policy_params={}), spec))
     truth = true_effect(full, static)
-    sb_cfg = dataclasses.replace(cfg, switchback_period_s=period_s, switchback_burn_in_s=burn_in_s,
-                                 holdout_seed=seed)
+    sb_cfg = dataclasses.replace(cfg, experiment=ExperimentConfig(
+        design="switchback", seed=seed, period_s=period_s, burn_in_s=burn_in_s))
     design = Switchback(period_s, seed, burn_in_s=burn_in_s)
     sb_run = simulate(sb_cfg, spec)
     sb = switchback_read_out(sb_run, design)
     queued = queue_adjusted_read_out(sb_run, design)
     guard_at = guard_fires_at(sb_run, design, guard_margin)
     with tempfile.TemporaryDirectory() as scratch:
-        simulate(dataclasses.replace(cfg, holdout=holdout, holdout_seed=seed), spec,
-                 out_dir=Path(scratch))
+        simulate(dataclasses.replace(cfg, experiment=ExperimentConfig(holdout=holdout, seed=seed)),
+                 spec, out_dir=Path(scratch))
         try:
             ho = impact(Path(scratch))
         except InputError:  # the policy decided no file: nothing to compare
@@ -229,8 +230,10 @@ def guard_power_run(seed: int, jobs: int, period_s: float, margin: float) -> dic
     always = simulate(SimConfig(**base, policy="dsbra", policy_params=CHURNING_POLICY),
                       workload).summary
     guarded = simulate(SimConfig(**base, policy="dsbra", policy_params=CHURNING_POLICY,
-                                 switchback_period_s=period_s, switchback_burn_in_s=period_s / 6,
-                                 holdout_seed=seed, guard_margin=margin), workload).rounds
+                                 experiment=ExperimentConfig(
+                                     design="switchback", seed=seed, period_s=period_s,
+                                     burn_in_s=period_s / 6, guard=True, guard_margin=margin)),
+                      workload).rounds
     paused = [r["time_s"] for r in guarded if r["paused"]]
     return {"seed": seed, "static_response_s": static["mean_response_s"],
             "always_response_s": always["mean_response_s"],

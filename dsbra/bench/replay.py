@@ -40,6 +40,7 @@ from dsbra.errors import DsbraError, HadoopError, InputError
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.window import build_round
 from dsbra.results_schema import LOCALITY_NAMES, job_table, task_table, write_results
+from dsbra.validate import one_of
 
 log = logging.getLogger(__name__)
 OUT_BASE = "/bench/out"
@@ -122,10 +123,8 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
     CLIENTS (mapreduce only). job_conf: Hadoop properties set on every job (mapreduce only),
     over the cluster's mapred-site.xml, as a job's submitter sets them (for instance uber mode
     or the ApplicationMaster's memory, to measure what each does to its start-up)."""
-    if engine not in ENGINES:
-        raise InputError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    if clients not in CLIENTS:
-        raise InputError(f"clients must be one of {', '.join(CLIENTS)}, got {clients!r}")
+    one_of("engine", engine, ENGINES)
+    one_of("clients", clients, CLIENTS)
     job_conf = dict(job_conf or {})
     if job_conf and engine == "hive":
         raise InputError("job_conf sets MapReduce job properties; Hive's queries take theirs from "

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from dsbra.errors import InputError
 from dsbra.hadoop import locality
+from dsbra.validate import at_least, in_range, one_of
 
 HADOOP_VERSION = "3.4.2"
 #: versions the bundled cluster runs: 3.4.x answers REST in Jersey 1's JSON shapes, 3.5.x in Jersey 2's
@@ -203,18 +204,11 @@ class ClusterSpec:
         if self.shared_cache and self.hadoop_version in NO_SHARED_CACHE:
             raise InputError(f"--shared-cache needs Hadoop 3.4.2: Maven Central has no "
                              f"SharedCacheManager {self.hadoop_version}")
-        if self.ha_failover not in HA_FAILOVERS:
-            raise InputError(f"--ha-failover must be one of {', '.join(HA_FAILOVERS)}, got {self.ha_failover!r}")
-        if self.block_placement not in BLOCK_PLACEMENTS:
-            raise InputError(f"--placement must be one of {', '.join(BLOCK_PLACEMENTS)}, "
-                             f"got {self.block_placement!r}")
-        if self.hadoop_version not in HADOOP_VERSIONS:
-            raise InputError(f"--hadoop-version must be one of {', '.join(HADOOP_VERSIONS)}, "
-                             f"got {self.hadoop_version!r}")
-        if not 1 <= self.workers <= MAX_WORKERS:
-            raise InputError(f"--workers must be between 1 and {MAX_WORKERS}, got {self.workers}")
-        if self.racks < 1:
-            raise InputError(f"--racks must be at least 1, got {self.racks}")
+        one_of("--ha-failover", self.ha_failover, HA_FAILOVERS)
+        one_of("--placement", self.block_placement, BLOCK_PLACEMENTS)
+        one_of("--hadoop-version", self.hadoop_version, HADOOP_VERSIONS)
+        in_range("--workers", self.workers, 1, MAX_WORKERS)
+        at_least("--racks", self.racks, 1)
         try:
             net = ipaddress.IPv4Network(self.subnet)
         except ValueError as exc:
@@ -225,8 +219,7 @@ class ClusterSpec:
             raise InputError(f"--subnet {self.subnet} is loopback; worker hosts need their own addresses")
         if not (self.prefix.isalnum() and len(self.prefix) <= 8):
             raise InputError(f"--prefix must be alphanumeric and at most 8 characters, got {self.prefix!r}")
-        if not 0 <= self.port_offset <= 50000:
-            raise InputError(f"--port-offset must be between 0 and 50000, got {self.port_offset}")
+        in_range("--port-offset", self.port_offset, 0, 50000)
         if not 1 <= self.replication <= self.workers:
             raise InputError(
                 f"--replication must be between 1 and the number of workers ({self.workers}), got {self.replication}"
@@ -239,8 +232,7 @@ class ClusterSpec:
         node_ms, rack_ms = self.locality_delay_node_ms, self.locality_delay_rack_ms
         if problem := locality.timed_delays_problem(node_ms, rack_ms):
             raise InputError(f"--locality-delay-node-ms and --locality-delay-rack-ms {problem}")
-        if self.scheduler not in SCHEDULERS:
-            raise InputError(f"--scheduler must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
+        one_of("--scheduler", self.scheduler, SCHEDULERS)
         for name in ("node_locality_delay", "rack_locality_additional_delay"):
             if problem := locality.opportunities_problem(getattr(self, name)):
                 raise InputError(f"--{name.replace('_', '-')} {problem}")
@@ -256,15 +248,12 @@ class ClusterSpec:
         if node_ms >= 0 and not self.continuous_scheduling:
             raise InputError("--locality-delay-node-ms/-rack-ms need --continuous-scheduling: the Fair "
                              "Scheduler reads them only then")
-        if self.heartbeat_ms < 1:
-            raise InputError(f"heartbeat_ms must be at least 1, got {self.heartbeat_ms}")
+        at_least("heartbeat_ms", self.heartbeat_ms, 1)
         for name, value in (("--net-mbit", self.net_mbit), ("--net-rack-mbit", self.net_rack_mbit)):
-            if not 0 <= value <= 100_000:
-                raise InputError(f"{name} must be within 0..100000 Mbit/s (0: not shaped), got {value}")
+            in_range(name, value, 0, 100_000, note="Mbit/s; 0: not shaped")
         if self.net_rack_mbit and not self.net_mbit:
             raise InputError("--net-rack-mbit needs --net-mbit (the rate between racks)")
-        if self.memory_increment_mb < 1:
-            raise InputError(f"memory_increment_mb must be at least 1, got {self.memory_increment_mb}")
+        at_least("memory_increment_mb", self.memory_increment_mb, 1)
         for name, value in (("map_memory_mb", self.map_memory_mb), ("am_memory_mb", self.am_memory_mb)):
             if value <= 0 or value % self.memory_increment_mb:
                 raise InputError(f"{name} must be a positive multiple of the scheduler's memory increment "

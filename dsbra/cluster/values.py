@@ -18,6 +18,7 @@ from dsbra.cluster.confdir import CAPACITY_LEAF_DEFAULTS, DEFAULT_QUEUES, HostPa
 from dsbra.cluster.spec import ClusterSpec, parse_size
 from dsbra.errors import ConfigError, InputError
 from dsbra.hadoop import locality
+from dsbra.validate import one_of
 
 SECTIONS = {"cluster", "hdfs", "yarn", "queues", "placement", "capacity_queues", "render"}
 CLUSTER_KEYS = {"workers": int, "racks": int, "subnet": str, "prefix": str, "port_offset": int,
@@ -177,8 +178,7 @@ def _queues(items, where: str, seen: set) -> list[dict]:
         if not weight > 0:
             raise ConfigError(f"{at}.weight: must be > 0, got {weight}")
         policy = item.get("policy", "fair")
-        if policy not in POLICIES:
-            raise ConfigError(f"{at}.policy: must be one of {', '.join(sorted(POLICIES))}, got {policy!r}")
+        one_of(f"{at}.policy:", policy, sorted(POLICIES), error=ConfigError)  # the file's "key: rule"
         share = _typed(item.get("max_am_share", 0.5), f"{at}.max_am_share", float)
         if share != -1.0 and not 0.0 <= share <= 1.0:
             raise ConfigError(f"{at}.max_am_share: must be -1 (no limit) or within 0..1, got {share}")

@@ -16,8 +16,10 @@ import yaml
 
 from dsbra.act.health import HealthLimits
 from dsbra.errors import ConfigError, InputError
+from dsbra.experiment.config import ExperimentConfig
 from dsbra.hadoop.rest import split_urls
 from dsbra.policy.rails import Rails
+from dsbra.validate import at_least, in_range, one_of
 
 MODES = ("dry-run", "apply")
 DAEMON_POLICIES = ("dsbra", "scarlett", "dare")
@@ -74,29 +76,6 @@ class PolicyConfig:
 #: the daemon's rails unless its config says otherwise: the policy's own maximum replication,
 #: and at most 10 files and 20 new replicas a round
 DAEMON_RAILS = Rails(max_files_per_round=10, max_replicas_per_round=20)
-
-
-@dataclass(frozen=True)
-class ExperimentConfig:
-    #: holdout: a share of the files held out; switchback: whole-cluster periods on and off
-    design: str = "holdout"
-    #: share of the files the policy decides to raise that are held out as a control group
-    #: (never changed, journaled as held-out); 0 = no experiment
-    holdout: float = 0.0
-    seed: int = 0  #: decides a file's group, or the order of a switchback's periods
-    #: the switchback's period: the policy on for one, off for the other of each pair
-    period_s: float = 3600.0
-    #: the first part of each period left out of the estimate (copies in flight, jobs
-    #: submitted in the period before)
-    burn_in_s: float = 600.0
-    #: the do-no-harm guard: pause the daemon when the switchback shows jobs or maps slower
-    #: with the policy on by more than guard_margin (relative), the interval excluding zero
-    guard: bool = False
-    guard_margin: float = 0.05
-
-    @property
-    def switchback(self) -> bool:
-        return self.design == "switchback"
 
 
 @dataclass(frozen=True)
@@ -269,19 +248,15 @@ _TYPE_WORDS = {"int": "a non-negative integer", "int | None": "a non-negative in
 
 def _validate(obj, prefix: str):
     if isinstance(obj, Config):
-        if obj.mode not in MODES:
-            raise ConfigError(f"config: mode must be one of {', '.join(MODES)}, got {obj.mode!r}")
-        if obj.interval_s < 1:
-            raise ConfigError(f"config: interval_s must be >= 1, got {obj.interval_s}")
+        one_of("config: mode", obj.mode, MODES, error=ConfigError)
+        at_least("config: interval_s", obj.interval_s, 1, error=ConfigError)
         if obj.poll_s <= 0 or obj.poll_s > obj.interval_s:
             raise ConfigError(f"config: poll_s must be in (0, interval_s], got {obj.poll_s}")
     elif isinstance(obj, PolicyConfig):
         from dsbra.policy.registry import make_policy
         from dsbra.policy.profiles import PARAM_NAMES, PROFILES
 
-        if obj.name not in DAEMON_POLICIES:
-            raise ConfigError(f"config: policy.name must be one of {', '.join(DAEMON_POLICIES)}, "
-                              f"got {obj.name!r}")
+        one_of("config: policy.name", obj.name, DAEMON_POLICIES, error=ConfigError)
         if obj.name != "dsbra":
             if obj.profile is not None:
                 raise ConfigError(f"config: policy.profile is DSBRA's; policy.name {obj.name} "
@@ -291,9 +266,8 @@ def _validate(obj, prefix: str):
             except Exception as exc:  # the baseline's own validation names the parameter
                 raise ConfigError(f"config: policy.params: {exc}") from None
             return obj
-        if obj.profile is not None and obj.profile not in PROFILES:
-            raise ConfigError(f"config: policy.profile must be one of "
-                              f"{', '.join(sorted(PROFILES))}, got {obj.profile!r}")
+        if obj.profile is not None:
+            one_of("config: policy.profile", obj.profile, sorted(PROFILES), error=ConfigError)
         for k in obj.params:
             if k not in PARAM_NAMES:
                 raise ConfigError(f"config: unknown key policy.params.{k}")
@@ -306,28 +280,16 @@ def _validate(obj, prefix: str):
         except Exception as exc:  # the engine's own validation names the parameter
             raise ConfigError(f"config: policy.params: {exc}") from None
     elif isinstance(obj, ExperimentConfig):
-        if obj.holdout > 1:
-            raise ConfigError(f"config: experiment.holdout must be a fraction in [0, 1], "
-                              f"got {obj.holdout}")
-        if obj.design not in ("holdout", "switchback"):
-            raise ConfigError(f"config: experiment.design must be holdout or switchback, "
-                              f"got {obj.design!r}")
-        if obj.switchback and obj.holdout:
-            raise ConfigError("config: experiment.design switchback runs the whole cluster on "
-                              "and off; set experiment.holdout to 0")
-        if obj.guard and not obj.switchback:
-            raise ConfigError("config: experiment.guard reads the switchback's estimate; set "
-                              "experiment.design to switchback")
-        if obj.period_s <= 0 or not 0 <= obj.burn_in_s < obj.period_s:
-            raise ConfigError(f"config: experiment.period_s must be > 0 and experiment.burn_in_s "
-                              f"in [0, period_s), got {obj.period_s} and {obj.burn_in_s}")
+        try:
+            obj.validated()
+        except ConfigError as exc:
+            raise ConfigError(f"config: {exc}") from None
     elif isinstance(obj, MapRecordsConfig):
         if obj.max_age_days <= 0 or obj.max_bytes <= 0:
             raise ConfigError("config: map_records.max_age_days and map_records.max_bytes must "
                               "be > 0 (map_records.enabled: false keeps none)")
     elif isinstance(obj, HttpConfig):
-        if not 0 <= obj.port <= 65535:
-            raise ConfigError(f"config: http.port must be in 0..65535, got {obj.port}")
+        in_range("config: http.port", obj.port, 0, 65535, error=ConfigError)
     elif isinstance(obj, ClusterConfig):
         for k in ("rm", "webhdfs", "jhs"):
             v = getattr(obj, k)
@@ -340,9 +302,8 @@ def _validate(obj, prefix: str):
                 raise ConfigError(f"config: cluster.{k} names no URL, got {v!r}")
         from dsbra.hadoop.auth import MUTUAL_AUTH
 
-        if obj.kerberos_mutual_auth not in MUTUAL_AUTH:
-            raise ConfigError(f"config: cluster.kerberos_mutual_auth must be one of "
-                              f"{', '.join(MUTUAL_AUTH)}, got {obj.kerberos_mutual_auth!r}")
+        one_of("config: cluster.kerberos_mutual_auth", obj.kerberos_mutual_auth, MUTUAL_AUTH,
+               error=ConfigError)
         if obj.lock_path is not None and not obj.lock_path.startswith("/"):
             raise ConfigError(f"config: cluster.lock_path must be an absolute HDFS path or null, "
                               f"got {obj.lock_path!r}")

@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 
 from dsbra.errors import InputError
+from dsbra.validate import above, at_least, at_most, in_range, one_of
 
 GAVG_SCOPES = ("all", "active")
 PLACEMENT_ORDERS = ("ascending", "descending")
@@ -120,66 +121,32 @@ class DsbraParams:
         if d is None:
             raise InputError("missing parameter delay_threshold_s (the scheduler's node-locality"
                              " delay D, seconds)")
-        if not _is_number(d) or not d > 0:
-            raise InputError(f"delay_threshold_s must be > 0, got {d!r}")
-        if not _is_number(self.alpha) or not 0 <= self.alpha <= 1:
-            raise InputError(f"alpha must be in [0, 1], got {self.alpha!r}")
+        above("delay_threshold_s", d, 0)
+        in_range("alpha", self.alpha, 0, 1)
         for name in ("rf_divisor", "step"):
-            v = getattr(self, name)
-            if not _is_number(v) or not v > 0:
-                raise InputError(f"{name} must be > 0, got {v!r}")
+            above(name, getattr(self, name), 0)
         for name in ("gate", "cold_low", "cold_high", "hot_margin", "hot_factor",
                      "min_pressure"):
-            v = getattr(self, name)
-            if not _is_number(v) or v < 0:
-                raise InputError(f"{name} must be a number >= 0, got {v!r}")
-        if (isinstance(self.max_replication, bool) or not isinstance(self.max_replication, int)
-                or self.max_replication < 1):
-            raise InputError(f"max_replication must be an integer >= 1, got "
-                             f"{self.max_replication!r}")
-        if (isinstance(self.min_reads, bool) or not isinstance(self.min_reads, int)
-                or self.min_reads < 1):
-            raise InputError(f"min_reads must be an integer >= 1, got {self.min_reads!r}")
-        for name, low in (("hot_rounds", 1), ("hot_window", 1), ("min_hold_rounds", 0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise InputError(f"{name} must be an integer >= {low}, got {v!r}")
-        if self.hot_window > MAX_HOT_WINDOW:
-            raise InputError(f"hot_window must be <= {MAX_HOT_WINDOW} (the rounds a block's "
-                             f"hot history keeps), got {self.hot_window!r}")
+            at_least(name, getattr(self, name), 0)
+        for name, low in (("max_replication", 1), ("min_reads", 1), ("hot_rounds", 1),
+                          ("hot_window", 1), ("min_hold_rounds", 0)):
+            at_least(name, getattr(self, name), low, integer=True)
+        at_most("hot_window", self.hot_window, MAX_HOT_WINDOW,
+                note="the rounds a block's hot history keeps")
         if self.hot_rounds > self.hot_window:
             raise InputError(f"hot_rounds ({self.hot_rounds}) must be <= hot_window "
                              f"({self.hot_window})")
-        cb = self.confirm_bypass
-        if cb is not None and (not _is_number(cb) or cb < 1):
-            raise InputError(f"confirm_bypass must be a number >= 1 or null, got {cb!r}")
-        cap = self.replica_cap_fraction
-        if cap is not None and (not _is_number(cap) or not 0 < cap <= 1):
-            raise InputError(f"replica_cap_fraction must be in (0, 1] or null, got {cap!r}")
-        per_read = self.replicas_per_read
-        if per_read is not None and (not _is_number(per_read) or not per_read > 0):
-            raise InputError(f"replicas_per_read must be a number > 0 or null, got {per_read!r}")
-        if self.co_read_placement is not None and self.co_read_placement not in CO_READ_PLACEMENTS:
-            raise InputError(f"co_read_placement must be one of {', '.join(CO_READ_PLACEMENTS)} "
-                             f"or null, got {self.co_read_placement!r}")
-        share = self.co_read_share
-        if share is not None and (not _is_number(share) or not 0 < share <= 1):
-            raise InputError(f"co_read_share must be in (0, 1] or null, got {share!r}")
-        if self.gavg_scope not in GAVG_SCOPES:
-            raise InputError(f"gavg_scope must be one of {', '.join(GAVG_SCOPES)}, got "
-                             f"{self.gavg_scope!r}")
-        if not _is_number(self.holder_share) or not 0 < self.holder_share <= 1:
-            raise InputError(f"holder_share must be in (0, 1], got {self.holder_share!r}")
-        if self.budget_fraction is not None and (not _is_number(self.budget_fraction)
-                                                 or self.budget_fraction < 0):
-            raise InputError(f"budget_fraction must be a number >= 0 or null, got "
-                             f"{self.budget_fraction!r}")
-        if self.thresholds not in THRESHOLDS:
-            raise InputError(f"thresholds must be one of {', '.join(THRESHOLDS)}, got "
-                             f"{self.thresholds!r}")
-        if self.placement_order not in PLACEMENT_ORDERS:
-            raise InputError(f"placement_order must be one of {', '.join(PLACEMENT_ORDERS)}, "
-                             f"got {self.placement_order!r}")
+        at_least("confirm_bypass", self.confirm_bypass, 1, none_ok=True)
+        in_range("replica_cap_fraction", self.replica_cap_fraction, 0, 1, open_low=True,
+                 none_ok=True)
+        above("replicas_per_read", self.replicas_per_read, 0, none_ok=True)
+        one_of("co_read_placement", self.co_read_placement, CO_READ_PLACEMENTS, none_ok=True)
+        in_range("co_read_share", self.co_read_share, 0, 1, open_low=True, none_ok=True)
+        one_of("gavg_scope", self.gavg_scope, GAVG_SCOPES)
+        in_range("holder_share", self.holder_share, 0, 1, open_low=True)
+        at_least("budget_fraction", self.budget_fraction, 0, none_ok=True)
+        one_of("thresholds", self.thresholds, THRESHOLDS)
+        one_of("placement_order", self.placement_order, PLACEMENT_ORDERS)
         return self
 
     @property
@@ -252,11 +219,6 @@ def params_for(profile: str = DEFAULT_PROFILE, **overrides) -> DsbraParams:
         if isinstance(values.get(key), float) and values[key].is_integer():
             values[key] = int(values[key])
     return DsbraParams(**values).validated()
-
-
-def _is_number(v) -> bool:
-    return (isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
-            and abs(v) != float("inf"))
 
 
 def parse_assignments(pairs: tuple[str, ...], option: str,

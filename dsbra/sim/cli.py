@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from dsbra.errors import InputError
+from dsbra.experiment.config import ExperimentConfig
 from dsbra.policy.profiles import parse_assignments
 from dsbra.sim.config import (BINDINGS, DELAY_MODES, HADOOP_AM_HEARTBEAT_S, ORACLE, PLACEMENTS,
                               REACTIVE_ORACLE, SCHEDULERS, SIGNALS, SimConfig)
@@ -173,7 +174,8 @@ def sim(**kw) -> None:
         delay_threshold_s=kw["delay_threshold_s"], placement=kw["placement"],
         signals=kw["signals"],
         observed_grace_s=kw["observed_grace_s"], observed_settle_s=kw["observed_settle_s"],
-        seed=kw["seed"], holdout=kw["holdout"], holdout_seed=kw["holdout_seed"]).validated()
+        seed=kw["seed"],
+        experiment=ExperimentConfig(holdout=kw["holdout"], seed=kw["holdout_seed"])).validated()
     spec = WorkloadSpec(source=kw["workload"], jobs=kw["jobs"],
                         inter_arrival_s=kw["inter_arrival_s"], arrivals=kw["arrivals"],
                         hot_fraction=kw["hot_fraction"], hot_share=kw["hot_share"],

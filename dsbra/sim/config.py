@@ -6,7 +6,9 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from dsbra.errors import ConfigError
+from dsbra.experiment.config import ExperimentConfig
 from dsbra.hadoop import locality
+from dsbra.validate import above, at_least, is_number, one_of
 
 SCHEDULERS = ("fair", "fifo", "capacity")
 DELAY_MODES = ("hfs", "yarn")
@@ -141,26 +143,17 @@ class SimConfig:
     observed_settle_s: float = 2.5
 
     seed: int = 0
-    #: the daemon's experiment.holdout: this share of the files the policy raises is held out
-    holdout: float = 0.0
-    holdout_seed: int = 0
-    #: the daemon's experiment.design switchback: periods of this length (s) with the policy
-    #: on and off, in blocks of two drawn from holdout_seed; 0 = the policy always on
-    switchback_period_s: float = 0.0
-    switchback_burn_in_s: float = 0.0
-    #: the daemon's experiment.guard_margin with experiment.guard on; None: no guard
-    guard_margin: float | None = None
+    #: the daemon's experiment (dsbra.experiment.config): a holdout of this share of the files
+    #: the policy raises, or a switchback of periods with the policy on and off, in blocks of
+    #: two drawn from its seed, with the do-no-harm guard or without; none by default
+    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
 
     def validated(self) -> SimConfig:
         """Self after checking every value; raises ConfigError naming the first bad one."""
         for name in ("nodes", "slots_per_node", "racks", "replication", "max_replication"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name.replace('_', '-')} must be an integer >= 1, got {v!r}")
-        if isinstance(self.copy_streams, bool) or not isinstance(self.copy_streams, int) \
-                or self.copy_streams < 0:
-            raise ConfigError(f"copy-streams must be an integer >= 0 (0: copies cost the maps "
-                              f"nothing), got {self.copy_streams!r}")
+            at_least(_option(name), getattr(self, name), 1, integer=True, error=ConfigError)
+        at_least("copy-streams", self.copy_streams, 0, integer=True,
+                 note="0: copies cost the maps nothing", error=ConfigError)
         if self.racks > self.nodes:
             raise ConfigError(f"racks ({self.racks}) cannot exceed nodes ({self.nodes})")
         if self.replication > self.nodes:
@@ -169,49 +162,32 @@ class SimConfig:
         if self.max_replication < self.replication:
             raise ConfigError(f"max-replication ({self.max_replication}) is below replication "
                               f"({self.replication})")
-        if self.scheduler not in SCHEDULERS:
-            raise ConfigError(f"scheduler must be one of {', '.join(SCHEDULERS)}, got "
-                              f"{self.scheduler!r}")
-        if self.delay_mode not in DELAY_MODES:
-            raise ConfigError(f"delay mode must be one of {', '.join(DELAY_MODES)}, got "
-                              f"{self.delay_mode!r}")
-        if self.binding not in BINDINGS:
-            raise ConfigError(f"binding must be one of {', '.join(BINDINGS)}, got "
-                              f"{self.binding!r}")
+        one_of("scheduler", self.scheduler, SCHEDULERS, error=ConfigError)
+        one_of("delay mode", self.delay_mode, DELAY_MODES, error=ConfigError)
+        one_of("binding", self.binding, BINDINGS, error=ConfigError)
         for name in ("block_size_mb", "heartbeat_s", "am_heartbeat_s", "read_mbps_local",
                      "read_mbps_rack", "read_mbps_remote", "copy_mbps", "interval_s"):
-            v = getattr(self, name)
-            if not _finite(v) or v <= 0:
-                raise ConfigError(f"{name.replace('_', '-')} must be > 0, got {v!r}")
+            above(_option(name), getattr(self, name), 0, error=ConfigError)
         for name in ("delay_node_s", "delay_rack_s", "task_overhead_s", "cpu_s_per_mb"):
-            v = getattr(self, name)
-            if not _finite(v) or v < 0:
-                raise ConfigError(f"{name.replace('_', '-')} must be >= 0, got {v!r}")
+            at_least(_option(name), getattr(self, name), 0, error=ConfigError)
         for name in ("yarn_threshold_node", "yarn_threshold_rack"):
             if problem := locality.threshold_problem(getattr(self, name)):
-                raise ConfigError(f"{name.replace('_', '-')} {problem}")
-        if not _finite(self.am_slots) or not 0 <= self.am_slots <= self.slots_per_node:
+                raise ConfigError(f"{_option(name)} {problem}")
+        if not is_number(self.am_slots) or not 0 <= self.am_slots <= self.slots_per_node:
             raise ConfigError(f"am-slots must be in [0, slots-per-node {self.slots_per_node}], "
                               f"got {self.am_slots!r}")
-        if not _finite(self.am_startup_s) or self.am_startup_s < 0:
-            raise ConfigError(f"am-startup-s must be >= 0, got {self.am_startup_s!r}")
-        if not _finite(self.max_am_share) or not (0 < self.max_am_share <= 1
-                                                  or self.max_am_share == NO_AM_SHARE_LIMIT):
+        at_least("am-startup-s", self.am_startup_s, 0, error=ConfigError)
+        if not is_number(self.max_am_share) or not (0 < self.max_am_share <= 1
+                                                    or self.max_am_share == NO_AM_SHARE_LIMIT):
             raise ConfigError(f"max-am-share must be in (0, 1], or -1 for no limit, got "
                               f"{self.max_am_share!r}")
         if self.am_slots > self.am_share * self.slots_per_node * self.nodes:
             raise ConfigError(f"max-am-share {self.max_am_share} of {self.nodes} x "
                               f"{self.slots_per_node} slots holds no AM of {self.am_slots} slots")
-        if self.placement not in PLACEMENTS:
-            raise ConfigError(f"placement must be one of {', '.join(PLACEMENTS)}, got "
-                              f"{self.placement!r}")
-        if self.signals not in SIGNALS:
-            raise ConfigError(f"signals must be one of {', '.join(SIGNALS)}, got "
-                              f"{self.signals!r}")
+        one_of("placement", self.placement, PLACEMENTS, error=ConfigError)
+        one_of("signals", self.signals, SIGNALS, error=ConfigError)
         for name in ("observed_grace_s", "observed_settle_s"):
-            v = getattr(self, name)
-            if not _finite(v) or v < 0:
-                raise ConfigError(f"{name.replace('_', '-')} must be >= 0, got {v!r}")
+            at_least(_option(name), getattr(self, name), 0, error=ConfigError)
         if self.policy == REACTIVE_ORACLE:
             k = self.policy_params.get("min_jobs", 1)
             if set(self.policy_params) - {"min_jobs"} or isinstance(k, bool) or \
@@ -223,34 +199,19 @@ class SimConfig:
                               "--signals scheduler")
         for name in ("node_locality_delay", "rack_locality_additional_delay"):
             if problem := locality.opportunities_problem(getattr(self, name)):
-                raise ConfigError(f"{name.replace('_', '-')} {problem}")
+                raise ConfigError(f"{_option(name)} {problem}")
         if self.delay_mode == "hfs" and (self.yarn_threshold_node >= 0
                                          or self.yarn_threshold_rack >= 0):
             raise ConfigError("yarn-threshold-node/rack need delay mode yarn (--delay-mode yarn)")
-        if not _finite(self.holdout) or not 0 <= self.holdout <= 1:
-            raise ConfigError(f"holdout must be a fraction in [0, 1], got {self.holdout!r}")
-        if self.holdout and self.policy in ("static", ORACLE, REACTIVE_ORACLE):
-            raise ConfigError(f"holdout holds out a policy's raises; policy {self.policy} runs "
-                              "none")
-        if not _finite(self.switchback_period_s) or self.switchback_period_s < 0:
-            raise ConfigError(f"switchback-period-s must be >= 0, got {self.switchback_period_s!r}")
-        if self.switchback_period_s and not (
-                _finite(self.switchback_burn_in_s)
-                and 0 <= self.switchback_burn_in_s < self.switchback_period_s):
-            raise ConfigError(f"switchback-burn-in-s must be in [0, the period), got "
-                              f"{self.switchback_burn_in_s!r}")
-        if self.guard_margin is not None and not (
-                self.switchback_period_s and _finite(self.guard_margin) and self.guard_margin >= 0):
-            raise ConfigError("guard-margin needs a switchback (switchback-period-s) and must be "
-                              f">= 0, got {self.guard_margin!r}")
-        if self.switchback_period_s and self.holdout:
-            raise ConfigError("a run is one experiment: a holdout or a switchback, not both")
-        if self.switchback_period_s and self.policy in ("static", ORACLE, REACTIVE_ORACLE):
+        e = self.experiment.validated()
+        if e.holdout and self.policy in ("static", ORACLE, REACTIVE_ORACLE):
+            raise ConfigError(f"experiment.holdout holds out a policy's raises; policy "
+                              f"{self.policy} runs none")
+        if e.switchback and self.policy in ("static", ORACLE, REACTIVE_ORACLE):
             raise ConfigError(f"a switchback turns a policy on and off; policy {self.policy} "
                               "runs none")
-        if self.delay_threshold_s is not None and (not _finite(self.delay_threshold_s)
-                                                   or self.delay_threshold_s <= 0):
-            raise ConfigError(f"delay-threshold-s must be > 0, got {self.delay_threshold_s!r}")
+        if self.delay_threshold_s is not None:
+            above("delay-threshold-s", self.delay_threshold_s, 0, error=ConfigError)
         return self
 
     @property
@@ -282,6 +243,6 @@ class SimConfig:
         return dataclasses.asdict(self)
 
 
-def _finite(v) -> bool:
-    return (isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
-            and abs(v) != float("inf"))
+def _option(name: str) -> str:
+    """A field's name as ``dsbra sim``'s option spells it (without the dashes in front)."""
+    return name.replace("_", "-")

@@ -89,14 +89,13 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
                            max_replication=min(cfg.max_replication, cfg.nodes),
                            block_bytes=int(cfg.block_size_mb * (1 << 20)), seed=cfg.seed,
                            overrides={} if driven != cfg.policy else cfg.policy_params)
-    switchback = (Switchback(cfg.switchback_period_s, cfg.holdout_seed,
-                             burn_in_s=cfg.switchback_burn_in_s)
-                  if cfg.switchback_period_s else None)
+    e = cfg.experiment
+    switchback = Switchback(e.period_s, e.seed, burn_in_s=e.burn_in_s) if e.switchback else None
     sim.policy_driver = PolicyDriver(driven, params, sim.topo, wl.dataset, sim.replicas,
-                                     cfg.copy_mbps, Holdout(cfg.holdout, cfg.holdout_seed),
+                                     cfg.copy_mbps, Holdout(e.holdout, e.seed),
                                      cfg.placement, np.random.default_rng([cfg.seed, 11]),
                                      switchback=switchback)
-    sim.policy_driver.guard_margin = cfg.guard_margin
+    sim.policy_driver.guard_margin = e.guard_margin if e.guard else None
     sim.policy_driver.job_submit_s = wl.submit_s
     raw = sim.run(progress=progress)
     if cfg.policy == ORACLE:
@@ -111,8 +110,8 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
     driver = sim.policy_driver
     paths = wl.dataset.file_paths
     decided = {str(paths[f]): (g, at_s) for f, (g, at_s, _) in driver.assignments.items()}
-    maps = map_records_of_tasks(tasks, paths[wl.dataset.block_file]) if cfg.holdout or keep_maps else None
-    if out_dir is not None and cfg.holdout:
+    maps = map_records_of_tasks(tasks, paths[wl.dataset.block_file]) if e.holdout or keep_maps else None
+    if out_dir is not None and e.holdout:
         write_experiment(Path(out_dir), driver, maps)
     node_reads = np.array(driver.node_reads).reshape(len(driver.node_reads), cfg.nodes)
     return RunResult(summary=summary, jobs=jobs, tasks=tasks, rounds=raw.rounds,

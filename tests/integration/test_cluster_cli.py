@@ -67,7 +67,7 @@ def test_status_env_and_logs(cluster):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--workers", "0"], "--workers must be between 1 and 32"),
+    (["--workers", "0"], "--workers must be in [1, 32]"),
     (["--workers", "2", "--replication", "5"], "--replication must be between 1"),
     (["--subnet", "127.0.0.0/24"], "loopback"),
     (["--locality-delay-node", "2"], "--locality-delay-node"),

@@ -46,8 +46,8 @@ def test_custom_subnet_and_prefix():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"workers": 0}, "--workers must be between 1 and 32"),
-    ({"workers": 33}, "--workers must be between 1 and 32"),
+    ({"workers": 0}, r"--workers must be in \[1, 32\]"),
+    ({"workers": 33}, r"--workers must be in \[1, 32\]"),
     ({"racks": 0}, "--racks"),
     ({"subnet": "10.0.0.0/33"}, "not an IPv4 network"),
     ({"subnet": "10.0.0.0/29"}, "too small"),

@@ -50,7 +50,7 @@ def test_a_named_profile_or_a_baseline_loads(tmp_path, section, policy):
     ("mode: yes-please\n", {}, "mode must be one of dry-run, apply, got 'yes-please'"),
     ("intervl_s: 5\n", {}, "unknown key intervl_s"),
     ("rails:\n  max_files: 3\n", {}, "unknown key rails.max_files"),
-    ("http:\n  port: 70000\n", {}, "http.port must be in 0..65535"),
+    ("http:\n  port: 70000\n", {}, "http.port must be in [0, 65535]"),
     ("interval_s: -3\n", {}, "interval_s must be a non-negative number"),
     ("policy:\n  profile: nope\n", {}, "policy.profile must be one of"),
     ("policy:\n  params:\n    bogus: 1\n", {}, "unknown key policy.params.bogus"),

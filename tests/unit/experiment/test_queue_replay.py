@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from dsbra.bench.designs import configs, queue_adjusted_read_out, switchback_read_out, true_effect, whole_run
 from dsbra.cli import cli
 from dsbra.errors import InputError
+from dsbra.experiment.config import ExperimentConfig
 from dsbra.experiment.queue_replay import (fair_share_replay, job_latency, peak_running,
                                        replayed_response, replayed_worlds, slot_overhead)
 from dsbra.experiment.switchback import queue_adjusted, queue_adjusted_blocks, queue_verdict
@@ -85,8 +86,8 @@ def test_the_adjustment_recovers_the_gain_the_shared_queue_hides_from_the_read_o
         truth = true_effect(whole_run(simulate(cfg, spec)), whole_run(
             simulate(dataclasses.replace(cfg, policy="static", policy_params={}), spec)))
         sb = Switchback(300.0, seed, burn_in_s=60.0)
-        run = simulate(dataclasses.replace(cfg, switchback_period_s=300.0, switchback_burn_in_s=60.0,
-                                           holdout_seed=seed), spec)
+        run = simulate(dataclasses.replace(cfg, experiment=ExperimentConfig(
+            design="switchback", period_s=300.0, burn_in_s=60.0, seed=seed)), spec)
         q = queue_adjusted_read_out(run, sb)
         assert q["slots"] == cfg.nodes * cfg.slots_per_node  # inferred from the maps alone
         truths.append(truth["response"])

@@ -8,6 +8,7 @@ import pytest
 
 from dsbra.bench.designs import CHURNING_POLICY, GUARD_CLUSTER, no_hot_spots
 from dsbra.errors import ConfigError, InputError
+from dsbra.experiment.config import ExperimentConfig
 from dsbra.experiment.design import OFF, ON, Switchback
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
@@ -84,10 +85,14 @@ WORKLOAD = WorkloadSpec(jobs=150, inter_arrival_s=4.0, hot_fraction=0.05, hot_sh
                         dataset_gb=20.0, bin_scale=0.05)
 
 
+def switchback(period_s: float, burn_in_s: float = 0.0, **kw) -> ExperimentConfig:
+    return ExperimentConfig(design="switchback", period_s=period_s, burn_in_s=burn_in_s, **kw)
+
+
 def test_the_simulator_copies_only_in_on_periods_and_lowers_to_base_in_off_ones():
     period = 120.0
-    res = simulate(SimConfig(**CLUSTER, policy="dsbra", seed=3, switchback_period_s=period,
-                             switchback_burn_in_s=30.0, holdout_seed=2), WORKLOAD)
+    res = simulate(SimConfig(**CLUSTER, policy="dsbra", seed=3,
+                             experiment=switchback(period, 30.0, seed=2)), WORKLOAD)
     sb = Switchback(period, 2, burn_in_s=30.0)
     arms = [r["arm"] for r in res.rounds]
     assert arms == [sb.arm_at(int(round(r["time_s"] * 1000))) for r in res.rounds]
@@ -106,12 +111,11 @@ def test_the_simulator_copies_only_in_on_periods_and_lowers_to_base_in_off_ones(
 
 def test_a_switchback_needs_a_policy_and_no_holdout():
     with pytest.raises(ConfigError, match="turns a policy on and off"):
-        SimConfig(**CLUSTER, policy="static", switchback_period_s=60).validated()
+        SimConfig(**CLUSTER, policy="static", experiment=switchback(60)).validated()
     with pytest.raises(ConfigError, match="not both"):
-        SimConfig(**CLUSTER, policy="dsbra", holdout=0.5, switchback_period_s=60).validated()
-    with pytest.raises(ConfigError, match="burn-in"):
-        SimConfig(**CLUSTER, policy="dsbra", switchback_period_s=60,
-                  switchback_burn_in_s=60).validated()
+        SimConfig(**CLUSTER, policy="dsbra", experiment=switchback(60, holdout=0.5)).validated()
+    with pytest.raises(ConfigError, match="burn_in_s"):
+        SimConfig(**CLUSTER, policy="dsbra", experiment=switchback(60, 60)).validated()
 
 
 @pytest.mark.parametrize("copies", [{"copy_streams": 0}, {"copy_streams": 2, "copy_mbps": 10.0}],
@@ -125,8 +129,8 @@ def test_the_guard_does_not_stop_the_default_policy_without_hot_spots(copies):
 
     workload = WorkloadSpec(jobs=150, inter_arrival_s=4.0, hot_fraction=0.0,
                             dataset_gb=20.0, bin_scale=0.05)
-    cfg = SimConfig(**CLUSTER | copies, policy="dsbra", seed=4, switchback_period_s=60.0,
-                    switchback_burn_in_s=10.0, holdout_seed=1, guard_margin=0.05)
+    cfg = SimConfig(**CLUSTER | copies, policy="dsbra", seed=4,
+                    experiment=switchback(60.0, 10.0, seed=1, guard=True, guard_margin=0.05))
     res = simulate(cfg, workload)
     assert {r["arm"] for r in res.rounds} == {ON, OFF}
     assert sum(r["copies_started"] for r in res.rounds) > 0  # it did copy
@@ -136,8 +140,9 @@ def test_the_guard_does_not_stop_the_default_policy_without_hot_spots(copies):
 
 
 def test_the_guard_needs_a_switchback_in_the_simulator_too():
-    with pytest.raises(ConfigError, match="guard-margin needs a switchback"):
-        SimConfig(**CLUSTER, policy="dsbra", guard_margin=0.05).validated()
+    with pytest.raises(ConfigError, match="experiment.guard reads the switchback's estimate"):
+        SimConfig(**CLUSTER, policy="dsbra",
+                  experiment=ExperimentConfig(guard=True, guard_margin=0.05)).validated()
 
 
 def test_the_guard_judges_only_blocks_a_period_old():
@@ -204,8 +209,7 @@ def test_the_guard_stops_a_churning_policy_by_its_maps_at_its_first_look():
     from dsbra.experiment.switchback import judge_finished_jobs
 
     cfg = SimConfig(**GUARD_CLUSTER, seed=4, policy="dsbra", policy_params=CHURNING_POLICY,
-                    switchback_period_s=120.0, switchback_burn_in_s=20.0, holdout_seed=4,
-                    guard_margin=0.05)
+                    experiment=switchback(120.0, 20.0, seed=4, guard=True, guard_margin=0.05))
     res = simulate(cfg, NO_HOT_SPOTS)
     paused = [r["time_s"] for r in res.rounds if r["paused"]]
     # it looks at each block's end, at blocks that ended a period before: at 960 s the fourth
@@ -228,8 +232,8 @@ def test_copies_wait_for_a_stream_and_an_off_period_drops_the_waiting_ones():
     first = next(i for i, r in enumerate(one) if r["copies_started"])
     assert unlimited[first]["copies_started"] == one[first]["copies_started"]
     assert 0 < one[first + 1]["extra_storage"] < unlimited[first + 1]["extra_storage"]
-    sb = simulate(SimConfig(**cfg | {"copy_streams": 1}, switchback_period_s=120.0,
-                            switchback_burn_in_s=20.0, holdout_seed=1), NO_HOT_SPOTS).rounds
+    sb = simulate(SimConfig(**cfg | {"copy_streams": 1}, experiment=switchback(120.0, 20.0, seed=1)),
+                  NO_HOT_SPOTS).rounds
     off = [i for i, r in enumerate(sb) if r["arm"] == OFF]
     assert off and all(sb[i]["extra_storage"] == 0 and sb[i]["copies_started"] == 0 for i in off)
     # the round after two off rounds: a copy running at the switch (6.4 s) has landed and been

@@ -41,7 +41,7 @@ def test_switchback_settings_are_validated():
                                  "DSBRA_EXPERIMENT__PERIOD_S": "1800"})
     assert cfg.experiment.switchback and cfg.experiment.period_s == 1800
     assert cfg.experiment.burn_in_s == 600 and not load_config(None).experiment.switchback
-    for env, word in (({"DSBRA_EXPERIMENT__DESIGN": "abtest"}, "holdout or switchback"),
+    for env, word in (({"DSBRA_EXPERIMENT__DESIGN": "abtest"}, "one of holdout, switchback"),
                       ({"DSBRA_EXPERIMENT__DESIGN": "switchback",
                         "DSBRA_EXPERIMENT__HOLDOUT": "0.5"}, "holdout to 0"),
                       ({"DSBRA_EXPERIMENT__BURN_IN_S": "3600"}, "burn_in_s"),

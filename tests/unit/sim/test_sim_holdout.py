@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from dsbra.cli import cli
 from dsbra.errors import ConfigError
+from dsbra.experiment.config import ExperimentConfig
 from dsbra.experiment.design import CONTROL, TREATMENT, Holdout
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
@@ -24,7 +25,8 @@ WORKLOAD = WorkloadSpec(jobs=60, inter_arrival_s=4.0, hot_fraction=0.05, hot_sha
 @pytest.fixture(scope="module")
 def holdout_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("sim-holdout")
-    res = simulate(SimConfig(**CLUSTER, policy="dsbra", seed=3, holdout=0.5, holdout_seed=1),
+    res = simulate(SimConfig(**CLUSTER, policy="dsbra", seed=3,
+                             experiment=ExperimentConfig(holdout=0.5, seed=1)),
                    WORKLOAD, out_dir=out)
     return out, res
 
@@ -67,6 +69,6 @@ def test_impact_reads_the_simulated_run(holdout_run):
 
 def test_a_policy_that_raises_nothing_takes_no_holdout():
     with pytest.raises(ConfigError, match="holdout"):
-        SimConfig(**CLUSTER, policy="static", holdout=0.5).validated()
+        SimConfig(**CLUSTER, policy="static", experiment=ExperimentConfig(holdout=0.5)).validated()
     with pytest.raises(ConfigError, match="holdout"):
-        SimConfig(**CLUSTER, policy="dsbra", holdout=2.0).validated()
+        SimConfig(**CLUSTER, policy="dsbra", experiment=ExperimentConfig(holdout=2.0)).validated()
