@@ -9,9 +9,9 @@ Targets (issue 10): a round under 5 s of CPU; RSS under 1 GiB at 10 M blocks.
 
 - **collect**: the real Collector polls, for one window, the exchanges captured from the real
   cluster (tests/fixtures/captured/hadoop-3.4.2/collector-binary) served for N jobs at once
-  with their ids rewritten (dsbra.bench.synthetic.ScaledReplay), then ``build_round`` turns
+  with their ids rewritten (dsbra.bench.synthetic.ScaledReplay), then ``build_window`` turns
   the window into the policy input (block lookups, attribution, NameNode health). CPU of the
-  polls of one window plus build_round.
+  polls of one window plus build_window.
 - **decide + act**: what the daemon runs after collecting, on a synthetic columnar round of B
   blocks shaped as dsbra.bench.synthetic.synthetic_round (5 % read, 0.1 % hot, 1 % above
   base), with the daemon's own block ids (HDFS's numeric ids, int64) and every block in the round (an upper
@@ -53,7 +53,7 @@ from dsbra.act.journal import Journal
 from dsbra.bench.synthetic import COLLECTOR_CAPTURE, DELAY_S, replay_collector, synthetic_round
 from dsbra.daemon.config import DAEMON_RAILS
 from dsbra.daemon.round import merge_state, split_state
-from dsbra.observe.window import build_round
+from dsbra.observe.window import build_window
 from dsbra.policy.api import RoundInput
 from dsbra.policy.rails import plan_files
 from dsbra.policy.registry import make_policy
@@ -66,7 +66,7 @@ TARGETS = {"round_cpu_s": 5.0, "rss_gib": 1.0}
 
 
 def collect_cpu(n_jobs: int) -> dict:
-    """One window's polls of the real collector over the scaled replay, then build_round."""
+    """One window's polls of the real collector over the scaled replay, then build_window."""
     adapter, c = replay_collector(ROOT / COLLECTOR_CAPTURE, n_jobs)
     c0 = time.process_time()
     c.settings()
@@ -75,10 +75,11 @@ def collect_cpu(n_jobs: int) -> dict:
     polls = time.process_time() - c0
     obs = c.take()
     c1 = time.process_time()
-    doc = build_round(c, obs, window_start_ms=adapter.since_ms, window_end_ms=adapter.end_ms)
+    window = build_window(c, obs, window_start_ms=adapter.since_ms, window_end_ms=adapter.end_ms)
     build = time.process_time() - c1
+    # build_round_cpu_s: the window's build (build_window since 2026-12-06, as the daemon runs it)
     return {"polls_cpu_s": polls, "build_round_cpu_s": build, "polls": adapter.polls_running,
-            "map_tasks": doc["observe"]["map_tasks"], "requests": adapter.requests}
+            "map_tasks": window.observe["map_tasks"], "requests": adapter.requests}
 
 
 def block_names(ri, st):

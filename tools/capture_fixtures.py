@@ -33,7 +33,7 @@ from dsbra.errors import HadoopError  # noqa: E402
 from dsbra.observe.urls import resolve_urls  # noqa: E402
 from dsbra.observe.collector import Collector, Endpoints  # noqa: E402
 from dsbra.observe.http_fixtures import Recorder, session_for  # noqa: E402
-from dsbra.observe.window import build_round  # noqa: E402
+from dsbra.observe.window import build_window  # noqa: E402
 
 def make_inputs(client, base: str, block_size: int) -> list[str]:
     """Three one-block files and one file of three blocks (split offsets 0, B, 2B)."""
@@ -96,7 +96,7 @@ def run_collector_scenario(urls, out: Path, name: str, base: str, extra_conf: di
     polls += collector.poll_until_read(result.job_ids, timeout_s=60, interval_s=1.0)
     obs = collector.take()
     end = int(time.time() * 1000)
-    doc = build_round(collector, obs, window_start_ms=start - 1000, window_end_ms=end)
+    doc = build_window(collector, obs, window_start_ms=start - 1000, window_end_ms=end).document()
     truth = ground_truth(ep, paths)
     n = recorder.save(out / name, note=f"collector over grep job(s) {result.job_ids} with "
                       f"{extra_conf or 'default'} conf; {polls} polls; captured by "

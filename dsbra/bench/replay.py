@@ -6,7 +6,7 @@ at its time (a late one goes at once), by default all from one JVM (submitter.py
 benchmark's query in its own HiveServer2 session over a table of exactly those files. While jobs run, the observe Collector
 follows them (the daemon's own data path: RM, AM, job history) and a WebHDFS listing samples
 the data set's replica storage. At the end, every map's locality, wait and delay-scheduling
-wait come from the same attribution the daemon uses (observe.window.build_round), so real and
+wait come from the same attribution the daemon uses (observe.window.build_window), so real and
 simulated runs are measured with one ruler. Optionally a DSBRA daemon (`dsbra run --apply`)
 runs beside the jobs, as one arm of the comparison.
 
@@ -38,7 +38,7 @@ from dsbra.cluster.jobs import submit_at
 from dsbra.cluster.paths import StateLayout
 from dsbra.errors import DsbraError, HadoopError, InputError
 from dsbra.observe.collector import Collector, Endpoints
-from dsbra.observe.window import build_round
+from dsbra.observe.window import build_window
 from dsbra.results_schema import LOCALITY_NAMES, job_table, task_table, write_results
 from dsbra.validate import one_of
 
@@ -198,8 +198,9 @@ def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, 
     jobs = schedule["jobs"]
     collector, storage, t0_wall_ms = watch.collector, watch.storage, watch.t0_wall_ms
     obs = collector.take()
-    detail = build_round(collector, obs, window_start_ms=t0_wall_ms, window_end_ms=end_wall_ms, detail=True)
-    tables = result_tables(jobs, hadoop_ids, submit_s, obs, detail["observe"]["tasks"], t0_wall_ms)
+    window = build_window(collector, obs, window_start_ms=t0_wall_ms, window_end_ms=end_wall_ms,
+                          detail=True)
+    tables = result_tables(jobs, hadoop_ids, submit_s, obs, window.observe["tasks"], t0_wall_ms)
     write_results(out_dir, *tables)
     (out_dir / "storage.json").write_text(json.dumps(
         {"columns": ["t_s", "replica_bytes", "base_replica_bytes"], "rows": storage}, indent=0) + "\n")
@@ -208,7 +209,7 @@ def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, 
     head |= cost
     summary = head | summarize(tables[0], tables[1], storage)
     summary |= {"schedule_source": schedule["source"], "schedule_seed": schedule["seed"], "failed_jobs": failed,
-                "delay_threshold_s": detail["params"]["delay_threshold_s"],
+                "delay_threshold_s": round(window.delay_threshold_s, 3),
                 "late_submissions_s_max": round(max(s - float(j["submit_s"]) for s, j in zip(submit_s, jobs)), 2)}
     summary |= extra or {}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

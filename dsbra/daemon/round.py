@@ -1,15 +1,12 @@
-"""One daemon round's pure core: window document + persisted state + journal -> file plan.
+"""One daemon round's pure core: columnar window + persisted state + journal -> file plan.
 
-The window document is ``build_round``'s (the ``dsbra observe`` output). Two things the
-daemon adds to it before the policy sees it:
+The window is ``dsbra.observe.window.build_window``'s, with the blocks of the files we raised
+and the window did not read added at zero tasks (``Window.with_cooling``: a file that cools is
+seen cooling and lowered back). Here the journal's per-file base replication wins over both
+the observed replication and the state's, so "base" is what the file had before our first
+change; then the round's one choreography, ``dsbra.policy.step.step``, decides and plans.
 
-- every block of each file we raised and that the window did not read, with zero tasks, so a
-  file that cools is seen cooling and lowered back (a block absent from the round is otherwise
-  invisible to the policy);
-- the journal's per-file base replication wins over both the observed replication and the
-  state's, so "base" is what the file had before our first change.
-
-Block ids are HDFS's numeric ids (int64) from the document's "blk_<n>" names on: eight bytes a
+Block ids are HDFS's numeric ids (int64) from the window's "blk_<n>" names on: eight bytes a
 block instead of a Python string, in the round and in the persisted state.
 """
 
@@ -24,12 +21,12 @@ import pyarrow.compute as pc
 
 from dsbra.errors import InputError
 from dsbra.policy import placement
+from dsbra.observe.window import Window
 from dsbra.policy.api import BlockState, Decision, FileTable, RoundInput
 from dsbra.experiment.design import Holdout
 from dsbra.policy.rails import FilePlan, Rails
 from dsbra.policy.registry import make_policy
 from dsbra.policy.step import step
-from dsbra.policy.roundjson import read_round
 
 
 @dataclass
@@ -42,27 +39,7 @@ class RoundResult:
     mode: str  #: dsbra.policy.step's ACTING, SWITCHED_OFF or PAUSED
 
 
-def add_cooling_blocks(doc: dict, located: dict[str, object], base: dict[str, int]) -> None:
-    """Append zero-task rows for the blocks of raised files the window did not read (in place).
-
-    ``located``: path -> FileBlocks (from :func:`dsbra.observe.window.file_blocks`).
-    """
-    seen = {b["block_id"] for b in doc["blocks"]}
-    live = set(doc["live_nodes"])
-    for path, fb in located.items():
-        if path not in base or fb is None:
-            continue
-        for bid, hosts, start, end in zip(fb.block_ids, fb.hosts, fb.starts, fb.ends):
-            if bid in seen:
-                continue
-            doc["blocks"].append({"block_id": bid, "nodes": [h for h in hosts if h in live],
-                                  "default_replicas": int(fb.replication), "tasks": 0,
-                                  "delayed_tasks": 0, "delay_s": 0.0, "path": path,
-                                  "bytes": int(end - start)})
-            seen.add(bid)
-
-
-def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
+def decide(window: Window, old: BlockState | None, journal_base: dict[str, int], *,
            profile: str | None, params: dict, rails: Rails,
            file_bytes: dict[str, int], stored_bytes: int | None = None,
            policy_name: str = "dsbra", holdout: Holdout | None = None,
@@ -77,11 +54,16 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     from the window, and the plan takes every file above its base back to it instead.
     ``paused``: the round decides and plans, and acts on nothing (:mod:`dsbra.policy.step`).
     """
-    ri, _, _ = read_round(doc)
-    ri = dataclasses.replace(ri, block_ids=block_numbers(ri.block_ids))
-    paths = [str(b.get("path", b["block_id"])) for b in doc["blocks"]]
+    paths = window.paths.tolist()
     file_of = {p: i for i, p in enumerate(dict.fromkeys(paths))}
-    fidx = np.array([file_of[p] for p in paths], np.int64)
+    fidx = np.fromiter((file_of[p] for p in paths), np.int64, len(paths))
+    ri = RoundInput(block_ids=block_numbers(window.block_ids), file_index=fidx,
+                    tasks=window.tasks, delayed_tasks=window.delayed_tasks,
+                    delay_s=window.delay_s, nonlocal_tasks=window.nonlocal_tasks,
+                    peak_readers=window.peak_readers, replica_indptr=window.replica_indptr,
+                    replica_nodes=window.replica_nodes, base_replication=window.replication,
+                    node_names=np.array(window.live_nodes, dtype=object),
+                    job_indptr=window.job_indptr, job_blocks=window.job_rows)
     st, unseen = split_state(old, ri)
     del old  # a caller passing its only reference frees the rows now held by st or unseen
     # base: the journal's (before our first change), else the state's, else as observed
@@ -89,14 +71,13 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
     for row, p in enumerate(paths):
         if p in journal_base:
             base[row] = journal_base[p]
-    ri = dataclasses.replace(ri, file_index=fidx, base_replication=base)
+    ri = dataclasses.replace(ri, base_replication=base)
     st = dataclasses.replace(st, base_replication=base, file_index=fidx)
     n_files = len(file_of)
     cur = np.zeros(n_files, np.int64)
+    cur[fidx] = window.replication  # a file's blocks share its replication
     fbase = np.full(n_files, np.iinfo(np.int16).max, np.int64)
-    for row, b in enumerate(doc["blocks"]):
-        cur[fidx[row]] = int(b["default_replicas"])
-        fbase[fidx[row]] = min(fbase[fidx[row]], int(base[row]))
+    np.minimum.at(fbase, fidx, base)
     fpaths = np.array(list(file_of), dtype=object)
     files = FileTable(paths=fpaths, base_replication=fbase, current_replication=cur,
                       length_bytes=[file_bytes.get(p, rails.block_bytes) for p in fpaths],
@@ -105,7 +86,7 @@ def decide(doc: dict, old: BlockState | None, journal_base: dict[str, int], *,
                              storage_base_bytes=float(stored_bytes) if stored_bytes else None)
     kw = dict(params)
     if policy_name == "dsbra":
-        kw.setdefault("delay_threshold_s", float(doc["params"]["delay_threshold_s"]))
+        kw.setdefault("delay_threshold_s", round(float(window.delay_threshold_s), 3))
         if profile is not None:
             kw["profile"] = profile
     policy = make_policy(policy_name, **kw)

@@ -33,7 +33,7 @@ from dsbra.daemon.page import experiment_estimate, read_journal
 from dsbra.daemon.page import render as render_page
 from dsbra.experiment.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records
 from dsbra.statedir import HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE
-from dsbra.daemon.round import add_cooling_blocks, decide, heat_document, top_hot_files
+from dsbra.daemon.round import decide, heat_document, top_hot_files
 from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
 from dsbra.hadoop.auth import login_from_keytab, secure_session
 from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
@@ -263,7 +263,7 @@ class Daemon:
         return start, int(time.time() * 1000)
 
     def run_round(self) -> dict:
-        from dsbra.observe.window import build_round, file_blocks, read_files
+        from dsbra.observe.window import build_window, file_blocks, read_files
 
         self.round += 1
         t0 = time.process_time()
@@ -285,12 +285,12 @@ class Daemon:
             files = read_files(self.ep, {o.path for o in obs if o.path} | set(raised))
             info["files_read"] = len(files)
             health = self.ep.jmx.namenode_health()
-            doc = build_round(self.collector, obs, window_start_ms=start, window_end_ms=end,
-                              detail=self.cfg.map_records.enabled, jobs=True, files=files,
-                              health=health)
+            window = build_window(self.collector, obs, window_start_ms=start,
+                                  window_end_ms=end, detail=self.cfg.map_records.enabled,
+                                  jobs=True, files=files, health=health)
             located = {p: file_blocks(v["located"], v["replication"]) if v else None
                        for p, v in files.items()}
-            add_cooling_blocks(doc, located, raised)
+            window = window.with_cooling(located, raised)
         except HadoopError as exc:
             self.collector.pending[:0] = obs  # not lost: the next round counts them
             self.collector.finished_jobs[:0] = jobs
@@ -302,11 +302,11 @@ class Daemon:
         e = self.cfg.experiment
         switchback = self._switchback_at(end)
         off = switchback is not None and switchback.arm_at(end) == OFF
-        self._keep_records(obs, doc, jobs, end, switchback)
+        self._keep_records(obs, window, jobs, end, switchback)
         holdout = self.assignments.holdout(e.holdout, e.seed)
         paused = self.paused
         # the loaded state is handed over, not kept: decide keeps only the rows it needs
-        res = decide(doc, load_state(self.dir / "state.parquet"), self.journal.base,
+        res = decide(window, load_state(self.dir / "state.parquet"), self.journal.base,
                      policy_name=self.cfg.policy.name, profile=self.cfg.policy.profile,
                      params=self.cfg.policy.params, rails=self.cfg.rails, file_bytes=file_bytes,
                      stored_bytes=health.get("capacity_used_bytes"), holdout=holdout, off=off,
@@ -342,10 +342,10 @@ class Daemon:
         save_state(self.dir / "state.parquet", res.state)
         info["refusals"] = reasons
         info["gavg"] = res.decision.gavg
-        info["delay_threshold_s"] = doc["params"]["delay_threshold_s"]
-        info["map_tasks"] = doc["observe"]["map_tasks"]
-        info["unmapped_tasks"] = doc["observe"]["unmapped_tasks"]
-        info["input_gone_tasks"] = doc["observe"]["input_gone_tasks"]
+        info["delay_threshold_s"] = round(window.delay_threshold_s, 3)
+        info["map_tasks"] = window.observe["map_tasks"]
+        info["unmapped_tasks"] = window.observe["unmapped_tasks"]
+        info["input_gone_tasks"] = window.observe["input_gone_tasks"]
         info["blocks"] = len(res.ri)
         info["health"] = health
         info["top_hot_files"] = top_hot_files(res, TOP_HOT)
@@ -396,7 +396,7 @@ class Daemon:
         """Why this cluster's scheduler gives dsbra nothing to act on (None: it does). The
         scheduler and its D go to the log at start and whenever they change, and to /status."""
         try:
-            s = self.collector.settings()  # refreshed by every round's build_round
+            s = self.collector.settings()  # refreshed by every round's build_window
         except HadoopError as exc:  # the round's own poll reports the outage
             log.warning("scheduler not read yet: %s", exc)
             return None
@@ -455,7 +455,7 @@ class Daemon:
         self.metrics.switchback_on.set(1 if arm[1] == ON else 0)
         return sb
 
-    def _keep_records(self, obs, doc: dict, jobs: list[dict], window_end_ms: int,
+    def _keep_records(self, obs, window, jobs: list[dict], window_end_ms: int,
                       switchback: Switchback | None) -> None:
         """The round's maps and finished jobs into state_dir/maps and jobs (a failure to
         write is logged, not fatal: the records serve the experiment's read-out, not the
@@ -463,7 +463,7 @@ class Daemon:
         m = self.cfg.map_records
         if not m.enabled:
             return
-        for kind, table in ((MAPS_DIR, lambda: map_records(obs, doc["observe"].pop("tasks"),
+        for kind, table in ((MAPS_DIR, lambda: map_records(obs, window.observe.pop("tasks"),
                                                           window_end_ms, switchback)),
                             (JOBS_DIR, lambda: job_records(jobs, window_end_ms, switchback))):
             store = RecordStore(self.dir / kind, m.max_age_days * 86400, m.max_bytes)

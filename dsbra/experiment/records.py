@@ -79,7 +79,7 @@ def job_records(jobs: list[dict], window_end_ms: int, switchback=None) -> pa.Tab
 
 
 def map_records(obs, task_rows: list[dict], window_end_ms: int, switchback=None) -> pa.Table:
-    """One row per observed map: ``obs`` (MapObservation) and ``build_round(detail=True)``'s
+    """One row per observed map: ``obs`` (MapObservation) and ``build_window(detail=True)``'s
     per-task rows, in the same order; ``switchback``: the experiment whose period each map
     launched in."""
     if len(obs) != len(task_rows):

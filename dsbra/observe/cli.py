@@ -87,7 +87,7 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
     from tqdm import tqdm
 
     from dsbra.observe.collector import Collector, Endpoints
-    from dsbra.observe.window import build_round
+    from dsbra.observe.window import build_window
 
     urls = resolve_urls(rm_url, webhdfs_url, jhs_url)
     ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=user)
@@ -121,9 +121,9 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
     obs = collector.take()
     log.info("window %d..%d: %d map tasks, %d HTTP requests", start_ms, end_ms, len(obs),
              ep.stats.requests)
-    doc = build_round(collector, obs, window_start_ms=start_ms, window_end_ms=end_ms,
-                      grace_s=grace_s, settle_s=settle_s, delay_threshold_s=delay_threshold_s,
-                      jobs=True)
+    doc = build_window(collector, obs, window_start_ms=start_ms, window_end_ms=end_ms,
+                       grace_s=grace_s, settle_s=settle_s, delay_threshold_s=delay_threshold_s,
+                       jobs=True).document()
     text = format_table(doc, top) if fmt == "table" else json.dumps(doc, indent=1)
     if output == "-":
         click.echo(text)

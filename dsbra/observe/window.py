@@ -8,6 +8,7 @@ file), the NodeManagers' capacity and the NameNode's live DataNodes. The countin
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -193,16 +194,149 @@ def map_to_blocks(obs: list[MapObservation], files: dict[str, dict | None]) -> B
     return out
 
 
-def build_round(collector: Collector, obs: list[MapObservation], *, window_start_ms: int,
-                window_end_ms: int, grace_s: float | None = None, settle_s: float | None = None,
-                delay_threshold_s: float | None = None, detail: bool = False,
-                jobs: bool = False, files: dict[str, dict | None] | None = None,
-                health: dict | None = None) -> dict:
-    """The ``dsbra plan`` input for this window, plus an ``observe`` section about the window.
-    ``jobs``: also which blocks each job's maps read (``jobs``: job id -> block ids), for the
-    policy's co-read options. ``files`` (:func:`read_files` of at least the window's paths) and
-    ``health`` (the NameNode's, ``Jmx.namenode_health``): what the caller read this round
-    already, so a round reads each file and the NameNode's health once; read here if not."""
+@dataclass
+class Window:
+    """One window's blocks, columnar: what a round's policy reads, as observe measured it.
+
+    Rows are the blocks the window's maps read (most delayed first: summed wait, then delayed
+    and all tasks, then id), then any the daemon adds (:meth:`with_cooling`). Replicas are a
+    CSR over ``live_nodes``; each job of the window is the rows its maps read (a CSR over the
+    jobs in id order). :meth:`document` is the edge form, `dsbra observe`'s JSON and `dsbra
+    plan`'s input; the daemon hands the columns to the policy as they are."""
+
+    block_ids: np.ndarray  #: "blk_<n>", HDFS's names
+    paths: np.ndarray  #: each block's file
+    replication: np.ndarray  #: its file's replication (>= 1)
+    replica_indptr: np.ndarray
+    replica_nodes: np.ndarray  #: indices into ``live_nodes``
+    tasks: np.ndarray
+    delayed_tasks: np.ndarray
+    delay_s: np.ndarray  #: summed delay-scheduling wait, to the millisecond as reported
+    nonlocal_tasks: np.ndarray
+    peak_readers: np.ndarray
+    block_bytes: np.ndarray  #: a block's length where known (the daemon's rows), else -1
+    live_nodes: list[str]
+    delay_threshold_s: float
+    observe: dict  #: about the window: its span, the scheduler's settings, counts, health
+    job_ids: list[str] | None = None
+    job_indptr: np.ndarray | None = None
+    job_rows: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.block_ids)
+
+    def with_cooling(self, located: dict[str, FileBlocks | None],
+                     raised: dict[str, int]) -> Window:
+        """This window plus a zero-task row for each block of a ``raised`` file the window did
+        not read (``located``: path -> its blocks, :func:`file_blocks`), so a file that cools is
+        seen cooling and lowered back: a block absent from the round is invisible to the policy."""
+        seen = set(self.block_ids.tolist())
+        live = {h: j for j, h in enumerate(self.live_nodes)}
+        ids, paths, repl, nodes, lengths, sizes = [], [], [], [], [], []
+        for path, fb in located.items():
+            if path not in raised or fb is None:
+                continue
+            for bid, hosts, start, end in zip(fb.block_ids, fb.hosts, fb.starts, fb.ends):
+                if bid in seen:
+                    continue
+                held = [live[h] for h in hosts if h in live]
+                ids.append(bid)
+                paths.append(path)
+                repl.append(int(fb.replication))
+                nodes.extend(held)
+                lengths.append(len(held))
+                sizes.append(int(end - start))
+                seen.add(bid)
+        if not ids:
+            return self
+        zeros = np.zeros(len(ids), np.int64)
+        cat = np.concatenate
+        return dataclasses.replace(
+            self, block_ids=cat((self.block_ids, np.array(ids, object))),
+            paths=cat((self.paths, np.array(paths, object))),
+            replication=cat((self.replication, repl)),
+            replica_indptr=cat((self.replica_indptr,
+                                self.replica_indptr[-1] + np.cumsum(lengths))),
+            replica_nodes=cat((self.replica_nodes, np.array(nodes, self.replica_nodes.dtype))),
+            tasks=cat((self.tasks, zeros)), delayed_tasks=cat((self.delayed_tasks, zeros)),
+            delay_s=cat((self.delay_s, np.zeros(len(ids)))),
+            nonlocal_tasks=cat((self.nonlocal_tasks, zeros)),
+            peak_readers=cat((self.peak_readers, zeros)),
+            block_bytes=cat((self.block_bytes, sizes)))
+
+    def document(self) -> dict:
+        """The window as `dsbra observe --json` writes it and `dsbra plan` reads it."""
+        blocks = []
+        for r in range(len(self)):
+            held = self.replica_nodes[self.replica_indptr[r]:self.replica_indptr[r + 1]]
+            block = {"block_id": str(self.block_ids[r]),
+                     "nodes": [self.live_nodes[j] for j in held.tolist()],
+                     "default_replicas": int(self.replication[r]), "tasks": int(self.tasks[r]),
+                     "delayed_tasks": int(self.delayed_tasks[r]),
+                     "delay_s": float(self.delay_s[r]), "y": 0.0, "n": 0,
+                     "nonlocal_tasks": int(self.nonlocal_tasks[r]),
+                     "peak_readers": int(self.peak_readers[r]), "path": str(self.paths[r])}
+            if self.block_bytes[r] >= 0:
+                block["bytes"] = int(self.block_bytes[r])
+            blocks.append(block)
+        doc = {"params": {"delay_threshold_s": round(self.delay_threshold_s, 3)},
+               "live_nodes": list(self.live_nodes), "blocks": blocks, "observe": self.observe}
+        if self.job_ids is not None:
+            doc["jobs"] = {job: [str(self.block_ids[r]) for r in
+                                 self.job_rows[self.job_indptr[k]:self.job_indptr[k + 1]]]
+                           for k, job in enumerate(self.job_ids)}
+        return doc
+
+    @classmethod
+    def from_document(cls, doc: dict) -> Window:
+        """The inverse of :meth:`document`, for a window a document holds (``dsbra observe
+        --json``'s output, or a test's hand-written round); no checks beyond its shape."""
+        live = list(doc["live_nodes"])
+        node = {h: j for j, h in enumerate(live)}
+        blocks = doc["blocks"]
+        col = lambda key, dtype, default=0: np.array(  # noqa: E731
+            [b.get(key, default) for b in blocks], dtype)
+        held = [[node[h] for h in b["nodes"]] for b in blocks]
+        ids = np.array([str(b["block_id"]) for b in blocks], object)
+        window = cls(
+            block_ids=ids, paths=np.array([str(b.get("path", b["block_id"])) for b in blocks],
+                                          object),
+            replication=col("default_replicas", np.int64),
+            replica_indptr=np.concatenate(([0], np.cumsum([len(h) for h in held]))).astype(
+                np.int64),
+            replica_nodes=np.array([j for h in held for j in h], np.int32),
+            tasks=col("tasks", np.int64), delayed_tasks=col("delayed_tasks", np.int64),
+            delay_s=col("delay_s", np.float64), nonlocal_tasks=col("nonlocal_tasks", np.int64),
+            peak_readers=col("peak_readers", np.int64), block_bytes=col("bytes", np.int64, -1),
+            live_nodes=live, delay_threshold_s=float(doc["params"]["delay_threshold_s"]),
+            observe=doc.get("observe", {}))
+        if doc.get("jobs") is not None:
+            row = {bid: r for r, bid in enumerate(ids.tolist())}
+            window = window.with_jobs({job: [row[str(b)] for b in read]
+                                       for job, read in doc["jobs"].items()})
+        return window
+
+    def with_jobs(self, rows_by_job: dict[str, list[int]]) -> Window:
+        """The window's jobs (job id -> the rows its maps read), as a CSR in job id order."""
+        job_ids = sorted(rows_by_job)
+        rows = [list(dict.fromkeys(rows_by_job[j])) for j in job_ids]
+        return dataclasses.replace(
+            self, job_ids=job_ids,
+            job_indptr=np.concatenate(([0], np.cumsum([len(r) for r in rows]))).astype(np.int64),
+            job_rows=np.array([r for rs in rows for r in rs], np.int64))
+
+
+def build_window(collector: Collector, obs: list[MapObservation], *, window_start_ms: int,
+                 window_end_ms: int, grace_s: float | None = None, settle_s: float | None = None,
+                 delay_threshold_s: float | None = None, detail: bool = False,
+                 jobs: bool = False, files: dict[str, dict | None] | None = None,
+                 health: dict | None = None) -> Window:
+    """This window's blocks and what observe knows about the window. ``detail``: each map's
+    attribution in ``observe["tasks"]`` (the daemon's map records); ``jobs``: which blocks
+    each job's maps read, for the policy's co-read options. ``files`` (:func:`read_files` of
+    at least the window's paths) and ``health`` (the NameNode's, ``Jmx.namenode_health``):
+    what the caller read this round already, so a round reads each file and the NameNode's
+    health once; read here if not given."""
     settings = collector.settings(refresh=True)
     ep = collector.ep
     d = delay_threshold_s
@@ -223,7 +357,6 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
         files = read_files(ep, [o.path for o in obs if o.path])
     blocks = map_to_blocks(obs, files)
     block_of, row_info = blocks.block_of, blocks.rows
-    unmapped, input_gone = blocks.unmapped, blocks.input_gone
     rm_nodes = collector.nodes(refresh=True)
     params = AttributionParams(d, grace, settle, passed_over=not settings.reports_skips)
     per_task, m = compute_blocks(obs, collector.containers, rm_nodes, block_of, len(row_info),
@@ -231,17 +364,30 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
     if health is None:
         health = ep.jmx.namenode_health()
     live = health["live_datanodes"] or sorted({h for _, hosts, _, _ in row_info for h in hosts})
-    blocks = []
-    for r, (bid, hosts, repl, path) in enumerate(row_info):
-        blocks.append({
-            "block_id": bid, "nodes": [h for h in hosts if h in live] if live else hosts,
-            "default_replicas": int(max(repl, 1)), "tasks": int(m.tasks[r]),
-            "delayed_tasks": int(m.delayed_tasks[r]), "delay_s": round(float(m.delay_s[r]), 3),
-            "y": 0.0, "n": 0,
-            "nonlocal_tasks": int(m.nonlocal_tasks[r]), "peak_readers": int(m.peak_readers[r]),
-            "path": path})
+    node = {h: j for j, h in enumerate(live)}
+    # to the millisecond as `dsbra observe` reports it (Python's rounding: the same floats)
+    delay_s = np.array([round(float(v), 3) for v in m.delay_s], np.float64)
+    delayed = np.asarray(m.delayed_tasks, np.int64)
+    tasks = np.asarray(m.tasks, np.int64)
+    names = [bid for bid, _, _, _ in row_info]
+    # most delayed first, as `dsbra observe` lists them (and the policy's ties break)
+    order = sorted(range(len(row_info)),
+                   key=lambda r: (-delay_s[r], -delayed[r], -tasks[r], names[r]))
+    held = [[node[h] for h in row_info[r][1] if h in node] for r in order]
+    window = Window(
+        block_ids=np.array([names[r] for r in order], object),
+        paths=np.array([row_info[r][3] for r in order], object),
+        replication=np.array([max(row_info[r][2], 1) for r in order], np.int64),
+        replica_indptr=np.concatenate(([0], np.cumsum([len(h) for h in held]))).astype(np.int64),
+        replica_nodes=np.array([j for h in held for j in h], np.int32),
+        tasks=tasks[order], delayed_tasks=delayed[order], delay_s=delay_s[order],
+        nonlocal_tasks=np.asarray(m.nonlocal_tasks, np.int64)[order],
+        peak_readers=np.asarray(m.peak_readers, np.int64)[order],
+        block_bytes=np.full(len(order), -1, np.int64), live_nodes=live, delay_threshold_s=d,
+        observe=_about(settings, collector, health, obs, blocks, per_task, window_start_ms,
+                       window_end_ms, grace, settle))
     if detail:
-        per_task_rows = [
+        window.observe["tasks"] = [
             {"attempt_id": o.attempt_id, "path": o.path, "start": o.start,
              "block_id": row_info[b][0] if b >= 0 else None,
              "wait_s": round(float(per_task["wait_s"][j]), 3),
@@ -250,35 +396,36 @@ def build_round(collector: Collector, obs: list[MapObservation], *, window_start
              "replica_local": o.node in row_info[b][1] if b >= 0 else None,
              "sampled": bool(per_task["sampled"][j])}
             for j, (o, b) in enumerate(zip(obs, block_of))]
-    blocks.sort(key=lambda b: (-b["delay_s"], -b["delayed_tasks"], -b["tasks"], b["block_id"]))
-    doc = {
-        "params": {"delay_threshold_s": round(d, 3)},
-        "live_nodes": live,
-        "blocks": blocks,
-        "observe": {
-            "window_start_ms": window_start_ms, "window_end_ms": window_end_ms,
-            "delay_scheduling": settings.delay_scheduling,
-            "node_locality_threshold": settings.node_threshold,
-            "node_heartbeat_s": settings.heartbeat_s, "nodemanagers": settings.nodes,
-            "delay_threshold_min_s": round(settings.min_delay_s, 3), "grace_s": round(grace, 3),
-            "settle_s": round(settle, 3),
-            "map_tasks": len(obs), "unmapped_tasks": unmapped,
-            "input_gone_tasks": input_gone,
-            "delayed_tasks": int(per_task["delayed"].sum()),
-            "delay_s": round(float(per_task["delay_s"].sum()), 3),
-            "node_local_tasks": int(per_task["local"].sum()),
-            "tasks_judged_on_rm_samples": int(per_task["sampled"].sum()),
-            "skipped_records": collector.skipped,
-            "safe_mode": health["safe_mode"], "missing_blocks": health["missing_blocks"],
-            "under_replicated_blocks": health["under_replicated_blocks"],
-            "http_requests": ep.stats.requests,
-        } | ({"tasks": per_task_rows} if detail else {}),
-    }
     if jobs:
-        read_by_job: dict[str, set] = {}
+        row_of = {r: k for k, r in enumerate(order)}
+        by_job: dict[str, list[int]] = {}
         for o, b in zip(obs, block_of):
             if b >= 0:
-                read_by_job.setdefault(o.job_id, set()).add(row_info[b][0])
-        doc["jobs"] = {job: sorted(ids) for job, ids in sorted(read_by_job.items())}
-    return doc
+                by_job.setdefault(o.job_id, []).append(b)
+        window = window.with_jobs({job: [row_of[b] for b in sorted(set(rows),
+                                                                   key=lambda b: names[b])]
+                                   for job, rows in by_job.items()})
+    return window
 
+
+def _about(settings, collector: Collector, health: dict, obs, blocks: BlockRows, per_task,
+           window_start_ms: int, window_end_ms: int, grace: float, settle: float) -> dict:
+    """The window's ``observe`` section: its span, the scheduler's settings, the counts."""
+    return {
+        "window_start_ms": window_start_ms, "window_end_ms": window_end_ms,
+        "delay_scheduling": settings.delay_scheduling,
+        "node_locality_threshold": settings.node_threshold,
+        "node_heartbeat_s": settings.heartbeat_s, "nodemanagers": settings.nodes,
+        "delay_threshold_min_s": round(settings.min_delay_s, 3), "grace_s": round(grace, 3),
+        "settle_s": round(settle, 3),
+        "map_tasks": len(obs), "unmapped_tasks": blocks.unmapped,
+        "input_gone_tasks": blocks.input_gone,
+        "delayed_tasks": int(per_task["delayed"].sum()),
+        "delay_s": round(float(per_task["delay_s"].sum()), 3),
+        "node_local_tasks": int(per_task["local"].sum()),
+        "tasks_judged_on_rm_samples": int(per_task["sampled"].sum()),
+        "skipped_records": collector.skipped,
+        "safe_mode": health["safe_mode"], "missing_blocks": health["missing_blocks"],
+        "under_replicated_blocks": health["under_replicated_blocks"],
+        "http_requests": collector.ep.stats.requests,
+    }

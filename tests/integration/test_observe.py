@@ -19,7 +19,7 @@ from hdfs import InsecureClient
 
 from dsbra.cluster.jobs import submit_job
 from dsbra.observe.collector import Collector, Endpoints
-from dsbra.observe.window import build_round
+from dsbra.observe.window import build_window
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(900)]
 
@@ -105,7 +105,7 @@ def test_live_collector_maps_every_task_to_its_block_and_survives_a_restart(
         assert o.scheduled_ms <= o.launch_ms <= o.finish_ms
         assert (o.locality == "NODE_LOCAL") == (o.node in o.split_hosts)
 
-    doc = build_round(reference, ref, window_start_ms=since, window_end_ms=int(time.time() * 1000))
+    doc = build_window(reference, ref, window_start_ms=since, window_end_ms=int(time.time() * 1000)).document()
     rows = {b["block_id"]: b for b in doc["blocks"]}
     for key, blk in t.items():
         assert rows[blk["block_id"]]["tasks"] == 1

@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from dsbra.daemon import round as round_mod
-from dsbra.daemon.round import (add_cooling_blocks, block_numbers, decide, merge_state,
-                                top_hot_files)
+from dsbra.daemon.round import block_numbers, decide, merge_state, top_hot_files
 from dsbra.errors import InputError
-from dsbra.observe.window import FileBlocks
+from dsbra.observe.window import FileBlocks, Window
 from dsbra.policy.api import BlockState
 from dsbra.policy.rails import Rails
 
@@ -20,7 +19,9 @@ NODES = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
 
 
 def _doc(blocks):
-    return {"params": {"delay_threshold_s": 10.0}, "live_nodes": NODES, "blocks": blocks}
+    """A window as `dsbra observe --json` would write it."""
+    return Window.from_document({"params": {"delay_threshold_s": 10.0}, "live_nodes": NODES,
+                                 "blocks": blocks})
 
 
 def _block(bid, path, nodes, tasks=0, delayed=0, delay=0.0):
@@ -31,9 +32,9 @@ def _block(bid, path, nodes, tasks=0, delayed=0, delay=0.0):
 def test_a_raised_file_not_read_is_added_and_lowered_to_its_journal_base():
     doc = _doc([_block("blk_2", "/cold", ["10.0.0.2"], tasks=1)])
     raised = FileBlocks(3, np.array([0]), np.array([100]), ["blk_1"], [NODES])
-    add_cooling_blocks(doc, {"/hot": raised, "/cold": None}, {"/hot": 1})
-    assert [b["block_id"] for b in doc["blocks"]] == ["blk_2", "blk_1"]
-    assert doc["blocks"][1]["tasks"] == 0 and doc["blocks"][1]["default_replicas"] == 3
+    doc = doc.with_cooling({"/hot": raised, "/cold": None}, {"/hot": 1})
+    assert list(doc.block_ids) == ["blk_2", "blk_1"]
+    assert doc.tasks[1] == 0 and doc.replication[1] == 3 and doc.block_bytes[1] == 100
     res = decide(doc, None, {"/hot": 1}, profile=None, params={}, rails=Rails(),
                  file_bytes={"/hot": 100, "/cold": 100})
     assert res.state.base_replication[1] == 1  # the journal's base, not the observed 3
@@ -166,7 +167,7 @@ def test_the_heat_document_lists_each_lowered_files_new_replication_and_block_ho
     doc = _doc([_block("blk_3", "/cold", ["10.0.0.3"], tasks=1)])
     raised = FileBlocks(3, np.array([0, 100]), np.array([100, 200]), ["blk_1", "blk_2"],
                         [["10.0.0.3", "10.0.0.1", "10.0.0.2"], ["10.0.0.2", "10.0.0.1"]])
-    add_cooling_blocks(doc, {"/hot": raised}, {"/hot": 1})
+    doc = doc.with_cooling({"/hot": raised}, {"/hot": 1})
     res = decide(doc, None, {"/hot": 1}, profile=None, params={}, rails=Rails(),
                  file_bytes={"/hot": 200, "/cold": 100})
     lowering = res.plan.target < res.plan.current

@@ -18,6 +18,7 @@ from dsbra.experiment.records import MAP_RECORD_SCHEMA, RecordStore, map_records
 from dsbra.daemon.round import decide
 from dsbra.errors import ConfigError, StateError
 from dsbra.observe.collector import MapObservation
+from dsbra.observe.window import Window
 from dsbra.experiment.design import CONTROL, TREATMENT, Holdout
 from dsbra.policy.rails import Rails
 
@@ -61,11 +62,12 @@ def _doc():
         return {"block_id": bid, "nodes": [node], "default_replicas": 1, "tasks": tasks,
                 "delayed_tasks": delayed, "delay_s": delay, "path": path}
 
-    return {"params": {"delay_threshold_s": 10.0}, "live_nodes": NODES,
-            "blocks": [block("blk_1", "/hot-a", NODES[0], 12, 8, 60.0),
-                       block("blk_2", "/hot-b", NODES[1], 12, 8, 60.0),
-                       *(block(f"blk_{3 + i}", f"/cold-{i}", NODES[2 + i % 2], 1, 0, 0.0)
-                         for i in range(6))]}
+    return Window.from_document({
+        "params": {"delay_threshold_s": 10.0}, "live_nodes": NODES,
+        "blocks": [block("blk_1", "/hot-a", NODES[0], 12, 8, 60.0),
+                   block("blk_2", "/hot-b", NODES[1], 12, 8, 60.0),
+                   *(block(f"blk_{3 + i}", f"/cold-{i}", NODES[2 + i % 2], 1, 0, 0.0)
+                     for i in range(6))]})
 
 
 def test_a_held_out_raise_is_journaled_and_not_sent(tmp_path):

@@ -14,7 +14,7 @@ from dsbra.errors import HadoopError
 from dsbra.observe import jhist
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.http_fixtures import Replayer, session_for
-from dsbra.observe.window import build_round
+from dsbra.observe.window import build_window
 
 from observe_captured import JHS, NN, RM, ReplayClock, captured, expected
 
@@ -78,8 +78,8 @@ def test_mutated_replies_never_crash_the_collector(scenario, target, choice, rep
         c.settings()
         for _ in range(exp["polls"]):
             c.poll()
-        build_round(c, c.take(), window_start_ms=exp["since_ms"],
-                    window_end_ms=exp["window_end_ms"])
+        build_window(c, c.take(), window_start_ms=exp["since_ms"],
+                     window_end_ms=exp["window_end_ms"]).document()
     except HadoopError:
         pass
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from dsbra.observe.window import build_round
+from dsbra.observe.window import build_window
 
 from observe_captured import bodies, expected, replay_collector
 
@@ -21,7 +21,7 @@ def test_replay_reproduces_the_live_observations(scenario):
 def test_replay_reproduces_the_live_round(scenario):
     c, ep, replayer, exp = replay_collector(scenario)
     obs = c.take()
-    doc = build_round(c, obs, window_start_ms=exp["since_ms"], window_end_ms=exp["window_end_ms"])
+    doc = build_window(c, obs, window_start_ms=exp["since_ms"], window_end_ms=exp["window_end_ms"]).document()
     live = exp["round"]
     doc["observe"].pop("http_requests"), live["observe"].pop("http_requests")
     assert doc == live
@@ -34,7 +34,7 @@ def test_a_deleted_temporary_input_is_counted_not_warned(scenario, caplog):
     c, ep, replayer, exp = replay_collector(scenario)
     obs = c.take()
     caplog.set_level("DEBUG", logger="dsbra")
-    doc = build_round(c, obs, window_start_ms=exp["since_ms"], window_end_ms=exp["window_end_ms"])
+    doc = build_window(c, obs, window_start_ms=exp["since_ms"], window_end_ms=exp["window_end_ms"]).document()
     gone = [o for o in obs if "/grep-temp-" in (o.path or "")]
     assert gone and doc["observe"]["input_gone_tasks"] == len(gone)
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
@@ -109,8 +109,8 @@ def test_jobs_list_the_blocks_each_jobs_maps_read(scenario):
     per-task rows map them (maps not mapped to a block are left out)."""
     c, ep, replayer, exp = replay_collector(scenario)
     obs = c.take()
-    doc = build_round(c, obs, window_start_ms=exp["since_ms"], window_end_ms=exp["window_end_ms"],
-                      detail=True, jobs=True)
+    doc = build_window(c, obs, window_start_ms=exp["since_ms"], window_end_ms=exp["window_end_ms"],
+                       detail=True, jobs=True).document()
     job_of = {o.attempt_id: o.job_id for o in obs}
     expected_jobs: dict[str, set] = {}
     for row in doc["observe"]["tasks"]:
@@ -118,8 +118,8 @@ def test_jobs_list_the_blocks_each_jobs_maps_read(scenario):
             expected_jobs.setdefault(job_of[row["attempt_id"]], set()).add(row["block_id"])
     assert expected_jobs and {j: set(b) for j, b in doc["jobs"].items()} == expected_jobs
     assert all(b == sorted(b) for b in doc["jobs"].values())
-    assert "jobs" not in build_round(c, obs, window_start_ms=exp["since_ms"],
-                                     window_end_ms=exp["window_end_ms"])
+    assert "jobs" not in build_window(c, obs, window_start_ms=exp["since_ms"],
+                                      window_end_ms=exp["window_end_ms"]).document()
 
 
 def test_each_finished_job_is_handed_out_once_with_the_rms_times(scenario, tmp_path):
