@@ -21,7 +21,7 @@ COMMANDS: dict[str, str] = {
     "cluster": "dsbra.cluster.cli:cluster",
     "conf": "dsbra.conf.cli:conf",
     "impact": "dsbra.experiment.cli:impact_command",
-    "docker": "dsbra.cluster.docker_cli:docker",
+    "docker": "dsbra.cluster.cli:docker",
     "plan": "dsbra.policy.cli:plan",
     "report": "dsbra.report.cli:report_command",
     "observe": "dsbra.observe.cli:observe",
