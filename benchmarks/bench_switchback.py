@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 
 from dsbra.bench.replay import daemon_command, stop_daemon
-from dsbra.bench.sitting import (LAYOUT, cluster_up, daemon_config, data_seed, dsbra, set_data_replication,
-                                 set_max_am_share, wait_for_quiet)
+from dsbra.bench.sitting import (LAYOUT, cluster_up, daemon_config, data_seed, dsbra,
+                                 set_data_replication, set_max_am_share, wait_for_quiet)
 from dsbra.bench.switchback_sitting import compare, table
 from dsbra.cluster import cluster as cl
 from dsbra.experiment import switchback

@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path
 
 from dsbra.experiment.config import ExperimentConfig
-from dsbra.experiment.impact import METRICS, impact, per_file_sums
 from dsbra.experiment.design import TREATMENT
+from dsbra.experiment.impact import METRICS, impact, per_file_sums
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate

@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
-from dsbra.stats import T95
 from dsbra.sim.config import PLACEMENTS, SimConfig
 from dsbra.sim.replicas import Topology
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
+from dsbra.stats import T95
 
 # (setup, workload overrides, seeds, policies). FB-2010's first 3,000 jobs: real input-path
 # popularity on 600 nodes, about 8 s of CPU a run (the full 12 h takes 60-100 s).

@@ -108,8 +108,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from dsbra.bench.attribution_scoring import CAPACITY_FROZEN, HELD_OUT, attribute_record
-from dsbra.bench.ground_truth import (AppActivities, capacity_log, debug_capacity_scheduler, scheduler_log,
-                                      trace_scheduler)
+from dsbra.bench.ground_truth import (AppActivities, capacity_log, debug_capacity_scheduler,
+                                      scheduler_log, trace_scheduler)
 from dsbra.cluster.jobs import grep_lines, submit_spaced
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.window import LAUNCH_ALLOWANCE_S, read_files

@@ -24,15 +24,15 @@ import numpy as np
 
 from dsbra.errors import InputError
 from dsbra.experiment.config import ExperimentConfig
-from dsbra.experiment.impact import impact
 from dsbra.experiment.design import Switchback
+from dsbra.experiment.impact import impact
+from dsbra.experiment.switchback import (estimate, job_exposure, judge_finished_jobs, period_means,
+                                         queue_adjusted, queue_adjusted_blocks)
 from dsbra.policy.profiles import PRE_HOLD_PROFILE
 from dsbra.sim.config import SimConfig
 from dsbra.sim.run import WorkloadSpec, simulate
 from dsbra.sim.setups import setup
 from dsbra.stats import mean_t_interval
-from dsbra.experiment.switchback import (estimate, job_exposure, judge_finished_jobs, period_means,
-                                     queue_adjusted, queue_adjusted_blocks)
 
 #: (named setup, workload changes): a workload an hour long, so that a switchback of
 #: 5-minute periods has six blocks; "uniform" is hotspot-stress without its hot spots

@@ -22,8 +22,8 @@ from dsbra.cluster.confdir import DEFAULT_QUEUES, allocation_file
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.daemon.config import bundled_cluster_section
-from dsbra.hadoop.hdfs import HdfsActor
 from dsbra.hadoop import locality
+from dsbra.hadoop.hdfs import HdfsActor
 
 WORKERS = 4
 DELAY_MS = 10_000

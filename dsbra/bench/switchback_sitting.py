@@ -22,8 +22,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from dsbra.experiment.assignment import recorded_switchbacks
-from dsbra.experiment.switchback import (block_differences, estimate, period_means, read_queue_adjusted,
-                                     read_tables)
+from dsbra.experiment.switchback import (block_differences, estimate, period_means,
+                                         read_queue_adjusted, read_tables)
 from dsbra.stats import mean_difference_interval, mean_t_interval
 
 

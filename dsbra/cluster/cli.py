@@ -11,14 +11,16 @@ from pathlib import Path
 
 import click
 
+from dsbra.cli_options import job_properties, state_dir_option
 from dsbra.cluster import cluster as cl
-from dsbra.cluster.docker import DEFAULT_SUBNET, build as build_image, render_compose
+from dsbra.cluster.docker import DEFAULT_SUBNET
+from dsbra.cluster.docker import build as build_image
+from dsbra.cluster.docker import render_compose
 from dsbra.cluster.install import ensure_hadoop
 from dsbra.cluster.paths import StateLayout
-from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HA_FAILOVERS, HADOOP_VERSION, HADOOP_VERSIONS, SCHEDULERS,
-                                SHARED_CACHE_ROOT, ClusterSpec, parse_size)
+from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HA_FAILOVERS, HADOOP_VERSION, HADOOP_VERSIONS,
+                                SCHEDULERS, SHARED_CACHE_ROOT, ClusterSpec, parse_size)
 from dsbra.cluster.values import load_values
-from dsbra.cli_options import job_properties, state_dir_option
 from dsbra.errors import ClusterError, InputError
 
 

@@ -25,8 +25,8 @@ import requests
 from tqdm import tqdm
 
 from dsbra.cluster import daemons as dmn
-from dsbra.cluster import processes as procs
 from dsbra.cluster import netns
+from dsbra.cluster import processes as procs
 from dsbra.cluster import security as sec
 from dsbra.cluster import state as st
 from dsbra.cluster.confdir import DEFAULT_CAPACITY_QUEUES, DEFAULT_QUEUES, write_configs

@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dsbra.cluster import state as st
 from dsbra.cluster import security as sec
+from dsbra.cluster import state as st
 from dsbra.cluster.confdir import jvm_opts, jvm_security_opts
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout

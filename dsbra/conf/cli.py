@@ -8,13 +8,13 @@ from pathlib import Path
 import click
 import requests
 
+from dsbra.cli_options import secure_sessions, security_options
+from dsbra.cluster.values import load_values
 from dsbra.conf.advice import advise
 from dsbra.conf.check import compare, notes, read_live, read_rendered
 from dsbra.conf.delay import size_capacity_delay, size_delay
 from dsbra.conf.render import render_values, write_rendered
-from dsbra.cluster.values import load_values
 from dsbra.errors import InputError
-from dsbra.cli_options import secure_sessions, security_options
 
 
 @click.group("conf")

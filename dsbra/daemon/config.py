@@ -253,8 +253,8 @@ def _validate(obj, prefix: str):
         if obj.poll_s <= 0 or obj.poll_s > obj.interval_s:
             raise ConfigError(f"config: poll_s must be in (0, interval_s], got {obj.poll_s}")
     elif isinstance(obj, PolicyConfig):
-        from dsbra.policy.registry import make_policy
         from dsbra.policy.profiles import PARAM_NAMES, PROFILES
+        from dsbra.policy.registry import make_policy
 
         one_of("config: policy.name", obj.name, DAEMON_POLICIES, error=ConfigError)
         if obj.name != "dsbra":

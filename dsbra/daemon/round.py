@@ -20,10 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dsbra.errors import InputError
-from dsbra.policy import placement
-from dsbra.observe.window import Window
-from dsbra.policy.api import BlockState, Decision, FileTable, RoundInput
 from dsbra.experiment.design import Holdout
+from dsbra.observe.window import Window
+from dsbra.policy import placement
+from dsbra.policy.api import BlockState, Decision, FileTable, RoundInput
 from dsbra.policy.rails import FilePlan, Rails
 from dsbra.policy.registry import make_policy
 from dsbra.policy.step import step

@@ -27,20 +27,20 @@ from dsbra.act.cluster_lock import ClusterLock
 from dsbra.act.health import refusals
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
-from dsbra.experiment.assignment import ASSIGNMENTS_FILE, Assignments, switchback_of
-from dsbra.daemon.prometheus import Metrics
 from dsbra.daemon.page import experiment_estimate, read_journal
 from dsbra.daemon.page import render as render_page
-from dsbra.experiment.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records
-from dsbra.statedir import HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE
+from dsbra.daemon.prometheus import Metrics
 from dsbra.daemon.round import decide, heat_document, top_hot_files
 from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
+from dsbra.experiment.assignment import ASSIGNMENTS_FILE, Assignments, switchback_of
+from dsbra.experiment.design import OFF, ON, Switchback
+from dsbra.experiment.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records
 from dsbra.hadoop.auth import login_from_keytab, secure_session
 from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
-from dsbra.experiment.design import OFF, ON, Switchback
 from dsbra.policy.profiles import DEFAULT_PROFILE
 from dsbra.policy.state import load_state, save_state
 from dsbra.policy.step import PAUSED
+from dsbra.statedir import HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE
 
 log = logging.getLogger("dsbra.daemon")
 
@@ -107,8 +107,8 @@ class Daemon:
         self._lock_fh = fh
 
     def connect(self) -> None:
-        from dsbra.observe.urls import resolve_urls
         from dsbra.observe.collector import Collector, Endpoints
+        from dsbra.observe.urls import resolve_urls
 
         c = self.cfg.cluster
         urls = resolve_urls(c.rm, c.webhdfs, c.jhs)

@@ -32,11 +32,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dsbra.errors import InputError
 from dsbra.experiment.assignment import ASSIGNMENTS_FILE, SWITCHBACK_FILE, Assignments
+from dsbra.experiment.design import CONTROL, TREATMENT
 from dsbra.experiment.records import MAPS_DIR, read_map_records
 from dsbra.statedir import STATUS_FILE
-from dsbra.errors import InputError
-from dsbra.experiment.design import CONTROL, TREATMENT
 from dsbra.stats import bootstrap_ratio_diff, units_needed
 
 METRICS = ("node_locality", "delay_wait_s", "map_s")

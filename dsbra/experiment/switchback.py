@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.experiment.queue_replay import (job_latency, peak_running, replayed_response, replayed_worlds,
-                                       slot_overhead)
 from dsbra.experiment.design import Switchback
+from dsbra.experiment.queue_replay import (job_latency, peak_running, replayed_response,
+                                           replayed_worlds, slot_overhead)
 from dsbra.stats import mean_t_interval, pairs_needed
 
 #: complete blocks (an on and an off period, each with jobs) below which no interval is drawn

@@ -29,7 +29,7 @@ import fastavro
 from dsbra.errors import HadoopError, StateError
 from dsbra.hadoop import shapes
 from dsbra.hadoop.locality import NODE_LOCALITY_DELAY
-from dsbra.hadoop.rest import (AppMaster, JobHistory, Jmx, RequestStats, ResourceManager, WebHdfs,
+from dsbra.hadoop.rest import (AppMaster, Jmx, JobHistory, RequestStats, ResourceManager, WebHdfs,
                                split_urls)
 from dsbra.observe import activities, jhist, splits
 from dsbra.observe.delay_threshold import SchedulerSettings, settings_from_conf

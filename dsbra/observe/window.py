@@ -17,8 +17,7 @@ import numpy as np
 from dsbra.errors import HadoopError
 from dsbra.hadoop import shapes
 from dsbra.observe.collector import Collector, Container, MapObservation
-from dsbra.signals import (AttributionParams, Containers, MapTasks, Samples, attribute,
-                           block_metrics)
+from dsbra.signals import AttributionParams, Containers, MapTasks, Samples, attribute, block_metrics
 
 log = logging.getLogger(__name__)
 

@@ -27,9 +27,9 @@ import numpy as np
 from dsbra.errors import ConfigError
 from dsbra.experiment.design import OFF
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
-from dsbra.sim.replicas import Replicas, Topology, hdfs_default_placement
 from dsbra.sim.metrics import Window
 from dsbra.sim.observed import Observer
+from dsbra.sim.replicas import Replicas, Topology, hdfs_default_placement
 from dsbra.sim.scheduler import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Job, Scheduler
 from dsbra.sim.workload import Workload
 from dsbra.sim.yarn import Asks, Container, am_heartbeat

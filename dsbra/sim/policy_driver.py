@@ -14,14 +14,14 @@ import logging
 
 import numpy as np
 
-from dsbra.policy.api import FileTable, RoundInput
 from dsbra.experiment.design import CONTROL, OFF, ON, TREATMENT, Holdout, Switchback
+from dsbra.experiment.switchback import judge_finished_jobs
+from dsbra.policy.api import FileTable, RoundInput
 from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails
 from dsbra.policy.registry import make_policy
 from dsbra.policy.step import PAUSED, SWITCHED_OFF, Step, step
 from dsbra.sim.replicas import default_add_targets, default_drop_nodes
-from dsbra.experiment.switchback import judge_finished_jobs
 
 MB = 1 << 20
 log = logging.getLogger(__name__)
