@@ -39,7 +39,6 @@ import json
 import logging
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,6 +57,7 @@ from dsbra.policy.api import RoundInput
 from dsbra.policy.rails import plan_files
 from dsbra.policy.registry import make_policy
 from dsbra.policy.state import load_state, save_state
+from dsbra.stats import repeats_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -191,11 +191,6 @@ def rss_breakdown(rss: dict) -> dict:
     return groups
 
 
-def spread(values: list[float]) -> dict:
-    return {"min": round(min(values), 3), "median": round(statistics.median(values), 3),
-            "max": round(max(values), 3)}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -229,19 +224,19 @@ def main() -> None:
     round_total = [a + b["total"] for a, b in zip(collect_total, runs)]
     result = {
         "jobs": args.jobs, "blocks": args.blocks, "nodes": NODES, "repeat": args.repeat,
-        "collect": {"polls_cpu_s": spread([c["polls_cpu_s"] for c in collect]),
-                    "build_round_cpu_s": spread([c["build_round_cpu_s"] for c in collect]),
+        "collect": {"polls_cpu_s": repeats_summary([c["polls_cpu_s"] for c in collect], 3),
+                    "build_round_cpu_s": repeats_summary([c["build_round_cpu_s"] for c in collect], 3),
                     "polls_per_window": collect[0]["polls"],
                     "map_tasks": collect[0]["map_tasks"],
                     "requests": collect[0]["requests"]},
-        "decide_act": {k: spread([r[k] for r in runs]) for k in
+        "decide_act": {k: repeats_summary([r[k] for r in runs], 3) for k in
                        ("load_state", "decide", "plan_and_dry_run", "merge_and_save_state",
                         "total")},
         "decisions": runs[0]["decisions"],
-        "round_cpu_s": spread(round_total),
+        "round_cpu_s": repeats_summary(round_total, 3),
         "rss_blocks": args.rss_blocks,
         "rss_gib": round(rss["peak"] / 2**30, 3),
-        "rss_gib_runs": spread([r["peak"] / 2**30 for r in rss_runs]),
+        "rss_gib_runs": repeats_summary([r["peak"] / 2**30 for r in rss_runs], 3),
         "rss_breakdown_mib": rss_breakdown(rss),
         "rss_gib_blk_names": round(rss_names["peak"] / 2**30, 3),
         "targets": TARGETS,

@@ -19,7 +19,6 @@ import os
 import platform
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -29,17 +28,14 @@ from pathlib import Path
 from tqdm import tqdm
 
 from dsbra.cluster.cluster import readiness
-from dsbra.cluster.docker import BASE_IMAGE, build, docker_client, image_tag, render_compose, work_dir
+from dsbra.cluster.docker import (BASE_IMAGE, build, docker_client, image_tag, render_compose,
+                                  work_dir)
 from dsbra.cluster.spec import ClusterSpec
+from dsbra.stats import repeats_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "dsbra-bench"
 SUBNET = "172.29.9.0/24"
-
-
-def summary(values: list[float]) -> dict:
-    return {"median": round(statistics.median(values), 1), "min": round(min(values), 1),
-            "max": round(max(values), 1), "runs": [round(v, 1) for v in values]}
 
 
 def compose(folder: Path, *args: str) -> None:
@@ -153,8 +149,8 @@ def main() -> None:
         **builds,
         "image_mb": sizes,
         "layers_over_1mb": layers,
-        "up_seconds": summary(up_times),
-        "idle_memory_mib": summary(memory),
+        "up_seconds": repeats_summary(up_times, 1),
+        "idle_memory_mib": repeats_summary(memory, 1),
         "loadavg_1m": {"before": round(load_before[0], 1), "after": round(os.getloadavg()[0], 1)},
         "notes": "up: `docker compose up -d` from nothing (down -v before) until every DataNode and NodeManager "
                  "registered, HDFS left safe mode and the JHS answers. Memory: the containers' usage less page "

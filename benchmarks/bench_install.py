@@ -25,7 +25,6 @@ import os
 import platform
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -34,6 +33,7 @@ from pathlib import Path
 
 from dsbra.cluster.paths import stage_sources
 from dsbra.daemon.config import bundled_cluster_section
+from dsbra.stats import repeats_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -128,11 +128,6 @@ def peak_rss_mb(cmd, cwd: Path, timeout: float = 300) -> tuple[float, str]:
     return usage.ru_maxrss / 1024, text
 
 
-def summary(values: list[float], digits: int = 3) -> dict:
-    return {"median": round(statistics.median(values), digits), "min": round(min(values), digits),
-            "max": round(max(values), digits), "runs": [round(v, digits) for v in values]}
-
-
 def wait_quiet(limit: float, timeout: float = 600) -> float:
     """Seconds waited until the 1-minute load average fell below ``limit`` (or ``timeout``)."""
     start = time.monotonic()
@@ -215,7 +210,7 @@ def main() -> None:
         for label, cmd in commands.items():
             for name in order:
                 start[label][name].append(wall(cmd(venvs[name]), work))
-    start = {c: {n: summary(v) for n, v in by.items()} for c, by in start.items()}
+    start = {c: {n: repeats_summary(v, 3) for n, v in by.items()} for c, by in start.items()}
     load["after"] = os.getloadavg()[0]
 
     memory = {}
@@ -234,13 +229,13 @@ def main() -> None:
                 if "round=1 blocks=" not in text:
                     raise SystemExit(f"no round logged by the {name} install:\n{text[-2000:]}")
                 runs[name].append(mb)
-        memory["dsbra run --once (peak RSS, MB)"] = {n: summary(v, 1) for n, v in runs.items()}
+        memory["dsbra run --once (peak RSS, MB)"] = {n: repeats_summary(v, 1) for n, v in runs.items()}
     loaded = {"default": [], "full": []}
     for i in range(args.rss_repeats):
         for name in ("default", "full"):
             mb, _ = peak_rss_mb([venvs[name] / "bin" / "python", "-c", "import dsbra.daemon.service"], work)
             loaded[name].append(mb)
-    memory["python -c 'import dsbra.daemon.service' (peak RSS, MB)"] = {n: summary(v, 1) for n, v in loaded.items()}
+    memory["python -c 'import dsbra.daemon.service' (peak RSS, MB)"] = {n: repeats_summary(v, 1) for n, v in loaded.items()}
 
     doc = {
         "command": " ".join(["python", "benchmarks/bench_install.py", *sys.argv[1:]]),

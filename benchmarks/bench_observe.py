@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import time
 from pathlib import Path
 
 from dsbra.bench.synthetic import COLLECTOR_CAPTURE, replay_collector
+from dsbra.stats import repeats_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,21 +46,17 @@ def main() -> None:
     args = ap.parse_args()
     runs = [one_run(args.jobs) for _ in range(args.repeat)]
 
-    def stats(values):
-        return {"median": round(statistics.median(values), 4), "min": round(min(values), 4),
-                "max": round(max(values), 4)}
-
     first = [r["polls"][0] for r in runs]
     steady = [p for r in runs for p in r["polls"][1:]]
     worst = [max(p["cpu_s"] for p in r["polls"]) for r in runs]
     result = {
         "jobs": args.jobs, "repeat": args.repeat, "polls_per_run": len(runs[0]["polls"]),
         "source": "replayed captured responses (collector-binary), ids rewritten per job",
-        "first_poll": {"requests": stats([p["requests"] for p in first]),
-                       "cpu_s": stats([p["cpu_s"] for p in first])},
-        "steady_poll": {"requests": stats([p["requests"] for p in steady]),
-                        "cpu_s": stats([p["cpu_s"] for p in steady])},
-        "worst_poll_cpu_s": stats(worst),
+        "first_poll": {"requests": repeats_summary([p["requests"] for p in first], 4),
+                       "cpu_s": repeats_summary([p["cpu_s"] for p in first], 4)},
+        "steady_poll": {"requests": repeats_summary([p["requests"] for p in steady], 4),
+                        "cpu_s": repeats_summary([p["cpu_s"] for p in steady], 4)},
+        "worst_poll_cpu_s": repeats_summary(worst, 4),
         "counted_tasks": runs[0]["counted_tasks"],
         "target": "<= 1 s collector CPU per poll at 100 running jobs",
         "command": f".venv/bin/python benchmarks/bench_observe.py --jobs {args.jobs} "

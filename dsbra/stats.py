@@ -196,9 +196,10 @@ def reps_to_separate(diffs) -> int | None:
     return None
 
 
-def repeats_summary(values: list[float]) -> dict:
-    """A measurement repeated: every run's value, the median, min and max (to 2 decimals), as the
-    cluster benchmarks record their timings and memory (too few runs, on a shared machine, for
-    a mean and its interval)."""
-    return {"runs": [round(v, 2) for v in values], "median": round(statistics.median(values), 2),
-            "min": round(min(values), 2), "max": round(max(values), 2)}
+def repeats_summary(values: list[float], digits: int = 2) -> dict:
+    """A measurement repeated: every run's value, the median, min and max (to ``digits``
+    decimals), as the benchmarks record their timings and memory (too few runs, on a shared
+    machine, for a mean and its interval)."""
+    return {"runs": [round(v, digits) for v in values],
+            "median": round(statistics.median(values), digits),
+            "min": round(min(values), digits), "max": round(max(values), digits)}
