@@ -1,13 +1,17 @@
 """The simulator against the real cluster, arm by arm, on the same schedule (issue 11 item 6).
 
 Input: a results set of `benchmarks/run_bench_matrix.py` (``<arm>/rep<k>/`` real replays and
-the ``schedule.json`` they ran). The simulator's model is calibrated to those runs:
+the ``schedule.json`` they ran). The simulator's model is calibrated to those runs by
+dsbra/sim/calibration.py (the task model, the AM start-up, and the slots and heartbeat fitted on
+the static arm), and the fit is recorded in ``sim-vs-real.json``, which dsbra/sim/fitted.py's
+``load_fit`` reads:
 
 - cluster: 4 workers on 2 racks, replication 2, 64 MiB blocks, delay scheduling with
   D = 10 s for node and rack locality (off for ``static-nodelay``), as the replays ran;
-- task model: overhead = the median node-local map (launch to finish) less its local read at
-  the measured node-local rate (``network.json``); rack and off-rack read rates from the median
-  rack-local and off-switch maps (the simulator's cost is overhead + MB / rate of the level);
+- task model (``calibration.task_model``): overhead = the median node-local map (launch to
+  finish) less its local read at the measured node-local rate (``network.json``); rack and
+  off-rack read rates from the median rack-local and off-switch maps (the simulator's cost is
+  overhead + MB / rate of the level);
 - the MapReduce ApplicationMasters, by ``--model``:
   - ``am`` (default): simulated. Every job's AM holds one container of a NodeManager until the
     job ends; a NodeManager has 4 vcores and every container takes one (its 2560 MB would hold
@@ -56,63 +60,14 @@ import numpy as np
 
 from dsbra.bench.analysis import CAUSE_KEYS, causes_by_arm, handed_on_share, mean_causes, targets
 from dsbra.report.paper import captured
-from dsbra.report.runs import Run, arm_table, find_runs
+from dsbra.report.runs import arm_table, find_runs
+from dsbra.sim import calibration
 from dsbra.sim.config import BINDINGS, BUNDLED_AM_HEARTBEAT_S
-from dsbra.sim.fitted import ARM_POLICY, DELAY_S, INTERVAL_S, arm_config
-from dsbra.sim.run import WorkloadSpec, simulate
+from dsbra.sim.fitted import DELAY_S, INTERVAL_S, simulate_arm
 from dsbra.stats import mean_or_none
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE = 10.0, 0.15
-HEARTBEATS = (0.5, 1.0, 2.0, 3.0, 4.0)
-SLOTS = (1, 2, 3, 4, 5)
-AM_SLOTS = (2, 3, 4, 5)  # with AMs: a node must hold one AM and at least one map
-#: AM start-up (AM start -> its maps pending) tried in the fit besides the measured first-job gap:
-#: under load the AMs start slower than the first one did on a quiet cluster
-AM_STARTUP_S = (10.0, 20.0, 30.0, 45.0, 60.0, 90.0)
-MAX_AM_SHARE = 0.5  # the bundled queues' maxAMShare (dsbra/cluster/confdir.py)
-
-
-def map_phase(run) -> tuple[dict[str, float], dict[str, float]]:
-    """Per job: when its maps became pending (first scheduled_s) and its map-phase response."""
-    t = run.tasks
-    pending: dict[str, float] = {}
-    for job, s in zip(t["job_id"], t["scheduled_s"]):
-        pending[job] = min(pending.get(job, s), s)
-    j = run.jobs
-    response = {job: fin - pending[job] for job, fin in zip(j["job_id"], j["finish_s"]) if job in pending}
-    return pending, response
-
-
-def task_model(runs) -> dict:
-    """Overhead and read rates from the real maps' launch-to-finish seconds per locality."""
-    secs: dict[int, list[float]] = {0: [], 1: [], 2: []}
-    for run in runs:
-        t = run.tasks
-        for loc, a, b in zip(t["locality"], t["launch_s"], t["finish_s"]):
-            secs[int(loc)].append(b - a)
-    local_mbps = _local_read_mbps(json.loads((RESULTS / "network.json").read_text()))
-    med = {k: statistics.median(v) if v else None for k, v in secs.items()}
-    overhead = med[0] - 64.0 / local_mbps
-
-    def rate(seconds: float | None, fallback: float) -> float:
-        """64 MB over a map's time beyond the overhead; ``fallback`` without such maps."""
-        return 64.0 / (seconds - overhead) if seconds is not None and seconds > overhead else fallback
-
-    rack = rate(med[1], local_mbps)
-    rates = [local_mbps, rack, rate(med[2], rack)]  # no off-rack map: as a rack-local one
-    return {"task_overhead_s": round(overhead, 2), "cpu_s_per_mb": 0.0,
-            "read_mbps_local": round(rates[0], 2), "read_mbps_rack": round(rates[1], 2),
-            "read_mbps_remote": round(rates[2], 2),
-            "sources": {"median_map_s": {n: (round(v, 2) if v is not None else None)
-                                         for n, v in zip(("node", "rack", "off"), med.values())},
-                        "maps": {n: len(v) for n, v in zip(("node", "rack", "off"), secs.values())},
-                        "local_read_mbps": round(local_mbps, 1)}}
-
-
-def _local_read_mbps(network: dict) -> float:
-    """The node-local 64 MiB read rate bench_network.py measured (its median)."""
-    return float(network["levels"]["node_local"]["median_mb_s"])
 
 
 def mean_running_maps(run) -> float:
@@ -130,10 +85,6 @@ def mean_first_map_s(run) -> float:
     return float(np.mean(np.asarray(j["start_s"], float) - np.asarray(j["submit_s"], float)))
 
 
-def mean_wait(runs) -> float:
-    return statistics.fmean(w for run in runs for w in run.tasks["wait_s"])
-
-
 def shifted_schedule(schedule: dict, pending_by_rep: list[dict[str, float]]) -> dict:
     """The schedule with every job arriving when its maps became pending (mean over reps)."""
     jobs = []
@@ -142,31 +93,6 @@ def shifted_schedule(schedule: dict, pending_by_rep: list[dict[str, float]]) -> 
         jobs.append({**job, "submit_s": round(statistics.fmean(seen), 3) if seen else job["submit_s"]})
     jobs.sort(key=lambda j: j["submit_s"])
     return {**schedule, "jobs": jobs}
-
-
-def am_startup_s(runs) -> float:
-    """Median over ``runs`` of their first-submitted job's gap from submission to its first
-    map request: the AM's start-up when no other AM holds it up."""
-    gaps = []
-    for run in runs:
-        pending, _ = map_phase(run)
-        j = run.jobs
-        first = int(np.argmin(j["submit_s"]))
-        gaps.append(pending[j["job_id"][first]] - j["submit_s"][first])
-    return statistics.median(gaps)
-
-
-def simulate_arm(arm: str, schedule_path: Path, model: dict, slots: int, seeds: int, out: Path,
-                 interval_s: float, heartbeat_s: float, am: dict, binding: dict,
-                 capacity_node_delay: int | None = None) -> list[Path]:
-    dirs = []
-    for seed in range(seeds):
-        cfg = arm_config(arm, model, slots, interval_s, heartbeat_s, am, binding, seed,
-                         capacity_node_delay)
-        run_dir = out / "sim" / arm / f"seed{seed}"
-        simulate(cfg, WorkloadSpec(source=f"schedule:{schedule_path}"), out_dir=run_dir)
-        dirs.append(run_dir)
-    return dirs
 
 
 def main() -> None:
@@ -182,7 +108,7 @@ def main() -> None:
                          "heartbeat), instead of the first job's measured gap")
     ap.add_argument("--max-am-share", type=float, default=None,
                     help="the runs were run_bench_matrix.py --max-am-share X (arms <arm>-amshareX): "
-                         f"the queues' maxAMShare in the simulator too (default {MAX_AM_SHARE})")
+                         f"the queues' maxAMShare in the simulator too (default {calibration.MAX_AM_SHARE})")
     ap.add_argument("--capacity-node-delay", type=int, default=None,
                     help="the runs were on the Capacity Scheduler with this node-locality-delay "
                          "(run_bench_matrix.py --scheduler capacity); default: the Fair Scheduler")
@@ -200,43 +126,34 @@ def main() -> None:
     binding = {"binding": a.binding, "am_heartbeat_s": a.am_heartbeat_s}
     schedule = json.loads((a.results / "schedule.json").read_text())
     suffix = f"-amshare{a.max_am_share:g}" if a.max_am_share is not None else ""
-    arms_dirs = [a.results / (arm + suffix) for arm in ARM_POLICY if (a.results / (arm + suffix)).is_dir()]
-    real = {arm.removesuffix(suffix): runs for arm, runs in find_runs(arms_dirs).items()}
+    real = calibration.sitting_runs(a.results, suffix)
     all_runs = [r for runs in real.values() for r in runs]
-    model = task_model(all_runs)
+    network = json.loads((RESULTS / "network.json").read_text())
+    model = calibration.task_model(calibration.sitting_maps(all_runs), calibration.local_read_mbps(network))
     sim_dirs, real_resp, schedules = {}, {}, {}
     if a.model == "am":
-        first_gap = round(am_startup_s([r for arm, runs in real.items() if ARM_POLICY[arm][1] for r in runs]), 2)
-        am = {"am_slots": 1.0, "max_am_share": a.max_am_share or MAX_AM_SHARE, "am_startup_s": first_gap}
-        startup_grid = (first_gap, *AM_STARTUP_S) if a.fit_am_startup else (first_gap,)
-        slot_grid = AM_SLOTS
+        first_gap = calibration.first_job_gap_s(real)
+        am = {"am_slots": 1.0, "max_am_share": a.max_am_share or calibration.MAX_AM_SHARE,
+              "am_startup_s": first_gap}
+        startup_grid = (first_gap, *calibration.AM_STARTUP_S) if a.fit_am_startup else (first_gap,)
+        slot_grid = calibration.AM_SLOTS
         for arm, runs in real.items():
             real_resp[arm] = [mean_or_none(r.jobs["response_s"]) for r in runs]
             schedules[arm] = a.results / "schedule.json"
     else:
-        am, slot_grid, startup_grid, first_gap = {}, SLOTS, (None,), None
+        am, slot_grid, startup_grid, first_gap = {}, calibration.SLOTS, (None,), None
         for arm, runs in real.items():
-            phases = [map_phase(r) for r in runs]
+            phases = [calibration.map_phase(r) for r in runs]
             real_resp[arm] = [mean_or_none(list(resp.values())) for _, resp in phases]
             path = a.results / "sim" / arm / "schedule.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(shifted_schedule(schedule, [p for p, _ in phases]), indent=1) + "\n")
             schedules[arm] = path
-    real_wait = mean_wait(real["static"])
+    real_wait = calibration.mean_wait(real["static"])
     real_static = statistics.fmean(real_resp["static"])
-    fit = {}
-    for slots in slot_grid:
-        for hb in HEARTBEATS:
-            for startup in startup_grid:
-                trial = am | ({"am_startup_s": startup} if startup is not None else {})
-                name = f"s{slots}-hb{hb:g}" + (f"-am{startup:g}" if startup is not None else "")
-                runs = [Run.load(d) for d in simulate_arm(
-                    "static", schedules["static"], model, slots, a.seeds, a.results / "fit" / name,
-                    a.interval_s, hb, trial, binding, a.capacity_node_delay)]
-                resp = statistics.fmean(mean_or_none(r.jobs["response_s"]) for r in runs)
-                wait = mean_wait(runs)
-                fit[(slots, hb, startup)] = (abs(resp / real_static - 1) + abs(wait / real_wait - 1), resp, wait)
-    slots, heartbeat, startup = min(fit, key=lambda k: fit[k][0])
+    fit = calibration.fit_static(schedules["static"], model, am, real_static, real_wait, slot_grid, startup_grid,
+                                 a.seeds, a.results / "fit", a.interval_s, binding, a.capacity_node_delay)
+    slots, heartbeat, startup = calibration.best(fit)
     if startup is not None:
         am = am | {"am_startup_s": startup}
     for arm, path in schedules.items():

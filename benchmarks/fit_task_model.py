@@ -1,11 +1,14 @@
-"""Fit the simulator's per-map cost model to the real bundled cluster's measured map times.
+"""The simulator's task model on the real bundled cluster's recorded maps, and the spread it leaves.
 
 Source: every map observation of the committed recorded runs
 (benchmarks/results/validate_attribution-*.raw.json.gz, ``obs``: launch_ms, finish_ms, locality,
-length bytes). The simulator's model is ``task_overhead_s + MB x (cpu_s_per_mb + 1 / read MB/s
-of the locality)``; least squares per locality gives the overhead (intercept) and the per-MB
-cost where the input lengths vary enough to identify a slope, and the residuals say how much of
-a map's time the model leaves unexplained.
+length bytes), whose inputs, unlike a sitting's one-block maps, are of several sizes. The model
+is the one compare_sim_real.py fits on a sitting (dsbra/sim/calibration.py's ``task_model``:
+``task_overhead_s + MB / read MB/s of the locality``, from the median map of each locality and
+the node-local rate in ``network.json``), fitted here on these maps; the report is what it leaves
+unexplained: per locality the maps' times (median, quartiles, mean), their inputs' range, and
+the residuals |real - modelled seconds| (median and 90th percentile), a spread the simulator
+does not model.
 
     .venv/bin/python benchmarks/fit_task_model.py [--out benchmarks/results/task-model-fit.json]
 """
@@ -13,57 +16,13 @@ a map's time the model leaves unexplained.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path
 
-import numpy as np
+from dsbra.sim import calibration
 
 RESULTS = Path(__file__).resolve().parent / "results"
-LOCALITIES = ("NODE_LOCAL", "RACK_LOCAL", "OFF_SWITCH")
-MB = 1 << 20
-
-
-def load(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(seconds launch->finish, MB read, locality index) of every finished map."""
-    secs, mbs, loc = [], [], []
-    for p in paths:
-        for o in json.load(gzip.open(p))["obs"]:
-            if o.get("finish_ms") and o.get("launch_ms") and o.get("locality") in LOCALITIES:
-                secs.append((o["finish_ms"] - o["launch_ms"]) / 1000)
-                mbs.append(o["length"] / MB)
-                loc.append(LOCALITIES.index(o["locality"]))
-    return np.array(secs), np.array(mbs), np.array(loc)
-
-
-def fit(secs: np.ndarray, mbs: np.ndarray, loc: np.ndarray) -> dict:
-    out: dict = {"maps": int(len(secs)), "by_locality": {}}
-    for i, name in enumerate(LOCALITIES):
-        s, m = secs[loc == i], mbs[loc == i]
-        if not len(s):
-            continue
-        q1, med, q3 = np.percentile(s, [25, 50, 75])
-        row = {"maps": int(len(s)), "median_s": med, "iqr_s": [q1, q3],
-               "mean_s": float(s.mean()), "input_mb_range": [float(m.min()), float(m.max())]}
-        if np.ptp(m) > 1e-6:  # a slope is identifiable only if the inputs differ in size
-            slope, icpt = np.polyfit(m, s, 1)
-            row.update(overhead_s=float(icpt), s_per_mb=float(slope))
-            resid = s - (icpt + slope * m)
-        else:
-            row.update(overhead_s=float(med), s_per_mb=None)
-            resid = s - med
-        row["residual_mad_s"] = float(np.median(np.abs(resid)))
-        row["residual_p90_abs_s"] = float(np.percentile(np.abs(resid), 90))
-        out["by_locality"][name] = {k: (float(v) if isinstance(v, np.floating) else v)
-                                    for k, v in row.items()}
-    node = out["by_locality"].get("NODE_LOCAL")
-    if node:
-        out["task_overhead_s"] = node["overhead_s"]
-        out["nonlocal_extra_s"] = {
-            name: r["median_s"] - node["median_s"]
-            for name, r in out["by_locality"].items() if name != "NODE_LOCAL"}
-    return out
 
 
 def main() -> None:
@@ -74,15 +33,20 @@ def main() -> None:
     args = ap.parse_args()
     if not args.runs:
         sys.exit("fit_task_model: no recorded runs (benchmarks/results/validate_attribution-*)")
-    res = fit(*load(args.runs))
+    maps = calibration.recorded_maps(args.runs)
+    network = json.loads((RESULTS / "network.json").read_text())
+    model = calibration.task_model(maps, calibration.local_read_mbps(network))
+    res = {"task_model": model} | calibration.task_model_report(maps, model)
     res["runs"] = [p.name for p in args.runs]
     res["command"] = "python benchmarks/fit_task_model.py " + " ".join(sys.argv[1:])
     args.out.write_text(json.dumps(res, indent=1) + "\n")
-    print(f"{res['maps']} maps from {len(args.runs)} runs")
+    print(f"{res['maps']} maps from {len(args.runs)} runs; task model: overhead {model['task_overhead_s']} s, "
+          f"reads {model['read_mbps_local']} / {model['read_mbps_rack']} / {model['read_mbps_remote']} MB/s "
+          "node / rack / off-rack")
     for name, r in res["by_locality"].items():
         print(f"{name:11s} n={r['maps']:5d} median {r['median_s']:.2f} s IQR "
-              f"{r['iqr_s'][0]:.2f}-{r['iqr_s'][1]:.2f} s overhead {r['overhead_s']:.2f} s "
-              f"s/MB {r['s_per_mb']} residual MAD {r['residual_mad_s']:.2f} s")
+              f"{r['iqr_s'][0]:.2f}-{r['iqr_s'][1]:.2f} s residual MAD {r['residual_mad_s']:.2f} s "
+              f"p90 {r['residual_p90_abs_s']:.2f} s")
     print(f"wrote {args.out}")
 
 

@@ -1,10 +1,10 @@
 """The simulator set up as the bundled cluster ran a real sitting (run_bench_matrix.py): 4 workers
 on 2 racks, replication 2, 64 MiB blocks, D = 10 s, the daemon's 30 s rounds, and the task
-model, slots, heartbeat and ApplicationMasters that benchmarks/compare_sim_real.py fitted on the
-sitting's static arm (its sim-vs-real.json). The scripts that predict real sittings in the
-simulator (compare_sim_real.py, sim_candidates_fitted.py, sim_yarn_binding.py,
-choose_hotspot_schedule.py, sim_churn.py) build their configurations here, so they simulate
-one cluster."""
+model, slots, heartbeat and ApplicationMasters fitted on the sitting's static arm
+(dsbra/sim/calibration.py, the fit benchmarks/compare_sim_real.py records in the sitting's
+sim-vs-real.json: :func:`load_fit`). The scripts that predict real sittings in the simulator
+(compare_sim_real.py, sim_candidates_fitted.py, sim_yarn_binding.py, choose_hotspot_schedule.py,
+sim_churn.py) build their configurations here, so they simulate one cluster."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from pathlib import Path
 
 from dsbra.policy.profiles import DEFAULT_PROFILE, PRE_HOLD_PROFILE, PROFILES, DsbraParams
 from dsbra.sim.config import SimConfig
+from dsbra.sim.run import WorkloadSpec, simulate
 
 #: a replay arm -> (policy, delay scheduling on)
 ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
               "dsbra": ("dsbra", True), "calibrated": ("dsbra", True),
               "paper-literal": ("dsbra", True), "scarlett": ("scarlett", True),
               "dare": ("dare", True), "oracle": ("oracle", True)}
-#: the arms the simulator runs beyond the replays' (compare_sim_real.py fits on ARM_POLICY's):
+#: the arms the simulator runs beyond the replays' (the calibration fits on ARM_POLICY's):
 #: ``dsbra-hold``, the default since 2026-12-02
 SIM_ARM_POLICY = {**ARM_POLICY, "dsbra-hold": ("dsbra", True)}
 #: a DSBRA arm -> its profile (``dsbra``: the default the committed sittings ran, PRE_HOLD_PROFILE)
@@ -64,6 +65,21 @@ def arm_config(arm: str, model: dict, slots: int, interval_s: float, heartbeat_s
                      seed=seed, **am, **{k: v for k, v in model.items() if k != "sources"})
 
 
+def simulate_arm(arm: str, schedule_path: Path, model: dict, slots: int, seeds: int, out: Path,
+                 interval_s: float, heartbeat_s: float, am: dict, binding: dict,
+                 capacity_node_delay: int | None = None) -> list[Path]:
+    """``arm`` on the sitting's schedule over ``seeds`` placements (:func:`arm_config`, seeds
+    0..seeds-1): the runs' directories, ``out/sim/<arm>/seed<k>``."""
+    dirs = []
+    for seed in range(seeds):
+        cfg = arm_config(arm, model, slots, interval_s, heartbeat_s, am, binding, seed,
+                         capacity_node_delay)
+        run_dir = out / "sim" / arm / f"seed{seed}"
+        simulate(cfg, WorkloadSpec(source=f"schedule:{schedule_path}"), out_dir=run_dir)
+        dirs.append(run_dir)
+    return dirs
+
+
 def scaled_arm_config(fit: dict, arm: str, seed: int, nodes: int,
                       am_heartbeat_s: float) -> SimConfig:
     """:func:`arm_config` with :func:`load_fit`'s ``fit`` on ``nodes`` workers, YARN binding:
@@ -76,9 +92,9 @@ def scaled_arm_config(fit: dict, arm: str, seed: int, nodes: int,
 
 def fitted_config(fit: dict, policy: str, seed: int, params: dict | None = None,
                   max_am_share: float | None = None) -> SimConfig:
-    """The simulator as compare_sim_real.py fitted it to the real cluster (``fit``: its
-    sim-vs-real.json; ``max_am_share``: the queues' maxAMShare instead of the fitted cluster's),
-    running ``policy`` with ``params``."""
+    """The simulator as the calibration fitted it to the real cluster (``fit``: the
+    sim-vs-real.json compare_sim_real.py wrote; ``max_am_share``: the queues' maxAMShare instead
+    of the fitted cluster's), running ``policy`` with ``params``."""
     model = {k: v for k, v in fit["task_model"].items() if k != "sources"}
     am = {k: fit["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")}
     if max_am_share is not None:
@@ -92,8 +108,9 @@ def fitted_config(fit: dict, policy: str, seed: int, params: dict | None = None,
 
 
 def load_fit(fit_path: Path) -> dict:
-    """compare_sim_real.py's fit on a sitting's static arm (its sim-vs-real.json) as
-    :func:`arm_config` takes it: task model, slots, node heartbeat, AMs, and the sitting's schedule."""
+    """The calibration's fit on a sitting's static arm (dsbra/sim/calibration.py; the
+    sim-vs-real.json compare_sim_real.py wrote) as :func:`arm_config` takes it: task model,
+    slots, node heartbeat, AMs, and the sitting's schedule."""
     doc = json.loads(fit_path.read_text())
     return {"model": doc["task_model"], "slots": doc["slots_per_node"], "heartbeat_s": doc["heartbeat_s"],
             "am": {k: doc["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")},
