@@ -171,6 +171,8 @@ def plan_files(ri: RoundInput, decision: Decision, rails: Rails,
     Memory follows the decided blocks, not the round: no array here is per block or per file
     of the round except the passes that sum the extra bytes already in place.
     """
+    if not len(decision.replicate_block) and not len(decision.dereplicate_block):
+        return _nothing_planned(ri, decision, rails)
     # per decided block: its delta, its file; placement CSR per decided-up block
     add = np.diff(decision.replicate_indptr)
     blocks = np.concatenate((decision.replicate_block, decision.dereplicate_block))
@@ -313,6 +315,24 @@ def _grant_prefix(rows, target, current, length, status, replicas_left, bytes_le
     later = rows[n_fit + 1:]
     target[later] = current[later]
     status[later] = code
+
+
+def _nothing_planned(ri: RoundInput, decision: Decision, rails: Rails) -> FilePlan:
+    """The plan of a round that decided nothing, as :func:`plan_files` would fold it (most of a
+    quiet cluster's rounds: this skips its passes over empty arrays)."""
+    extra = (_one_block_extra_bytes(ri, rails.block_bytes) if ri.files is None
+             else _extra_bytes(ri.files))
+    paths = np.empty(0, object if ri.files is None else ri.files.paths.dtype)
+    none, nothing = np.zeros(0, np.int64), np.zeros(0, np.int8)
+    return FilePlan(file_index=none, paths=paths, current=none, wanted=none, target=none,
+                    rf=np.zeros(0, np.float64), rule=nothing, status=nothing,
+                    would_target=none, placement_indptr=np.zeros(1, np.int64),
+                    placement_nodes=np.zeros(0, np.int32), gavg=decision.gavg,
+                    policy=decision.policy, extra_bytes_before=extra, extra_bytes_after=extra,
+                    summary={"files_wanted": 0, "files_changed": 0, "replicas_added": 0,
+                             "replicas_removed": 0, "bytes_added": 0,
+                             "storage_budget_bytes": rails.storage_budget_bytes,
+                             "files_held_out": 0})
 
 
 def _extra_bytes(files: FileTable) -> int:

@@ -82,6 +82,8 @@ class PolicyDriver:
         self.state = None
         self.topo, self.dataset, self.replicas = topology, dataset, replicas
         self.copy_mbps = copy_mbps
+        #: the daemon's rails as the simulator has them: no caps, the replica matrix's width
+        self.rails = Rails(max_replication=replicas.width)
         n = dataset.n_blocks
         self.block_ids = np.arange(n, dtype=np.int64)
         self.block_bytes = dataset.block_bytes.astype(np.int64)
@@ -239,7 +241,7 @@ class PolicyDriver:
         if sb is not None and job_finish is not None:
             self._guard(now, job_finish, map_times)
         control = Holdout(self.holdout.fraction, self.holdout.seed, assigned=self.groups)
-        done = step(self.policy, ri, self.state, Rails(max_replication=self.replicas.width),
+        done = step(self.policy, ri, self.state, self.rails,
                     control_group=control, off=arm == OFF, paused=self.paused_at is not None)
         self.state, decision = done.state, done.decided
         self.rounds += 1
