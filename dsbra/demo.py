@@ -6,7 +6,8 @@
    replay` runs them), each reading the hot file four times and one cold file, so they queue
    for the one node holding the hot block, while the daemon
    (`dsbra run --apply`, a real process) watches, decides and raises the hot file's
-   replication. Print per-job locality of the hot file's maps and response time.
+   replication. Print per-job locality of the hot file's maps and response time. Should the
+   daemon not have raised it three rounds later, the same jobs again (at most BATCHES in all).
 3. Wait for the NameNode to make the copies, replay the same jobs: print the same table.
 4. Quiet rounds of the daemon until the hot file is lowered back to its base replication;
    then SIGTERM, and the daemon's decision log lines.
@@ -44,6 +45,7 @@ from dsbra.observe.collector import Collector, Endpoints
 DEMO_DIR = "/demo"
 WORDS = ["delay", "scheduling", "locality", "replica", "dsbra", "hadoop", "block", "rack"]
 JOBS, GAP_S, WINDOW_S = 6, 3.0, 20
+BATCHES = 3  #: the most batches of the jobs replayed while the daemon has not raised the file
 DEMO_SPEC = ClusterSpec(continuous_scheduling=True, locality_delay_node_ms=10_000,
                         locality_delay_rack_ms=10_000)
 
@@ -152,6 +154,16 @@ def demo(spec: ClusterSpec = DEMO_SPEC) -> dict:
         summary["before"] = before = _replay(ep, layout, hot, cold, "before")
         click.echo(_table(before))
         summary["raised"] = _wait_for(lambda: client.status(hot)["replication"] > 1, 3 * WINDOW_S)
+        summary["before_batches"] = 1
+        while not summary["raised"] and summary["before_batches"] < BATCHES:
+            # the maps' waits can fall in too few of the daemon's rounds for it to act (full
+            # nodes are no delay): as on a cluster whose hot file stays hot, the load goes on
+            summary["before_batches"] += 1
+            click.echo(f"\n{hot} not raised yet: the same jobs again (batch "
+                       f"{summary['before_batches']} of at most {BATCHES})")
+            click.echo(_table(_replay(ep, layout, hot, cold, "before")))
+            summary["raised"] = _wait_for(lambda: client.status(hot)["replication"] > 1,
+                                          3 * WINDOW_S)
         summary["raised_to"] = repl = client.status(hot)["replication"]
         if not summary["raised"]:
             click.echo(f"{hot}: the daemon did not raise it (its decisions below)")
