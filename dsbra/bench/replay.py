@@ -209,7 +209,7 @@ def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, 
     head |= cost
     summary = head | summarize(tables[0], tables[1], storage)
     summary |= {"schedule_source": schedule["source"], "schedule_seed": schedule["seed"], "failed_jobs": failed,
-                "delay_threshold_s": round(window.delay_threshold_s, 3),
+                "delay_threshold_s": window.delay_threshold_s,
                 "late_submissions_s_max": round(max(s - float(j["submit_s"]) for s, j in zip(submit_s, jobs)), 2)}
     summary |= extra or {}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -86,7 +86,7 @@ def decide(window: Window, old: BlockState | None, journal_base: dict[str, int],
                              storage_base_bytes=float(stored_bytes) if stored_bytes else None)
     kw = dict(params)
     if policy_name == "dsbra":
-        kw.setdefault("delay_threshold_s", round(float(window.delay_threshold_s), 3))
+        kw.setdefault("delay_threshold_s", window.delay_threshold_s)
         if profile is not None:
             kw["profile"] = profile
     policy = make_policy(policy_name, **kw)

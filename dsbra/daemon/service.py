@@ -342,7 +342,7 @@ class Daemon:
         save_state(self.dir / "state.parquet", res.state)
         info["refusals"] = reasons
         info["gavg"] = res.decision.gavg
-        info["delay_threshold_s"] = round(window.delay_threshold_s, 3)
+        info["delay_threshold_s"] = window.delay_threshold_s
         info["map_tasks"] = window.observe["map_tasks"]
         info["unmapped_tasks"] = window.observe["unmapped_tasks"]
         info["input_gone_tasks"] = window.observe["input_gone_tasks"]

@@ -215,7 +215,7 @@ class Window:
     peak_readers: np.ndarray
     block_bytes: np.ndarray  #: a block's length where known (the daemon's rows), else -1
     live_nodes: list[str]
-    delay_threshold_s: float
+    delay_threshold_s: float  #: D, to the millisecond as reported
     observe: dict  #: about the window: its span, the scheduler's settings, counts, health
     job_ids: list[str] | None = None
     job_indptr: np.ndarray | None = None
@@ -278,7 +278,7 @@ class Window:
             if self.block_bytes[r] >= 0:
                 block["bytes"] = int(self.block_bytes[r])
             blocks.append(block)
-        doc = {"params": {"delay_threshold_s": round(self.delay_threshold_s, 3)},
+        doc = {"params": {"delay_threshold_s": self.delay_threshold_s},
                "live_nodes": list(self.live_nodes), "blocks": blocks, "observe": self.observe}
         if self.job_ids is not None:
             doc["jobs"] = {job: [str(self.block_ids[r]) for r in
@@ -295,15 +295,14 @@ class Window:
         blocks = doc["blocks"]
         col = lambda key, dtype, default=0: np.array(  # noqa: E731
             [b.get(key, default) for b in blocks], dtype)
-        held = [[node[h] for h in b["nodes"]] for b in blocks]
+        replica_indptr, replica_nodes = _csr([[node[h] for h in b["nodes"]] for b in blocks],
+                                             np.int32)
         ids = np.array([str(b["block_id"]) for b in blocks], object)
         window = cls(
             block_ids=ids, paths=np.array([str(b.get("path", b["block_id"])) for b in blocks],
                                           object),
             replication=col("default_replicas", np.int64),
-            replica_indptr=np.concatenate(([0], np.cumsum([len(h) for h in held]))).astype(
-                np.int64),
-            replica_nodes=np.array([j for h in held for j in h], np.int32),
+            replica_indptr=replica_indptr, replica_nodes=replica_nodes,
             tasks=col("tasks", np.int64), delayed_tasks=col("delayed_tasks", np.int64),
             delay_s=col("delay_s", np.float64), nonlocal_tasks=col("nonlocal_tasks", np.int64),
             peak_readers=col("peak_readers", np.int64), block_bytes=col("bytes", np.int64, -1),
@@ -318,11 +317,17 @@ class Window:
     def with_jobs(self, rows_by_job: dict[str, list[int]]) -> Window:
         """The window's jobs (job id -> the rows its maps read), as a CSR in job id order."""
         job_ids = sorted(rows_by_job)
-        rows = [list(dict.fromkeys(rows_by_job[j])) for j in job_ids]
-        return dataclasses.replace(
-            self, job_ids=job_ids,
-            job_indptr=np.concatenate(([0], np.cumsum([len(r) for r in rows]))).astype(np.int64),
-            job_rows=np.array([r for rs in rows for r in rs], np.int64))
+        job_indptr, job_rows = _csr([list(dict.fromkeys(rows_by_job[j])) for j in job_ids],
+                                    np.int64)
+        return dataclasses.replace(self, job_ids=job_ids, job_indptr=job_indptr,
+                                   job_rows=job_rows)
+
+
+def _csr(lists: list[list[int]], dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Lists as a CSR: (indptr, their values in order)."""
+    indptr = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=indptr[1:])
+    return indptr, np.array([v for x in lists for v in x], dtype)
 
 
 def build_window(collector: Collector, obs: list[MapObservation], *, window_start_ms: int,
@@ -372,17 +377,17 @@ def build_window(collector: Collector, obs: list[MapObservation], *, window_star
     # most delayed first, as `dsbra observe` lists them (and the policy's ties break)
     order = sorted(range(len(row_info)),
                    key=lambda r: (-delay_s[r], -delayed[r], -tasks[r], names[r]))
-    held = [[node[h] for h in row_info[r][1] if h in node] for r in order]
+    replica_indptr, replica_nodes = _csr(
+        [[node[h] for h in row_info[r][1] if h in node] for r in order], np.int32)
     window = Window(
         block_ids=np.array([names[r] for r in order], object),
         paths=np.array([row_info[r][3] for r in order], object),
         replication=np.array([max(row_info[r][2], 1) for r in order], np.int64),
-        replica_indptr=np.concatenate(([0], np.cumsum([len(h) for h in held]))).astype(np.int64),
-        replica_nodes=np.array([j for h in held for j in h], np.int32),
-        tasks=tasks[order], delayed_tasks=delayed[order], delay_s=delay_s[order],
+        replica_indptr=replica_indptr, replica_nodes=replica_nodes, tasks=tasks[order], delayed_tasks=delayed[order], delay_s=delay_s[order],
         nonlocal_tasks=np.asarray(m.nonlocal_tasks, np.int64)[order],
         peak_readers=np.asarray(m.peak_readers, np.int64)[order],
-        block_bytes=np.full(len(order), -1, np.int64), live_nodes=live, delay_threshold_s=d,
+        block_bytes=np.full(len(order), -1, np.int64), live_nodes=live,
+        delay_threshold_s=round(d, 3),
         observe=_about(settings, collector, health, obs, blocks, per_task, window_start_ms,
                        window_end_ms, grace, settle))
     if detail:
