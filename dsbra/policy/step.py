@@ -27,16 +27,11 @@ PAUSED = "paused"  #: decided and planned, nothing applied
 
 @dataclass
 class Step:
-    ri: RoundInput
     decided: Decision  #: the policy's own decision (its raises, also in an off period)
     decision: Decision  #: what the plan was made of: ``decided``, or the off period's
     state: BlockState  #: the policy's state after the round
     plan: FilePlan
     mode: str  #: ACTING, SWITCHED_OFF or PAUSED
-
-    @property
-    def acts(self) -> bool:
-        return self.mode != PAUSED
 
 
 def step(policy, ri: RoundInput, state: BlockState | None, rails: Rails, *,
@@ -47,7 +42,7 @@ def step(policy, ri: RoundInput, state: BlockState | None, rails: Rails, *,
     decision = switched_off(ri, decided) if off else decided
     plan = plan_files(ri, decision, rails, control_group)
     mode = PAUSED if paused else SWITCHED_OFF if off else ACTING
-    return Step(ri, decided, decision, new_state, plan, mode)
+    return Step(decided, decision, new_state, plan, mode)
 
 
 def switched_off(ri: RoundInput, decision: Decision) -> Decision:
