@@ -18,6 +18,7 @@ from dsbra.cluster.docker import build as build_image
 from dsbra.cluster.docker import render_compose
 from dsbra.cluster.install import ensure_hadoop
 from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.spark import SPARK_VERSION, ensure_spark
 from dsbra.cluster.spec import (BLOCK_PLACEMENTS, HA_FAILOVERS, HADOOP_VERSION, HADOOP_VERSIONS,
                                 SCHEDULERS, SHARED_CACHE_ROOT, ClusterSpec, parse_size)
 from dsbra.cluster.values import load_values
@@ -106,6 +107,10 @@ def cluster() -> None:
                    "library a client marks shareable (mapreduce.job.sharedcache.mode) is uploaded "
                    "and localized once for every later job; `dsbra bench replay --engine hive` "
                    "then ships hive-exec once, not per query.")
+@click.option("--spark", is_flag=True,
+              help="Apache Spark on YARN (pyspark from PyPI, fetched once into .dsbra/spark): its "
+                   "jars in HDFS, a Spark History Server on the master, spark-defaults.conf with "
+                   "the locality waits; `dsbra cluster env` names spark_submit and spark_history.")
 @click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for readiness.")
 @click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A `dsbra conf` values file (queues, placement, scheduler and HDFS settings); "
@@ -115,7 +120,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
        node_locality_delay, rack_locality_additional_delay, locality_delay_node,
        locality_delay_rack, continuous_scheduling, locality_delay_node_ms, locality_delay_rack_ms,
        nm_memory_mb, hadoop_version, net_mbit, net_rack_mbit, block_placement, ha, ha_failover, kerberos, tls,
-       shared_cache, timeout, values_file, state_dir) -> None:
+       shared_cache, spark, timeout, values_file, state_dir) -> None:
     """Start the cluster and wait until every DataNode and NodeManager registered and HDFS left
     safe mode. Already up: says so. A run left over from a crash is cleaned up first."""
     fields = dict(
@@ -128,7 +133,7 @@ def up(workers, racks, subnet, prefix, port_offset, replication, block_size, sch
         locality_delay_rack_ms=locality_delay_rack_ms, nm_memory_mb=nm_memory_mb,
         hadoop_version=hadoop_version, net_mbit=net_mbit, net_rack_mbit=net_rack_mbit,
         block_placement=block_placement, ha=ha, ha_failover=ha_failover, kerberos=kerberos, tls=tls,
-        shared_cache=shared_cache,
+        shared_cache=shared_cache, spark=spark,
     )
     ctx = click.get_current_context()
     if not ha and ctx.get_parameter_source("ha_failover") == click.core.ParameterSource.COMMANDLINE:
@@ -328,10 +333,15 @@ def load(jobs, gap_s, job_conf, as_json, state_dir) -> None:
 @cluster.command()
 @click.option("--version", "version", type=click.Choice(HADOOP_VERSIONS), default=HADOOP_VERSION,
               show_default=True, help="Hadoop version.")
-def install(version) -> None:
-    """Fetch the Hadoop jars from Maven Central (via hadoop/pom.xml). Idempotent."""
+@click.option("--spark", "with_spark", is_flag=True,
+              help=f"Also fetch Apache Spark {SPARK_VERSION} (pyspark from PyPI) for `cluster up --spark`.")
+def install(version, with_spark) -> None:
+    """Fetch the Hadoop jars from Maven Central (via hadoop/pom.xml), and with --spark Spark from
+    PyPI into a virtual environment of its own. Idempotent."""
     home = ensure_hadoop(version)
     click.echo(f"Hadoop {version} jars in {home.lib}")
+    if with_spark:
+        click.echo(f"Spark {SPARK_VERSION} in {ensure_spark().home}")
 
 
 def _require_root() -> None:

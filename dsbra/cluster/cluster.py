@@ -28,6 +28,7 @@ from dsbra.cluster import daemons as dmn
 from dsbra.cluster import netns
 from dsbra.cluster import processes as procs
 from dsbra.cluster import security as sec
+from dsbra.cluster import spark
 from dsbra.cluster import state as st
 from dsbra.cluster.confdir import DEFAULT_CAPACITY_QUEUES, DEFAULT_QUEUES, write_configs
 from dsbra.cluster.install import HadoopInstall, ensure_hadoop, ensure_placement, find_java
@@ -94,6 +95,7 @@ def _up(spec: ClusterSpec, layout: StateLayout, timeout: float, log, java_home: 
     install = ensure_hadoop(spec.hadoop_version)
     if spec.block_placement == "heat":
         ensure_placement(spec.hadoop_version)
+    spark_install = spark.ensure_spark() if spec.spark else None
     check_ports(spec)
 
     for sub in ("data", "logs", "conf", "security"):
@@ -107,12 +109,20 @@ def _up(spec: ClusterSpec, layout: StateLayout, timeout: float, log, java_home: 
         if spec.kerberos or spec.tls:  # the KDC listens on the master's address: after the network
             sec.prepare(spec, layout, data, lambda: st.save(layout.state_file, data))
         write_configs(spec, layout, install.lib, str(java_home))
+        if spark_install is not None:
+            spark.write_conf(spec, layout, spark_install, str(java_home))
         _start_daemons(spec, layout, install, java_home, data)
-        if spec.shared_cache:  # within the one --timeout: the rest first, then the manager
+        # within the one --timeout: the rest first, then what needs HDFS out of safe mode
+        late = {"sharedcachemanager"} if spec.shared_cache else set()
+        late |= {spark.HISTORY_DAEMON} if spec.spark else set()
+        if late:
             deadline = time.monotonic() + timeout
-            wait_ready(spec, layout, data, timeout, without={"sharedcachemanager"})
-            _start_shared_cache(spec, layout, install, java_home, data)
-            timeout = max(deadline - time.monotonic(), SHARED_CACHE_START_S)
+            wait_ready(spec, layout, data, timeout, without=late)
+            if spec.shared_cache:
+                _start_shared_cache(spec, layout, install, java_home, data)
+            if spark_install is not None:
+                _start_spark(spec, layout, spark_install, install, java_home, data)
+            timeout = max(deadline - time.monotonic(), LATE_START_S)
         wait_ready(spec, layout, data, timeout)
     except BaseException:
         _down(layout)
@@ -223,7 +233,9 @@ def _start_standbys(spec, layout, install: HadoopInstall, java_home: Path, data:
 
 
 #: seconds the SharedCacheManager gets to answer even when the rest took nearly all of --timeout
-SHARED_CACHE_START_S = 60.0
+#: what a daemon started once HDFS is ready (the SharedCacheManager, the Spark History Server)
+#: gets at least, whatever is left of --timeout
+LATE_START_S = 60.0
 
 
 def _start_shared_cache(spec, layout, install: HadoopInstall, java_home: Path, data: dict) -> None:
@@ -233,6 +245,19 @@ def _start_shared_cache(spec, layout, install: HadoopInstall, java_home: Path, d
         hdfs_client(spec.namenode_urls.values(), session).makedirs(SHARED_CACHE_ROOT)
     scm = next(d for d in dmn.cluster_daemons(spec) if d.kind == "sharedcachemanager")
     _spawn(spec, layout, install, java_home, data, scm)
+
+
+def _start_spark(spec, layout, spark_install: spark.SparkInstall, install: HadoopInstall,
+                 java_home: Path, data: dict) -> None:
+    """Spark's jars into HDFS (once per start: HDFS is formatted at each) and its event log
+    directory, which the History Server lists at start, then the History Server."""
+    with web_session(spec, layout) as session:
+        client = hdfs_client(spec.namenode_urls.values(), session)
+        client.makedirs(spark.EVENT_LOG_DIR, permission="1777")
+        with open(spark_install.archive, "rb") as archive:
+            client.write(spark.archive_path(spark_install), data=archive, overwrite=True)
+    history = next(d for d in dmn.cluster_daemons(spec) if d.kind == spark.HISTORY_KIND)
+    _spawn(spec, layout, install, java_home, data, history)
 
 
 def _run_tool(spec, layout, install: HadoopInstall, java_home: Path, daemon: dmn.Daemon, args: list[str],
@@ -411,6 +436,8 @@ def readiness(spec: ClusterSpec, session: requests.Session | None = None) -> dic
         missing["historyserver"] = "JobHistoryServer REST API not answering"
     if spec.shared_cache and _get_json(f"{urls['sharedcache']}/jmx?qry=java.lang:type=Runtime") is None:
         missing["sharedcachemanager"] = "SharedCacheManager web server not answering"
+    if spec.spark and _get_json(f"{spark.history_url(spec)}/api/v1/version", session) is None:
+        missing[spark.HISTORY_DAEMON] = "Spark History Server REST API not answering"
     silent = _silent_ha_daemons(spec, session)
     if silent:  # --ha: the standbys too, or there is nothing to fail over to
         missing["standby"] = f"{', '.join(silent)} not answering"
@@ -461,7 +488,8 @@ def _wait_ready(spec: ClusterSpec, layout: StateLayout, data: dict, timeout: flo
     deadline = time.monotonic() + timeout
     # namenode, datanodes, safemode, resourcemanager, nodemanagers, historyserver (--ha: standby,
     # --shared-cache: sharedcachemanager)
-    checks = 6 + spec.ha + (spec.shared_cache and "sharedcachemanager" not in without)
+    checks = (6 + spec.ha + (spec.shared_cache and "sharedcachemanager" not in without)
+              + (spec.spark and spark.HISTORY_DAEMON not in without))
     with tqdm(total=checks, desc="cluster up", unit="check", file=sys.stderr, leave=False,
               disable=not sys.stderr.isatty()) as bar:
         gone: set[str] = set()  # daemons not found at the previous check
@@ -502,7 +530,7 @@ def _count_missing(missing: dict) -> int:
 def _culprit(missing: dict, spec: ClusterSpec, layout: StateLayout, data: dict,
              session: requests.Session) -> tuple[str, str]:
     """The daemon to blame for the first missing piece, and its log."""
-    for key in ("namenode", "resourcemanager", "historyserver", "sharedcachemanager"):
+    for key in ("namenode", "resourcemanager", "historyserver", "sharedcachemanager", spark.HISTORY_DAEMON):
         if key in missing:
             return key, str(layout.log(key))
     if "datanodes" in missing or "nodemanagers" in missing:
@@ -690,6 +718,15 @@ def env(layout: StateLayout) -> dict:
                      "client_principal": sec.client_principal(),
                      "client_env": sec.client_env(paths)} if spec.kerberos else None,
         "conf_dir": str(layout.conf("client")),
+        # --spark: an executable that submits to this cluster as it is (spark-submit with its
+        # SPARK_CONF_DIR and HADOOP_CONF_DIR set), and the Spark History Server's URL
+        "spark_submit": str(spark.submit_script(layout)) if spec.spark else None,
+        "spark_history": spark.history_url(spec) if spec.spark else None,
+        "spark_conf_dir": str(spark.conf_dir(layout)) if spec.spark else None,
+        # each NameNode's audit log (with the clients' caller context): a local file on the
+        # NameNode host, where the sidecar reads which Spark task opened which file
+        "audit_logs": {name: str(layout.logs / f"{name}-audit.log")
+                       for name, d in current.data["daemons"].items() if d["kind"] == "namenode"},
         "state_dir": str(layout.root),
         "logs": {name: d["log"] for name, d in current.data["daemons"].items()},
     }

@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from dsbra.cluster import spark
 from dsbra.cluster.confdir import ZOOKEEPER_FILE, jvm_opts, jvm_security_opts
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import StateLayout, placement_jar
@@ -69,6 +70,8 @@ def cluster_daemons(spec: ClusterSpec) -> list[Daemon]:
         daemons.append(Daemon("zkfc2", "zkfc", "master2", None))
     if spec.shared_cache:
         daemons.append(Daemon("sharedcachemanager", "sharedcachemanager", "master", None))
+    if spec.spark:
+        daemons.append(Daemon(spark.HISTORY_DAEMON, spark.HISTORY_KIND, "master", None))
     for w in spec.worker_list:
         daemons.append(Daemon(f"datanode-{w.name}", "datanode", w.name, w.netns))
         daemons.append(Daemon(f"nodemanager-{w.name}", "nodemanager", w.name, w.netns))
@@ -85,6 +88,9 @@ def java_command(
     log_name: str | None = None,
 ) -> list[str]:
     log_name = log_name or daemon.name
+    if daemon.kind == spark.HISTORY_KIND:
+        return spark.history_command(layout, spark.ensure_spark(quiet=True), java_home,
+                                     spec.heaps.get(daemon.kind, TOOL_HEAP))
     if daemon.kind == "zookeeper":  # standalone, from the zoo.cfg rendered beside the master's configs
         args = [str(layout.conf(daemon.host) / ZOOKEEPER_FILE), *args]
     classpath = [str(layout.conf(daemon.host))]

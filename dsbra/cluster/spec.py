@@ -62,6 +62,8 @@ SCM_MASTER_PORTS = {
     "scm_admin": 8047,
     "scm_http": 8788,
 }
+#: `--spark`: the Spark History Server's web UI and REST API (Spark's default port)
+SPARK_MASTER_PORTS = {"spark_history": 18080}
 #: the shared cache's directory in HDFS (yarn.sharedcache.root-dir)
 SHARED_CACHE_ROOT = "/sharedcache"
 #: `--ha-failover`: ZooKeeper elects the active NameNode and RM, or an operator runs haadmin
@@ -155,6 +157,7 @@ class ClusterSpec:
             "resourcemanager": "512m",
             "nodemanager": "256m",
             "historyserver": "256m",
+            "sparkhistory": "384m",
             "journalnode": "128m",
             # --ha with automatic failover: a standalone ZooKeeper holding two locks, and a
             # ZKFC (a health check and a ZooKeeper session) beside each NameNode
@@ -193,6 +196,12 @@ class ClusterSpec:
     #: is uploaded and localized once, not per job (a client opts in with
     #: mapreduce.job.sharedcache.mode)
     shared_cache: bool = False
+    #: Apache Spark on YARN (dsbra.cluster.spark): its jars in HDFS, a Spark History Server on
+    #: the master, spark-defaults.conf with these locality waits (Spark's defaults: 3 s a level)
+    spark: bool = False
+    spark_locality_wait_process_s: float = 3.0
+    spark_locality_wait_node_s: float = 3.0
+    spark_locality_wait_rack_s: float = 3.0
 
     def __post_init__(self):
         if self.kerberos and not self.tls:
@@ -204,6 +213,11 @@ class ClusterSpec:
         if self.shared_cache and self.hadoop_version in NO_SHARED_CACHE:
             raise InputError(f"--shared-cache needs Hadoop 3.4.2: Maven Central has no "
                              f"SharedCacheManager {self.hadoop_version}")
+        if self.spark and self.kerberos:
+            raise InputError("--spark with --kerberos is not supported yet: the Spark History Server "
+                             "would need a principal and SPNEGO of its own")
+        for level in ("process", "node", "rack"):
+            at_least(f"spark_locality_wait_{level}_s", getattr(self, f"spark_locality_wait_{level}_s"), 0)
         one_of("--ha-failover", self.ha_failover, HA_FAILOVERS)
         one_of("--placement", self.block_placement, BLOCK_PLACEMENTS)
         one_of("--hadoop-version", self.hadoop_version, HADOOP_VERSIONS)
@@ -318,6 +332,8 @@ class ClusterSpec:
             return ZK_MASTER_PORTS[name] + self.port_offset
         if name in SCM_MASTER_PORTS:
             return SCM_MASTER_PORTS[name] + self.port_offset
+        if name in SPARK_MASTER_PORTS:
+            return SPARK_MASTER_PORTS[name] + self.port_offset
         return WORKER_PORTS[name]
 
     @property
@@ -325,7 +341,8 @@ class ClusterSpec:
         """Names of the ports this cluster binds on the master's address."""
         return (list(MASTER_PORTS) + (list(HA_MASTER_PORTS) if self.ha else [])
                 + (list(ZK_MASTER_PORTS) if self.automatic_failover else [])
-                + (list(SCM_MASTER_PORTS) if self.shared_cache else []))
+                + (list(SCM_MASTER_PORTS) if self.shared_cache else [])
+                + (list(SPARK_MASTER_PORTS) if self.spark else []))
 
     @property
     def automatic_failover(self) -> bool:

@@ -386,6 +386,61 @@ class JobHistory(Endpoint):
         return shapes.items(doc, "tasks", "task")
 
 
+class SparkApi(Endpoint):
+    """Spark's monitoring REST API (``/api/v1``) of one kind of server: the Spark History
+    Server (finished applications, and running ones whose event log it has read), or a running
+    application's driver through the ResourceManager's web proxy (``/proxy/<app id>``, the
+    only way in: the driver's UI on YARN redirects every other client to the proxy)."""
+
+    service = "Spark REST API"
+
+    def __init__(self, base_url: str | list[str], *, through_proxy: bool = False, **kw):
+        super().__init__(base_url, **kw)
+        self.through_proxy = through_proxy
+        if through_proxy:
+            self.service = "Spark REST API (ResourceManager proxy)"
+
+    @classmethod
+    def history(cls, url: str, **kw) -> "SparkApi":
+        return cls(url, **kw)
+
+    @classmethod
+    def proxy(cls, rm_urls: str | list[str], **kw) -> "SparkApi":
+        return cls(rm_urls, through_proxy=True, **kw)
+
+    def _standby(self, resp: requests.Response) -> bool:
+        return self.through_proxy and standby_rm(resp)
+
+    def _app(self, app_id: str) -> str:
+        quoted = quote(app_id, safe="")
+        return (f"/proxy/{quoted}" if self.through_proxy else "") + f"/api/v1/applications/{quoted}"
+
+    def applications(self, *, status: str | None = None, min_end_ms: int | None = None) -> list[dict]:
+        """The server's applications (History Server; ``status``: completed or running)."""
+        params: dict[str, Any] = {}
+        if status:
+            params["status"] = status
+        if min_end_ms is not None:
+            params["minEndDate"] = str(int(min_end_ms))
+        reply = self.get_json("/api/v1/applications", params, kind="spark.applications")
+        return reply if isinstance(reply, list) else []
+
+    def stages(self, app_id: str) -> list[dict]:
+        """Every stage attempt with its tasks (``details=true``: ``tasks`` keyed by task id)."""
+        reply = self.get_json(f"{self._app(app_id)}/stages", {"details": "true"}, kind="spark.stages")
+        return reply if isinstance(reply, list) else []
+
+    def executors(self, app_id: str) -> list[dict]:
+        """Every executor the application had, removed ones too (``allexecutors``)."""
+        reply = self.get_json(f"{self._app(app_id)}/allexecutors", kind="spark.executors")
+        return reply if isinstance(reply, list) else []
+
+    def environment(self, app_id: str) -> dict:
+        """The application's Spark properties (``sparkProperties`` as [key, value] pairs)."""
+        reply = self.get_json(f"{self._app(app_id)}/environment", kind="spark.environment")
+        return reply if isinstance(reply, dict) else {}
+
+
 class WebHdfs(Endpoint):
     """The NameNode's WebHDFS (``/webhdfs/v1``), read side."""
 

@@ -1,0 +1,185 @@
+"""Apache Spark on the bundled cluster (`dsbra cluster up --spark`).
+
+Spark comes from PyPI: the ``pyspark`` package carries spark-submit, spark-yarn and the Hadoop
+client jars. It goes into a virtual environment of its own under .dsbra/spark/<version>, never
+into dsbra's (the daemon needs none of its 440 MB). Its jars are zipped once into
+``spark-libs.zip`` and uploaded to HDFS at cluster start, so an application references them
+(``spark.yarn.archive``) and YARN localizes them once per node instead of each application
+shipping them. Event logs go to HDFS; a Spark History Server on the master serves finished
+applications' REST API. ``spark-defaults.conf`` is rendered from conf-templates/ with the
+locality waits as values; :func:`submit_script` is an executable that submits to this cluster
+with no further setting (`dsbra cluster env --json`'s ``spark_submit``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsbra.cluster.confdir import template_environment
+from dsbra.cluster.paths import StateLayout, project_root
+from dsbra.cluster.spec import ClusterSpec
+from dsbra.errors import ClusterError
+
+SPARK_VERSION = "4.0.1"
+MARKER = ".complete"
+#: where the jars' archive and the event logs live in HDFS
+ARCHIVE_DIR = "/apps/spark"
+EVENT_LOG_DIR = "/spark-history"
+HISTORY_MAIN_CLASS = "org.apache.spark.deploy.history.HistoryServer"
+#: the History Server's daemon name (`dsbra cluster logs spark-history`) and kind
+HISTORY_DAEMON = "spark-history"
+HISTORY_KIND = "sparkhistory"
+SPARK_FILES = ["spark-defaults.conf", "log4j2.properties"]
+
+
+@dataclass(frozen=True)
+class SparkInstall:
+    root: Path  # .dsbra/spark/<version>
+
+    @property
+    def venv(self) -> Path:
+        return self.root / "venv"
+
+    @property
+    def python(self) -> Path:
+        """The interpreter PySpark's driver and executors run (the workers share this disk)."""
+        return self.venv / "bin" / "python"
+
+    @property
+    def home(self) -> Path:
+        """SPARK_HOME: the pyspark package (bin/, jars/)."""
+        found = sorted(self.venv.glob("lib/python*/site-packages/pyspark"))
+        if not found:
+            raise ClusterError(f"pyspark missing in {self.venv}; run: dsbra cluster install --spark")
+        return found[0]
+
+    @property
+    def jars(self) -> Path:
+        return self.home / "jars"
+
+    @property
+    def archive(self) -> Path:
+        """Every jar of jars/, stored uncompressed: what ``spark.yarn.archive`` names in HDFS."""
+        return self.root / "spark-libs.zip"
+
+    @property
+    def examples_jar(self) -> Path:
+        """Spark's Scala examples (SparkPi, ...), for a JVM job on the cluster."""
+        found = sorted((self.home / "examples" / "jars").glob("spark-examples_*.jar"))
+        if not found:
+            raise ClusterError(f"Spark's examples jar missing in {self.home}/examples/jars")
+        return found[0]
+
+
+def spark_dir(version: str = SPARK_VERSION) -> Path:
+    return Path(os.environ.get("DSBRA_SPARK_DIR", project_root() / ".dsbra" / "spark")) / version
+
+
+def installed(version: str = SPARK_VERSION) -> SparkInstall | None:
+    install = SparkInstall(spark_dir(version))
+    return install if (install.root / MARKER).exists() else None
+
+
+def ensure_spark(version: str = SPARK_VERSION, quiet: bool = False) -> SparkInstall:
+    """Idempotent: a venv with ``pyspark==version`` (pip caches the download) and the jars' archive."""
+    install = SparkInstall(spark_dir(version))
+    if (install.root / MARKER).exists():
+        return install
+    shutil.rmtree(install.root, ignore_errors=True)
+    install.root.mkdir(parents=True)
+    say = (lambda msg: None) if quiet else (lambda msg: print(msg, file=sys.stderr))
+    say(f"fetching Spark {version} from PyPI (pyspark) into {install.venv}")
+    _run([sys.executable, "-m", "venv", str(install.venv)], "creating Spark's virtual environment")
+    _run([str(install.python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+          f"pyspark=={version}"], f"installing pyspark=={version} from PyPI")
+    with zipfile.ZipFile(install.archive.with_suffix(".tmp"), "w", zipfile.ZIP_STORED) as archive:
+        for jar in sorted(install.jars.glob("*.jar")):
+            archive.write(jar, jar.name)
+    install.archive.with_suffix(".tmp").rename(install.archive)
+    (install.root / MARKER).write_text(f"pyspark {version}\n")
+    return install
+
+
+def _run(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise ClusterError(f"{what} failed: {last[0]}")
+
+
+def archive_path(install: SparkInstall) -> str:
+    """The archive's HDFS path (HDFS is formatted at each start, so it is uploaded per start)."""
+    return f"{ARCHIVE_DIR}/{install.root.name}/spark-libs.zip"
+
+
+def conf_dir(layout: StateLayout) -> Path:
+    return layout.conf("spark")
+
+
+def history_url(spec: ClusterSpec) -> str:
+    return f"http://{spec.master}:{spec.port('spark_history')}"
+
+
+def submit_script(layout: StateLayout) -> Path:
+    return layout.root / "bin" / "spark-submit"
+
+
+def render_conf(spec: ClusterSpec, layout: StateLayout, install: SparkInstall, java_home: str) -> dict[str, str]:
+    """spark-defaults.conf and log4j2.properties of this cluster's Spark clients and History Server."""
+    env = template_environment()
+    context = {
+        "spec": spec,
+        "master": spec.master,
+        "fs": spec.urls["fs"],
+        "archive": spec.urls["fs"] + archive_path(install),
+        "event_log_dir": spec.urls["fs"] + EVENT_LOG_DIR,
+        "history_port": spec.port("spark_history"),
+        "history_url": history_url(spec),
+        "python": str(install.python),
+        "java_home": java_home,
+        "logs": str(layout.logs),
+    }
+    return {name: env.get_template(name + ".j2").render(context).strip() + "\n" for name in SPARK_FILES}
+
+
+def write_conf(spec: ClusterSpec, layout: StateLayout, install: SparkInstall, java_home: str) -> None:
+    """The Spark conf dir and the spark-submit wrapper that points at it."""
+    folder = conf_dir(layout)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in render_conf(spec, layout, install, java_home).items():
+        (folder / name).write_text(text)
+    script = submit_script(layout)
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(
+        "#!/bin/sh\n"
+        "# written by `dsbra cluster up --spark`: spark-submit against this cluster\n"
+        f"export JAVA_HOME='{java_home}'\n"
+        f"export SPARK_HOME='{install.home}'\n"
+        f"export SPARK_CONF_DIR='{folder}'\n"
+        f"export HADOOP_CONF_DIR='{layout.conf('client')}'\n"
+        f"export PYSPARK_PYTHON='{install.python}'\n"
+        "unset CLASSPATH\n"
+        f"exec '{install.home}/bin/spark-submit' \"$@\"\n"
+    )
+    script.chmod(0o755)
+
+
+def history_command(layout: StateLayout, install: SparkInstall, java_home: Path, heap: str) -> list[str]:
+    """The History Server as a plain JVM, tagged like every cluster daemon (dsbra.cluster.daemons)."""
+    from dsbra.cluster.confdir import jvm_opts
+
+    classpath = [str(conf_dir(layout)), str(layout.conf("client")), str(install.jars / "*")]
+    return [
+        str(java_home / "bin" / "java"), f"-Xmx{heap}", *jvm_opts(),
+        f"-Ddsbra.daemon={HISTORY_DAEMON}", f"-Ddsbra.state={layout.root}",
+        f"-Dlog4j2.configurationFile={conf_dir(layout) / 'log4j2.properties'}",
+        "-Ddsbra.log.appender=file", f"-Ddsbra.log.file={layout.log(HISTORY_DAEMON)}",
+        "-cp", os.pathsep.join(classpath), HISTORY_MAIN_CLASS,
+        "--properties-file", str(conf_dir(layout) / "spark-defaults.conf"),
+    ]
