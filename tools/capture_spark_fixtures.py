@@ -3,7 +3,7 @@
 log from the bundled cluster, as unit-test fixtures.
 
     dsbra cluster up --spark
-    .venv/bin/python tools/capture_spark_fixtures.py [--out tests/fixtures/captured/spark-4.0.1]
+    .venv/bin/python tools/capture_spark_fixtures.py [--out tests/fixtures/spark/4.0.1]
 
 Scenario ``grep-hot`` (one directory: ``manifest.json`` + bodies, see
 ``dsbra.observe.http_fixtures``): a hot file (4 blocks and a tail, one replica each, all on
@@ -60,7 +60,7 @@ def make_inputs(client, block_size: int) -> dict[str, int]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "tests/fixtures/captured/spark-4.0.1")
+    ap.add_argument("--out", type=Path, default=ROOT / "tests/fixtures/spark/4.0.1")
     args = ap.parse_args()
     layout = StateLayout.at()
     env = cl.env(layout)
@@ -84,7 +84,7 @@ def main() -> int:
         proc = subprocess.Popen(
             [env["spark_submit"], "--conf", "spark.executor.instances=4",
              "--driver-java-options", "-Ddsbra.spark.locality.log=debug",
-             str(GREP), "hot", *(fs + p for p in inputs)],
+             str(GREP), "hot", ",".join(fs + p for p in inputs)],
             stdout=subprocess.PIPE, stderr=err)
         app_id = None
         while proc.poll() is None:

@@ -89,6 +89,9 @@ class MapObservation:
     path: str | None = None  # None: the task could not be mapped to a file split
     start: int | None = None
     length: int | None = None
+    #: the engine that ran it: "mapreduce" (dsbra.signals.attribution's rule) or "spark"
+    #: (dsbra.observe.spark's)
+    engine: str = "mapreduce"
 
 
 @dataclass

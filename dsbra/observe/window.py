@@ -16,11 +16,14 @@ import numpy as np
 
 from dsbra.errors import HadoopError
 from dsbra.hadoop import shapes
+from dsbra.observe import spark as spark_rule
 from dsbra.observe.collector import Collector, Container, MapObservation
 from dsbra.signals import AttributionParams, Containers, MapTasks, Samples, attribute, block_metrics
 
 log = logging.getLogger(__name__)
 
+#: the engine of MapReduce's maps (MapObservation.engine)
+ENGINE_MR = "mapreduce"
 #: container start-up between the AM getting a container and the task's recorded launch
 LAUNCH_ALLOWANCE_S = 1.0
 
@@ -76,7 +79,25 @@ def compute_blocks(obs: list[MapObservation], containers: dict[str, list[Contain
                    params: AttributionParams, now_ms: int,
                    samples: list[tuple[int, dict[str, int]]] = (),
                    skips: dict[str, list[tuple[int, str]]] | None = None):
-    """Pure: per-task attribution and per-block counters. Returns (per-task dict, BlockMetrics).
+    """Pure: MapReduce maps' attribution and per-block counters. Returns (per-task dict,
+    BlockMetrics)."""
+    per_task = attribute_maps(obs, containers, rm_nodes, params, now_ms, samples, skips)
+    return per_task, task_block_metrics(obs, per_task, block_of, n_blocks, now_ms)
+
+
+def task_block_metrics(obs: list[MapObservation], per_task: dict, block_of: list[int], n_blocks: int,
+                       now_ms: int):
+    """Per block row: the tasks' counters (dsbra.signals.block_metrics), whatever their engine."""
+    end = np.array([o.finish_ms if o.finish_ms is not None else now_ms for o in obs], np.int64)
+    return block_metrics(np.asarray(block_of, np.int64), per_task["delay_s"], per_task["delayed"],
+                         per_task["local"], np.array([o.launch_ms for o in obs], np.int64), end, n_blocks)
+
+
+def attribute_maps(obs: list[MapObservation], containers: dict[str, list[Container]],
+                   rm_nodes: list[dict], params: AttributionParams, now_ms: int,
+                   samples: list[tuple[int, dict[str, int]]] = (),
+                   skips: dict[str, list[tuple[int, str]]] | None = None) -> dict[str, np.ndarray]:
+    """Pure: each MapReduce map's attribution (dsbra.signals.attribution's rule).
     ``containers``: each job's containers (AM, maps, reduces), keyed by job id; ``skips``: the
     (ms, host) each job's application declined for locality, as the scheduler reported them."""
     names: dict[str, int] = {}
@@ -129,11 +150,36 @@ def compute_blocks(obs: list[MapObservation], containers: dict[str, list[Contain
                          if j in jobs for ms, h in rows if h in names], np.int64).reshape(-1, 3)
     delay_s, delayed, local, wait_s, sampled = attribute(tasks, cont, capacity, params, node_up,
                                                          now_ms, sampled_view, reported)
-    end = np.array([o.finish_ms if o.finish_ms is not None else now_ms for o in obs], np.int64)
-    metrics = block_metrics(np.asarray(block_of, np.int64), delay_s, delayed, local,
-                            tasks.launch_ms, end, n_blocks)
     return {"delay_s": delay_s, "delayed": delayed, "local": local, "wait_s": wait_s,
-            "sampled": sampled}, metrics
+            "sampled": sampled}
+
+
+def attribute_spark(obs: list[MapObservation], holders: list[list[str] | None], spark, now_ms: int,
+                    min_idle_s: float) -> dict[str, np.ndarray]:
+    """Each Spark task's attribution (dsbra.observe.spark's rule), application by
+    application over its whole timeline of tasks and executors (``spark``: the SparkCollector)."""
+    n = len(obs)
+    out = {"delay_s": np.zeros(n), "delayed": np.zeros(n, bool), "local": np.zeros(n, bool),
+           "wait_s": np.array([max(o.launch_ms - o.scheduled_ms, 0) / 1000.0 for o in obs]),
+           "sampled": np.zeros(n, bool)}
+    by_app: dict[str, list[int]] = {}
+    for j, o in enumerate(obs):
+        by_app.setdefault(o.job_id, []).append(j)
+    for app_id, rows in by_app.items():
+        tasks, executors = spark.timeline(app_id)
+        at = {f"{t.app_id}:tid{t.task_id}": k for k, t in enumerate(tasks)}
+        known = [j for j in rows if obs[j].attempt_id in at]
+        if not known:
+            continue
+        where: list[list[str] | None] = [None] * len(tasks)
+        for j in known:
+            where[at[obs[j].attempt_id]] = holders[j]
+        judged = spark_rule.attribute(tasks, where, executors, now_ms, min_idle_s)
+        for j in known:
+            k = at[obs[j].attempt_id]
+            for key in ("delay_s", "delayed", "local"):
+                out[key][j] = judged[key][k]
+    return out
 
 
 def read_files(ep, paths) -> dict[str, dict | None]:
@@ -334,13 +380,15 @@ def build_window(collector: Collector, obs: list[MapObservation], *, window_star
                  window_end_ms: int, grace_s: float | None = None, settle_s: float | None = None,
                  delay_threshold_s: float | None = None, detail: bool = False,
                  jobs: bool = False, files: dict[str, dict | None] | None = None,
-                 health: dict | None = None) -> Window:
+                 health: dict | None = None, spark=None,
+                 spark_min_idle_s: float = spark_rule.MIN_IDLE_S) -> Window:
     """This window's blocks and what observe knows about the window. ``detail``: each map's
     attribution in ``observe["tasks"]`` (the daemon's map records); ``jobs``: which blocks
     each job's maps read, for the policy's co-read options. ``files`` (:func:`read_files` of
     at least the window's paths) and ``health`` (the NameNode's, ``Jmx.namenode_health``):
     what the caller read this round already, so a round reads each file and the NameNode's
-    health once; read here if not given."""
+    health once; read here if not given. ``spark``: the SparkCollector whose tasks are among
+    ``obs`` (engine "spark"), judged by its rule over their applications' timelines."""
     settings = collector.settings(refresh=True)
     ep = collector.ep
     d = delay_threshold_s
@@ -363,8 +411,9 @@ def build_window(collector: Collector, obs: list[MapObservation], *, window_star
     block_of, row_info = blocks.block_of, blocks.rows
     rm_nodes = collector.nodes(refresh=True)
     params = AttributionParams(d, grace, settle, passed_over=not settings.reports_skips)
-    per_task, m = compute_blocks(obs, collector.containers, rm_nodes, block_of, len(row_info),
-                                 params, window_end_ms, collector.samples, collector.skips)
+    per_task = _attribute(obs, block_of, row_info, collector, spark, rm_nodes, params,
+                          window_end_ms, spark_min_idle_s)
+    m = task_block_metrics(obs, per_task, block_of, len(row_info), window_end_ms)
     if health is None:
         health = ep.jmx.namenode_health()
     live = health["live_datanodes"] or sorted({h for _, hosts, _, _ in row_info for h in hosts})
@@ -412,6 +461,33 @@ def build_window(collector: Collector, obs: list[MapObservation], *, window_star
     return window
 
 
+def _attribute(obs, block_of, row_info, collector: Collector, spark, rm_nodes, params,
+               now_ms: int, spark_min_idle_s: float) -> dict[str, np.ndarray]:
+    """Each task's attribution by its engine's rule, in ``obs``' order."""
+    spark_rows = [j for j, o in enumerate(obs) if o.engine == spark_rule.ENGINE]
+    if not spark_rows:
+        return attribute_maps(obs, collector.containers, rm_nodes, params, now_ms,
+                              collector.samples, collector.skips)
+    if spark is None:
+        raise ValueError("Spark tasks in the window without the SparkCollector that read them")
+    rows = {ENGINE_MR: [j for j, o in enumerate(obs) if o.engine != spark_rule.ENGINE],
+            spark_rule.ENGINE: spark_rows}
+    parts = {
+        ENGINE_MR: attribute_maps([obs[j] for j in rows[ENGINE_MR]], collector.containers, rm_nodes,
+                                  params, now_ms, collector.samples, collector.skips),
+        spark_rule.ENGINE: attribute_spark(
+            [obs[j] for j in spark_rows],
+            [row_info[block_of[j]][1] if block_of[j] >= 0 else None for j in spark_rows],
+            spark, now_ms, spark_min_idle_s)}
+    n = len(obs)
+    out = {"delay_s": np.zeros(n), "delayed": np.zeros(n, bool), "local": np.zeros(n, bool),
+           "wait_s": np.zeros(n), "sampled": np.zeros(n, bool)}
+    for engine, idx in rows.items():
+        for key in out:
+            out[key][idx] = parts[engine][key]
+    return out
+
+
 def _about(settings, collector: Collector, health: dict, obs, blocks: BlockRows, per_task,
            window_start_ms: int, window_end_ms: int, grace: float, settle: float) -> dict:
     """The window's ``observe`` section: its span, the scheduler's settings, the counts."""
@@ -432,4 +508,18 @@ def _about(settings, collector: Collector, health: dict, obs, blocks: BlockRows,
         "safe_mode": health["safe_mode"], "missing_blocks": health["missing_blocks"],
         "under_replicated_blocks": health["under_replicated_blocks"],
         "http_requests": collector.ep.stats.requests,
+        "engines": _by_engine(obs, blocks, per_task),
     }
+
+
+def _by_engine(obs, blocks: BlockRows, per_task) -> dict[str, dict]:
+    """The window's counts per engine whose tasks it holds (MapReduce's maps, Spark's tasks)."""
+    out = {}
+    for engine in sorted({o.engine for o in obs}):
+        idx = np.array([j for j, o in enumerate(obs) if o.engine == engine], np.int64)
+        out[engine] = {"tasks": len(idx),
+                       "unmapped_tasks": int(sum(blocks.block_of[j] < 0 for j in idx)),
+                       "delayed_tasks": int(per_task["delayed"][idx].sum()),
+                       "delay_s": round(float(per_task["delay_s"][idx].sum()), 3),
+                       "node_local_tasks": int(per_task["local"][idx].sum())}
+    return out
