@@ -34,17 +34,15 @@ from dataclasses import asdict
 from pathlib import Path
 from types import SimpleNamespace
 
+from dsbra.bench import spark_truth as truth
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.paths import StateLayout
+from dsbra.hadoop.rest import ResourceManager, SparkApi, WebHdfs
+from dsbra.observe import spark as sp
+from dsbra.observe.collector import MapObservation
+from dsbra.observe.window import attribute_spark, map_to_blocks, read_files
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from dsbra.bench import spark_truth as truth  # noqa: E402
-from dsbra.cluster import cluster as cl  # noqa: E402
-from dsbra.cluster.paths import StateLayout  # noqa: E402
-from dsbra.hadoop.rest import ResourceManager, SparkApi, WebHdfs  # noqa: E402
-from dsbra.observe import spark as sp  # noqa: E402
-from dsbra.observe.collector import MapObservation  # noqa: E402
-from dsbra.observe.window import attribute_spark, map_to_blocks, read_files  # noqa: E402
-
 RESULTS = ROOT / "benchmarks" / "results"
 GREP = ROOT / "dsbra" / "bench" / "spark" / "grep.py"
 MIN_IDLE_S = (0.25, 0.5, 1.0)

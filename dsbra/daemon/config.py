@@ -48,6 +48,29 @@ class ClusterConfig:
     node_locality_delay: int | None = None
 
 
+@dataclass(frozen=True)
+class SparkConfig:
+    """Spark applications on the same YARN, read beside MapReduce's (dsbra.observe.spark)."""
+
+    enabled: bool = True
+    #: the Spark History Server's URL, where a finished application's tasks are read; null:
+    #: each running one as the ResourceManager's proxy last showed it
+    history: str | None = None
+    #: the NameNode's audit log, a local file on its host (with hadoop.caller.context.enabled:
+    #: which task opened which file); null: Spark's tasks are counted, not mapped to blocks
+    audit_log: str | None = None
+    #: an executor's core idle this long while a task was pending elsewhere means its task set
+    #: declined it for locality (benchmarks/validate_spark_waits.py)
+    min_idle_s: float = 0.5
+
+
+def bundled_spark_section(env: dict) -> dict:
+    """The ``spark:`` section for a bundled cluster started with --spark (else Spark off)."""
+    if not env.get("spark_history"):
+        return {"enabled": False}
+    return {"history": env["spark_history"], "audit_log": next(iter(env["audit_logs"].values()))}
+
+
 def bundled_cluster_section(env: dict) -> dict:
     """The ``cluster:`` section for the bundled cluster whose ``dsbra cluster env --json`` is
     ``env``: every NameNode's and ResourceManager's URL (the daemon follows the active ones)
@@ -120,6 +143,7 @@ class Config:
     experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     map_records: MapRecordsConfig = field(default_factory=MapRecordsConfig)
     placement: PlacementConfig = field(default_factory=PlacementConfig)
+    spark: SparkConfig = field(default_factory=SparkConfig)
 
     @property
     def apply(self) -> bool:
@@ -288,6 +312,10 @@ def _validate(obj, prefix: str):
         if obj.max_age_days <= 0 or obj.max_bytes <= 0:
             raise ConfigError("config: map_records.max_age_days and map_records.max_bytes must "
                               "be > 0 (map_records.enabled: false keeps none)")
+    elif isinstance(obj, SparkConfig):
+        if obj.history is not None and not obj.history.startswith(("http://", "https://")):
+            raise ConfigError(f"config: spark.history must be an http(s) URL or null, got {obj.history!r}")
+        at_least("config: spark.min_idle_s", obj.min_idle_s, 0.0, error=ConfigError)
     elif isinstance(obj, HttpConfig):
         in_range("config: http.port", obj.port, 0, 65535, error=ConfigError)
     elif isinstance(obj, ClusterConfig):

@@ -36,6 +36,12 @@ class Metrics:
         self.unmapped_tasks = Counter(
             "dsbra_map_tasks_unmapped",
             "Map tasks not mapped to a block, for any reason (input gone included).", registry=r)
+        self.tasks = Counter("dsbra_tasks", "Tasks observed reading HDFS, by engine (MapReduce's "
+                             "maps, Spark's tasks).", ["engine"], registry=r)
+        self.delayed_tasks = Counter("dsbra_delayed_tasks", "Tasks that waited for locality, by engine.",
+                                     ["engine"], registry=r)
+        self.delay_seconds = Counter("dsbra_delay_seconds", "Their summed wait for locality, by engine.",
+                                     ["engine"], registry=r)
         self.experiment_files = Gauge(
             "dsbra_experiment_files", "Files assigned to each experiment group (treatment, "
             "control) since the experiment began.", ["group"], registry=r)
@@ -77,6 +83,10 @@ class Metrics:
                 delta = d["target"] - d["current"]
                 (self.replicas_added if delta > 0 else self.replicas_removed).inc(abs(delta))
         self.map_tasks.inc(info["map_tasks"])
+        for engine, counts in info.get("engines", {}).items():
+            self.tasks.labels(engine=engine).inc(counts["tasks"])
+            self.delayed_tasks.labels(engine=engine).inc(counts["delayed_tasks"])
+            self.delay_seconds.labels(engine=engine).inc(counts["delay_s"])
         self.unmapped_tasks.inc(info["unmapped_tasks"])
         self.input_gone_tasks.inc(info["input_gone_tasks"])
         self.pending.set(len(journal.pending()))

@@ -37,6 +37,7 @@ from dsbra.experiment.design import OFF, ON, Switchback
 from dsbra.experiment.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records
 from dsbra.hadoop.auth import login_from_keytab, secure_session
 from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
+from dsbra.observe.spark import ENGINE as SPARK
 from dsbra.policy.profiles import DEFAULT_PROFILE
 from dsbra.policy.state import load_state, save_state
 from dsbra.policy.step import PAUSED
@@ -132,6 +133,27 @@ class Daemon:
         self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
                                    since_ms=int(time.time() * 1000),
                                    node_locality_delay=c.node_locality_delay)
+        self.spark = self._spark_collector() if self.cfg.spark.enabled else None
+
+    def _spark_collector(self):
+        """Spark's applications on this YARN: through the RM's proxy (the RM's session: its
+        TLS and SPNEGO), the History Server and the NameNode's audit log as configured."""
+        from dsbra.hadoop.rest import SparkApi
+        from dsbra.observe.spark import AuditTail, SparkCollector
+
+        s, c = self.cfg.spark, self.cfg.cluster
+        history = None
+        if s.history:
+            history = SparkApi.history(s.history, stats=self.ep.stats)
+            secure_session(history.session, ca_bundle=c.ca_bundle, kerberos=c.kerberos,
+                           principal=c.kerberos_principal, mutual_auth=c.kerberos_mutual_auth)
+        audit = AuditTail.at_end(s.audit_log) if s.audit_log else None
+        if audit is None:
+            log.warning("spark.audit_log is not set: Spark's tasks are counted but not mapped to "
+                        "files or blocks (docs/spark.md)")
+        proxy = SparkApi.proxy(self.urls["rm"], session=self.ep.rm.session, stats=self.ep.stats)
+        return SparkCollector(self.ep.rm, proxy, history, audit, state_path=self.dir / "spark.json",
+                              since_ms=int(time.time() * 1000))
 
     def _check_access(self) -> None:
         """An untrusted certificate or a refused SPNEGO login is a configuration error: refused
@@ -253,6 +275,8 @@ class Daemon:
         while True:
             try:
                 self.collector.poll()
+                if self.spark is not None:
+                    self.spark.poll()  # its sources' failures are logged skips inside
                 self.last_poll_ok = time.time()
             except HadoopError as exc:
                 log.warning("poll skipped: %s", exc)
@@ -282,17 +306,24 @@ class Daemon:
             jobs = self.collector.take_jobs()
             raised = self.journal.raised_files()
             # each file read once a round: the window's and the raised ones (to see them cool)
-            files = read_files(self.ep, {o.path for o in obs if o.path} | set(raised))
+            spark_paths = self.spark.paths_pending() if self.spark is not None else set()
+            files = read_files(self.ep, {o.path for o in obs if o.path} | set(raised) | spark_paths)
+            if self.spark is not None:
+                obs = obs + self.spark.take(files)
             info["files_read"] = len(files)
             health = self.ep.jmx.namenode_health()
             window = build_window(self.collector, obs, window_start_ms=start,
                                   window_end_ms=end, detail=self.cfg.map_records.enabled,
-                                  jobs=True, files=files, health=health)
+                                  jobs=True, files=files, health=health, spark=self.spark,
+                                  spark_min_idle_s=self.cfg.spark.min_idle_s)
             located = {p: file_blocks(v["located"], v["replication"]) if v else None
                        for p, v in files.items()}
             window = window.with_cooling(located, raised)
         except HadoopError as exc:
-            self.collector.pending[:0] = obs  # not lost: the next round counts them
+            # not lost: the next round counts them
+            self.collector.pending[:0] = [o for o in obs if o.engine != SPARK]
+            if self.spark is not None:
+                self.spark.give_back([o for o in obs if o.engine == SPARK])
             self.collector.finished_jobs[:0] = jobs
             info["skipped"] = str(exc)
             log.warning("round=%d skipped: %s", self.round, exc)
@@ -346,6 +377,7 @@ class Daemon:
         info["map_tasks"] = window.observe["map_tasks"]
         info["unmapped_tasks"] = window.observe["unmapped_tasks"]
         info["input_gone_tasks"] = window.observe["input_gone_tasks"]
+        info["engines"] = window.observe["engines"]
         info["blocks"] = len(res.ri)
         info["health"] = health
         info["top_hot_files"] = top_hot_files(res, TOP_HOT)

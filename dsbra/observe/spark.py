@@ -479,6 +479,12 @@ class SparkCollector:
         self._save()
         return out
 
+    def give_back(self, obs: list[MapObservation]) -> None:
+        """Tasks :meth:`take` handed to a round that was skipped: the next take hands them again."""
+        for o in obs:
+            app, tid = o.attempt_id.rsplit(":tid", 1)
+            self.counted.discard((app, int(tid)))
+
     def paths_pending(self) -> set[str]:
         """The files the tasks :meth:`take` would hand out read: what a round reads first."""
         return {p for (app, tid), p in self.opened.items() if (app, tid) not in self.counted}
