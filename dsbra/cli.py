@@ -35,7 +35,7 @@ COMMANDS: dict[str, str] = {
 HELP = {
     "bench": "The reproduction benchmark on the bundled cluster: grep data, job schedules, replay.",
     "cluster": "Run the bundled real Hadoop cluster (up, down, status, env, logs).",
-    "conf": "Size delay scheduling, render Hadoop configs from values, check a live cluster.",
+    "conf": "Size delay scheduling (YARN, Spark), render configs from values, check a cluster or Spark app.",
     "docker": "The bundled cluster in Docker: build its image (no registry), render its compose file.",
     "impact": "Treated against held-out files of a daemon run: the experiment's 95% intervals.",
     "plan": "Compute one DSBRA round offline: per-block metrics in, decisions out.",

@@ -255,7 +255,7 @@ def _start_spark(spec, layout, spark_install: spark.SparkInstall, install: Hadoo
         client = hdfs_client(spec.namenode_urls.values(), session)
         client.makedirs(spark.EVENT_LOG_DIR, permission="1777")
         with open(spark_install.archive, "rb") as archive:
-            client.write(spark.archive_path(spark_install), data=archive, overwrite=True)
+            client.write(spark.archive_path(spark_install.version), data=archive, overwrite=True)
     history = next(d for d in dmn.cluster_daemons(spec) if d.kind == spark.HISTORY_KIND)
     _spawn(spec, layout, install, java_home, data, history)
 

@@ -35,12 +35,15 @@ HISTORY_MAIN_CLASS = "org.apache.spark.deploy.history.HistoryServer"
 #: the History Server's daemon name (`dsbra cluster logs spark-history`) and kind
 HISTORY_DAEMON = "spark-history"
 HISTORY_KIND = "sparkhistory"
-SPARK_FILES = ["spark-defaults.conf", "log4j2.properties"]
 
 
 @dataclass(frozen=True)
 class SparkInstall:
     root: Path  # .dsbra/spark/<version>
+
+    @property
+    def version(self) -> str:
+        return self.root.name
 
     @property
     def venv(self) -> Path:
@@ -113,9 +116,9 @@ def _run(cmd: list[str], what: str) -> None:
         raise ClusterError(f"{what} failed: {last[0]}")
 
 
-def archive_path(install: SparkInstall) -> str:
+def archive_path(version: str = SPARK_VERSION) -> str:
     """The archive's HDFS path (HDFS is formatted at each start, so it is uploaded per start)."""
-    return f"{ARCHIVE_DIR}/{install.root.name}/spark-libs.zip"
+    return f"{ARCHIVE_DIR}/{version}/spark-libs.zip"
 
 
 def conf_dir(layout: StateLayout) -> Path:
@@ -132,20 +135,26 @@ def submit_script(layout: StateLayout) -> Path:
 
 def render_conf(spec: ClusterSpec, layout: StateLayout, install: SparkInstall, java_home: str) -> dict[str, str]:
     """spark-defaults.conf and log4j2.properties of this cluster's Spark clients and History Server."""
-    env = template_environment()
+    log4j2 = template_environment().get_template("log4j2.properties.j2").render(logs=str(layout.logs))
+    return {"spark-defaults.conf": render_defaults(spec, archive=spec.urls["fs"] + archive_path(install.version),
+                                                   python=str(install.python), java_home=java_home),
+            "log4j2.properties": log4j2.strip() + "\n"}
+
+
+def render_defaults(spec: ClusterSpec, *, archive: str, python: str, java_home: str) -> str:
+    """spark-defaults.conf alone, which needs neither Spark nor a state directory: what `dsbra
+    conf render` writes too. ``archive``: spark.yarn.archive, the jars' archive as Spark reads it."""
     context = {
         "spec": spec,
         "master": spec.master,
-        "fs": spec.urls["fs"],
-        "archive": spec.urls["fs"] + archive_path(install),
+        "archive": archive,
         "event_log_dir": spec.urls["fs"] + EVENT_LOG_DIR,
         "history_port": spec.port("spark_history"),
         "history_url": history_url(spec),
-        "python": str(install.python),
+        "python": python,
         "java_home": java_home,
-        "logs": str(layout.logs),
     }
-    return {name: env.get_template(name + ".j2").render(context).strip() + "\n" for name in SPARK_FILES}
+    return template_environment().get_template("spark-defaults.conf.j2").render(context).strip() + "\n"
 
 
 def write_conf(spec: ClusterSpec, layout: StateLayout, install: SparkInstall, java_home: str) -> None:

@@ -20,7 +20,7 @@ from dsbra.errors import ConfigError, InputError
 from dsbra.hadoop import locality
 from dsbra.validate import one_of
 
-SECTIONS = {"cluster", "hdfs", "yarn", "queues", "placement", "capacity_queues", "render"}
+SECTIONS = {"cluster", "hdfs", "yarn", "queues", "placement", "capacity_queues", "spark", "render"}
 CLUSTER_KEYS = {"workers": int, "racks": int, "subnet": str, "prefix": str, "port_offset": int,
                 "hadoop_version": str, "nm_memory_mb": int, "nm_vcores": int, "map_memory_mb": int,
                 "am_memory_mb": int, "memory_increment_mb": int}
@@ -40,8 +40,13 @@ CAPACITY_SUM_SLACK = 0.05
 #: placement rules of the Fair Scheduler's queuePlacementPolicy and the attributes each takes
 RULES = {"specified": {"create"}, "user": {"create"}, "primaryGroup": {"create"},
          "secondaryGroupExistingQueue": {"create"}, "default": {"queue", "create"}, "reject": set()}
-RENDER_KEYS = {"conf_dir", "data_dir", "lib_dir", "java_home"}
+#: Spark on YARN: spark-defaults.conf with these locality waits (ClusterSpec.spark_locality_wait_*_s)
+SPARK_KEYS = {"enabled", "locality_wait_process", "locality_wait_node", "locality_wait_rack"}
+RENDER_KEYS = {"conf_dir", "data_dir", "lib_dir", "java_home", "spark_python", "spark_archive"}
 DEFAULT_JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
+#: the interpreter PySpark's executors run when spark-defaults.conf names none of the bundled
+#: cluster's (Spark's own default)
+DEFAULT_SPARK_PYTHON = "python3"
 DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h)\s*$")
 DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -52,6 +57,8 @@ class Values:
     paths: HostPaths  #: where the rendered files say conf, data and jars live (conf render only)
     java_home: str
     spec_fields: dict  #: the ClusterSpec fields the file sets, for `dsbra cluster up --values`
+    spark_python: str  #: spark.pyspark.python (conf render only)
+    spark_archive: str | None  #: spark.yarn.archive; None: where `dsbra cluster up --spark` puts it
 
 
 def load_values(path: Path) -> Values:
@@ -92,6 +99,7 @@ def parse_values(doc) -> Values:
         fields["queues"] = _queues(doc["queues"], "queues", set())
     if "placement" in doc:
         fields["placement"] = _placement(doc["placement"], fields.get("queues") or DEFAULT_QUEUES)
+    fields.update(_spark(_mapping(doc.get("spark", {}), "spark", SPARK_KEYS)))
     render = _mapping(doc.get("render", {}), "render", RENDER_KEYS)
     for key in RENDER_KEYS:
         if key in render:
@@ -106,7 +114,21 @@ def parse_values(doc) -> Values:
     except InputError as exc:  # the spec names the CLI flag; say it comes from the values file
         raise ConfigError(f"values: {exc}") from None
     return Values(spec=spec, paths=paths, java_home=render.get("java_home", DEFAULT_JAVA_HOME),
-                  spec_fields=fields)
+                  spec_fields=fields, spark_python=render.get("spark_python", DEFAULT_SPARK_PYTHON),
+                  spark_archive=render.get("spark_archive"))
+
+
+def _spark(spark: dict) -> dict:
+    """Waits kept to whole milliseconds: spark-defaults.conf writes them so."""
+    out: dict = {}
+    if "enabled" in spark:
+        out["spark"] = _typed(spark["enabled"], "spark.enabled", bool)
+    waits = sorted(k for k in spark if k.startswith("locality_wait_"))
+    if waits and not out.get("spark"):
+        raise ConfigError(f"spark.{waits[0]}: Spark's, but spark.enabled is not true (set it)")
+    for key in waits:
+        out[f"spark_{key}_s"] = round(_duration(spark[key], f"spark.{key}") * 1000) / 1000
+    return out
 
 
 def _yarn(yarn: dict) -> dict:

@@ -23,6 +23,16 @@ So the node delay lasts min(M, delay) x h / M seconds for an app offered every h
 first in its queue's order) and up to min(M, delay) x h for one offered one heartbeat per
 interval; on a cluster smaller than the delay (Hadoop's default is 40) the cap by cluster size
 makes it about one heartbeat round.
+
+Spark waits at its driver, per task set and in time (TaskSetManager.getAllowedLocalityLevel,
+Spark 4.0.1): spark.locality.wait.node, then .rack, each counted from the moment the level was
+entered. Its scheduling opportunities are the application's own executor slots: S of them,
+each freeing every T seconds, so D opportunities take D*T/S; within T every slot has been
+offered once, so a D above S is capped at S (as YARN caps its threshold at one opportunity a
+node). The rack level is the paper's rule over racks (its D2, section 3.6): HDFS's default
+placement puts a block on two racks. Only nodes that run an executor can give a node-local
+task, so a block none of whose replicas is on such a node can never be node-local, however
+long the wait.
 """
 
 from __future__ import annotations
@@ -34,6 +44,9 @@ from dsbra.errors import InputError
 
 #: below this share of the paper's wait, the count-based threshold is called out as too short
 SHORT_HOLD = 0.5
+#: racks a block's replicas span under HDFS's default placement (the second replica on another
+#: rack, the third beside it)
+BLOCK_RACKS = 2
 
 
 @dataclass(frozen=True)
@@ -52,13 +65,18 @@ class DelaySizing:
         return out
 
 
+def skip_count(locality: float, tasks: int, nodes: int, replication: int) -> float:
+    """The paper's D: -(M/R) ln((1-lambda)N / (1 + (1-lambda)N)), inputs already checked."""
+    x = (1.0 - locality) * tasks
+    return -(nodes / replication) * math.log(x / (1.0 + x))
+
+
 def size_delay(locality: float, tasks: int, nodes: int, replication: int,
                slots_per_node: int | None = None, task_seconds: float | None = None,
                heartbeat_s: float = 1.0) -> DelaySizing:
     """D for a target node locality, its wait in seconds and the YARN settings that give it."""
     _check(locality, tasks, nodes, replication, slots_per_node, task_seconds, heartbeat_s)
-    x = (1.0 - locality) * tasks
-    d = -(nodes / replication) * math.log(x / (1.0 + x))
+    d = skip_count(locality, tasks, nodes, replication)
     hold_s = d * heartbeat_s / nodes
     warnings = []
     if d > nodes:
@@ -138,3 +156,84 @@ def size_capacity_delay(locality: float, tasks: int, nodes: int, replication: in
     return CapacityDelay(skip_count=fair.skip_count, node_locality_delay=delay,
                          effective_count=count, hold_s=hold_s, hold_max_s=hold_max_s,
                          wait_s=fair.wait_s, warnings=tuple(warnings))
+
+
+@dataclass(frozen=True)
+class SparkDelay:
+    """Spark's locality waits for the paper's skip counts."""
+
+    skip_count: float  #: D at the node level, over the M nodes
+    rack_skip_count: float | None  #: D at the rack level, over the racks; None on one rack
+    executors: int
+    slots: int  #: S = executors x cores per executor: task slots, one freeing every T/S seconds
+    executor_nodes: int  #: nodes the executors run on
+    reach: float  #: share of blocks with a replica on an executor's node: node locality's ceiling
+    task_seconds: float
+    node_ms: int  #: min(D, S)*T/S, at least 1 ms (0 would turn the level off)
+    rack_ms: int  #: min(D_rack, S)*T/S; 0 on one rack, where every executor is rack-local at once
+    warnings: tuple[str, ...]
+
+    def settings(self) -> dict[str, str]:
+        """spark-defaults.conf's lines: whole milliseconds with their unit, as Spark reads a time
+        (it refuses "3.0s"); the base key and the process level (cached partitions, never an
+        HDFS read) as the node level, as Spark defaults them."""
+        node = f"{self.node_ms}ms"
+        return {"spark.locality.wait": node, "spark.locality.wait.process": node,
+                "spark.locality.wait.node": node, "spark.locality.wait.rack": f"{self.rack_ms}ms"}
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "warnings": list(self.warnings), "settings": self.settings()}
+
+
+def size_spark_delay(locality: float, tasks: int, nodes: int, replication: int, *, executors: int,
+                     executor_cores: int, task_seconds: float, executor_nodes: int | None = None,
+                     racks: int = 1) -> SparkDelay:
+    """spark.locality.wait per level for a target node locality; ``executor_nodes`` defaults to
+    the executors spread one a node."""
+    _check(locality, tasks, nodes, replication, None, None, 1.0)
+    hosts = min(executors, nodes) if executor_nodes is None else executor_nodes
+    _check_spark(nodes, executors, executor_cores, hosts, racks, task_seconds)
+    slots = executors * executor_cores
+    d = skip_count(locality, tasks, nodes, replication)
+    rack_d = skip_count(locality, tasks, racks, min(replication, racks, BLOCK_RACKS)) if racks > 1 else None
+    reach = replica_reach(nodes, hosts, replication)
+    warnings = []
+    if d > slots:
+        warnings.append(f"D = {d:.1f} exceeds the {slots} executor slots: each is offered once within a "
+                        f"task length, so the node wait is capped at T = {task_seconds:g} s; more executors "
+                        "(or replicas) would reach the locality sooner")
+    if reach < locality:
+        warnings.append(
+            f"executors on {hosts} of {nodes} nodes: {reach:.0%} of the blocks have a replica on one "
+            f"of them ({replication} replicas on distinct nodes), so node locality {locality:g} is out "
+            "of reach whatever the wait; spread the executors over more nodes (more executors of "
+            "fewer cores) or raise the replication of what the jobs read")
+    wait_ms = lambda skips: _spark_ms(min(skips, slots) * task_seconds / slots)  # noqa: E731
+    return SparkDelay(skip_count=d, rack_skip_count=rack_d, executors=executors, slots=slots,
+                      executor_nodes=hosts, reach=reach, task_seconds=task_seconds, node_ms=wait_ms(d),
+                      rack_ms=0 if rack_d is None else wait_ms(rack_d), warnings=tuple(warnings))
+
+
+def replica_reach(nodes: int, hosts: int, replication: int) -> float:
+    """The share of blocks with a replica on one of ``hosts`` of the ``nodes``: a block's R
+    replicas on R distinct nodes miss them all with probability C(M-H, R)/C(M, R)."""
+    return 1.0 - math.comb(nodes - hosts, replication) / math.comb(nodes, replication)
+
+
+def _spark_ms(seconds: float) -> int:
+    """At least 1 ms: Spark takes 0 for no delay scheduling at all."""
+    return max(1, round(seconds * 1000))
+
+
+def _check_spark(nodes, executors, executor_cores, hosts, racks, task_seconds) -> None:
+    if executors < 1:
+        raise InputError(f"--executors must be at least 1, got {executors}")
+    if executor_cores < 1:
+        raise InputError(f"--executor-cores must be at least 1, got {executor_cores}")
+    if not 1 <= hosts <= min(executors, nodes):
+        raise InputError(f"--executor-nodes must be between 1 and the executors and the nodes "
+                         f"({min(executors, nodes)}), got {hosts}")
+    if not 1 <= racks <= nodes:
+        raise InputError(f"--racks must be between 1 and --nodes ({nodes}), got {racks}")
+    if not (task_seconds > 0 and math.isfinite(task_seconds)):
+        raise InputError(f"--task-seconds must be a finite number > 0, got {task_seconds}")

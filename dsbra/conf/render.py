@@ -6,6 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from dsbra.cluster import spark
 from dsbra.cluster.confdir import render_host
 from dsbra.cluster.values import Values
 from dsbra.errors import InputError
@@ -16,13 +17,20 @@ RENDERED = ["core-site.xml", "hdfs-site.xml", "yarn-site.xml", "mapred-site.xml"
 
 
 def render_values(values: Values) -> dict[str, str]:
-    """RENDERED, and capacity-scheduler.xml when the values choose the Capacity Scheduler."""
-    files = render_host(values.spec, "master", values.paths, values.java_home)
-    names = RENDERED + (["capacity-scheduler.xml"] if values.spec.scheduler == "capacity" else [])
+    """RENDERED, capacity-scheduler.xml when the values choose the Capacity Scheduler, and
+    spark-defaults.conf when they turn Spark on."""
+    spec = values.spec
+    files = render_host(spec, "master", values.paths, values.java_home)
+    names = RENDERED + (["capacity-scheduler.xml"] if spec.scheduler == "capacity" else [])
     for name in names:
         if name.endswith(".xml"):
             ET.fromstring(files[name])  # a template bug must fail here, not in Hadoop
-    return {name: files[name] for name in names}
+    out = {name: files[name] for name in names}
+    if spec.spark:
+        out["spark-defaults.conf"] = spark.render_defaults(
+            spec, archive=values.spark_archive or spec.urls["fs"] + spark.archive_path(),
+            python=values.spark_python, java_home=values.java_home)
+    return out
 
 
 def write_rendered(files: dict[str, str], out: Path) -> None:

@@ -17,7 +17,8 @@ from dsbra.observe.http_fixtures import Replayer, session_for
 
 CAPTURED_ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "captured"
 DEFAULT_VERSION = "hadoop-3.4.2"
-VERSIONS = sorted(d.name for d in CAPTURED_ROOT.iterdir() if d.is_dir())
+#: the Hadoop captures (spark-<version> holds Spark's, of another shape)
+VERSIONS = sorted(d.name for d in CAPTURED_ROOT.iterdir() if d.is_dir() and d.name.startswith("hadoop-"))
 RM, NN, JHS = "http://10.77.0.1:8088", "http://10.77.0.1:9870", "http://10.77.0.1:19888"
 SCENARIOS = [f"{v}/{name}" for v in VERSIONS for name in ("collector-binary", "collector-json")]
 
