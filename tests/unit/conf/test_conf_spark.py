@@ -1,6 +1,6 @@
 """`dsbra conf` and Spark's locality waits: `delay --engine spark` (the paper's rule over executor
 slots), `render` writing spark-defaults.conf, and `check --spark-app` on replies captured from the
-bundled cluster: tests/fixtures/captured/spark-4.0.1/grep-hot (application_1796546292471_0005,
+bundled cluster: tests/fixtures/spark/4.0.1/grep-hot (application_1796546292471_0005,
 4 executors of 1 core, waits of 3000ms, through the RM's proxy while it ran and from the History
 Server after) and that cluster's 4 NodeManagers on 2 racks (hadoop-3.4.2/endpoints, 0002.body).
 The "bad" applications are the captured documents with one setting or host changed, as marked."""
@@ -31,7 +31,7 @@ from dsbra.errors import ConfigError, HadoopError, InputError
 from dsbra.observe.http_fixtures import Replayer
 
 CAPTURED = Path(__file__).parents[2] / "fixtures" / "captured"
-GREP = CAPTURED / "spark-4.0.1" / "grep-hot"
+GREP = CAPTURED.parent / "spark" / "4.0.1" / "grep-hot"
 RM_NODES = CAPTURED / "hadoop-3.4.2" / "endpoints"
 APP = "application_1796546292471_0005"
 HISTORY, RM = "http://10.77.0.1:18080", "http://10.77.0.1:8088"
