@@ -10,24 +10,16 @@ getLocalityWait, Spark 4.0.1). `check_app` is pure: replies in, lines out.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from dsbra.conf.delay import SHORT_HOLD, replica_reach, size_spark_delay
 from dsbra.errors import HadoopError, InputError
 from dsbra.hadoop import shapes
 from dsbra.hadoop.rest import ResourceManager, SparkApi
+from dsbra.hadoop.spark_conf import LEVELS, WAIT_KEY, pairs, spark_time_ms, waits
 
-WAIT_KEY = "spark.locality.wait"
-#: Spark's default for spark.locality.wait, which every level defaults to
-DEFAULT_WAIT = "3s"
-LEVELS = ("process", "node", "rack")
 LEGACY_KEY = "spark.locality.wait.legacyResetOnTaskLaunch"
 DYNAMIC_KEY = "spark.dynamicAllocation.enabled"
-#: JavaUtils.timeStringAs: lower-cased and trimmed, an integer and a unit (ms when none)
-TIME = re.compile(r"(-?[0-9]+)([a-z]+)?")
-TIME_UNITS_US = {"us": 1, "ms": 1000, "s": 1_000_000, "m": 60_000_000, "min": 60_000_000,
-                 "h": 3_600_000_000, "d": 86_400_000_000}
 
 
 @dataclass(frozen=True)
@@ -60,42 +52,14 @@ def read_app(app_id: str, history_url: str | None, rm_url: str | None, session=N
 
 def app_from_replies(app_id: str, env: dict, executors: list[dict], nodes: list[dict] | None) -> SparkApp:
     """A reply without the shape Spark gives is a one-line HadoopError, not a traceback."""
-    props = _pairs(env.get("sparkProperties"))
+    props = pairs(env.get("sparkProperties"))
     if props is None:
         raise HadoopError(f"Spark REST API /environment of {app_id}: malformed reply (no "
                           "sparkProperties list of [key, value] pairs)")
     live = [e for e in executors if isinstance(e, dict) and e.get("id") != "driver" and e.get("isActive")]
     running = None if nodes is None else [n for n in nodes if n.get("state") == "RUNNING"]
-    return SparkApp(app_id=app_id, properties=props, hadoop=_pairs(env.get("hadoopProperties")) or {},
+    return SparkApp(app_id=app_id, properties=props, hadoop=pairs(env.get("hadoopProperties")) or {},
                     executors=live, nodes=running)
-
-
-def _pairs(value) -> dict[str, str] | None:
-    if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 for p in value):
-        return None
-    return {str(k): str(v) for k, v in value}
-
-
-def spark_time_ms(text: str) -> int | None:
-    """A Spark time setting in whole ms, as Spark reads it (TimeUnit.convert truncates: 500us is
-    0, delay scheduling off); None when Spark would refuse it."""
-    match = TIME.fullmatch(text.strip().lower())
-    unit = (match.group(2) or "ms") if match else None
-    if unit not in TIME_UNITS_US:
-        return None
-    us = int(match.group(1)) * TIME_UNITS_US[unit]
-    return us // 1000 if us >= 0 else -(-us // 1000)
-
-
-def waits(props: dict[str, str]) -> dict[str, tuple[str, str]]:
-    """level -> (the key that sets it, its text): a level's own key, else spark.locality.wait,
-    else Spark's default."""
-    base = (WAIT_KEY, props[WAIT_KEY]) if WAIT_KEY in props else (f"{WAIT_KEY} (Spark's default)",
-                                                                  DEFAULT_WAIT)
-    keys = {level: f"{WAIT_KEY}.{level}" for level in LEVELS}
-    return {level: (key, props[key]) if key in props else base for level, key in keys.items()}
-
-
 def check_app(app: SparkApp, *, locality: float | None = None, tasks: int | None = None,
               task_seconds: float | None = None) -> tuple[list[str], list[str]]:
     """(what wastes locality, notes): one line each. ``locality`` and ``tasks`` (and

@@ -148,9 +148,6 @@ class Daemon:
             secure_session(history.session, ca_bundle=c.ca_bundle, kerberos=c.kerberos,
                            principal=c.kerberos_principal, mutual_auth=c.kerberos_mutual_auth)
         audit = AuditTail.at_end(s.audit_log) if s.audit_log else None
-        if audit is None:
-            log.warning("spark.audit_log is not set: Spark's tasks are counted but not mapped to "
-                        "files or blocks (docs/spark.md)")
         proxy = SparkApi.proxy(self.urls["rm"], session=self.ep.rm.session, stats=self.ep.stats)
         return SparkCollector(self.ep.rm, proxy, history, audit, state_path=self.dir / "spark.json",
                               since_ms=int(time.time() * 1000))

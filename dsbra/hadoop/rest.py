@@ -397,6 +397,9 @@ class SparkApi(Endpoint):
     def __init__(self, base_url: str | list[str], *, through_proxy: bool = False, **kw):
         super().__init__(base_url, **kw)
         self.through_proxy = through_proxy
+        #: app id -> its last attempt's id ("" when it has none): a cluster-mode application
+        #: (its driver in the ApplicationMaster) answers only under /applications/<app>/<attempt>
+        self._attempts: dict[str, str] = {}
         if through_proxy:
             self.service = "Spark REST API (ResourceManager proxy)"
 
@@ -411,9 +414,24 @@ class SparkApi(Endpoint):
     def _standby(self, resp: requests.Response) -> bool:
         return self.through_proxy and standby_rm(resp)
 
-    def _app(self, app_id: str) -> str:
+    def _app_json(self, app_id: str, suffix: str, kind: str, params: dict | None = None):
+        """``/applications/<app>[/<attempt>]<suffix>``: a cluster-mode application (its driver
+        in the ApplicationMaster) answers only under its attempt, learnt on the first 404."""
         quoted = quote(app_id, safe="")
-        return (f"/proxy/{quoted}" if self.through_proxy else "") + f"/api/v1/applications/{quoted}"
+        root = (f"/proxy/{quoted}" if self.through_proxy else "") + f"/api/v1/applications/{quoted}"
+        attempt = self._attempts.get(app_id)
+        try:
+            return self.get_json(f"{root}/{attempt}{suffix}" if attempt else root + suffix, params, kind=kind)
+        except HadoopError as exc:
+            if exc.status != 404 or attempt is not None:
+                raise
+        info = self.get_json(root, kind="spark.application")
+        attempts = info.get("attempts") if isinstance(info, dict) else None
+        last = attempts[-1] if isinstance(attempts, list) and attempts and isinstance(attempts[-1], dict) else {}
+        if not last.get("attemptId"):
+            raise HadoopError(f"{self.service} {root}{suffix}: HTTP 404", status=404)
+        self._attempts[app_id] = quote(str(last["attemptId"]), safe="")
+        return self.get_json(f"{root}/{self._attempts[app_id]}{suffix}", params, kind=kind)
 
     def applications(self, *, status: str | None = None, min_end_ms: int | None = None) -> list[dict]:
         """The server's applications (History Server; ``status``: completed or running)."""
@@ -427,17 +445,17 @@ class SparkApi(Endpoint):
 
     def stages(self, app_id: str) -> list[dict]:
         """Every stage attempt with its tasks (``details=true``: ``tasks`` keyed by task id)."""
-        reply = self.get_json(f"{self._app(app_id)}/stages", {"details": "true"}, kind="spark.stages")
+        reply = self._app_json(app_id, "/stages", "spark.stages", {"details": "true"})
         return reply if isinstance(reply, list) else []
 
     def executors(self, app_id: str) -> list[dict]:
         """Every executor the application had, removed ones too (``allexecutors``)."""
-        reply = self.get_json(f"{self._app(app_id)}/allexecutors", kind="spark.executors")
+        reply = self._app_json(app_id, "/allexecutors", "spark.executors")
         return reply if isinstance(reply, list) else []
 
     def environment(self, app_id: str) -> dict:
         """The application's Spark properties (``sparkProperties`` as [key, value] pairs)."""
-        reply = self.get_json(f"{self._app(app_id)}/environment", kind="spark.environment")
+        reply = self._app_json(app_id, "/environment", "spark.environment")
         return reply if isinstance(reply, dict) else {}
 
 

@@ -40,6 +40,7 @@ import numpy as np
 from dsbra.errors import HadoopError, StateError
 from dsbra.hadoop import shapes
 from dsbra.hadoop.rest import ResourceManager, SparkApi
+from dsbra.hadoop.spark_conf import DEFAULT_WAIT, pairs, spark_time_ms, waits
 from dsbra.observe.collector import MapObservation
 
 log = logging.getLogger(__name__)
@@ -242,6 +243,16 @@ def executors_from_reply(reply) -> list[Executor]:
     return out
 
 
+def node_wait_s(environment: dict) -> float | None:
+    """spark.locality.wait.node of an application's ``/environment`` (seconds); None when it
+    does not say or Spark could not read it."""
+    props = pairs(environment.get("sparkProperties")) if isinstance(environment, dict) else None
+    if props is None:
+        return None
+    ms = spark_time_ms(waits(props)["node"][1])
+    return ms / 1000 if ms is not None and ms >= 0 else None
+
+
 # ---------------------------------------------------------------------- splits
 def hadoop_split_starts(length: int, split_size: int) -> list[int]:
     """FileInputFormat's splits of one file: ``split_size`` pieces while more than 1.1 of one
@@ -358,6 +369,8 @@ class AppWatch:
     executors: list[Executor] = field(default_factory=list)
     finished_ms: int | None = None
     done: bool = False
+    #: its spark.locality.wait.node (s): the delay threshold D of the scheduler that waited
+    node_wait_s: float | None = None
 
 
 class SparkCollector:
@@ -426,6 +439,10 @@ class SparkCollector:
         app_id = shapes.as_str(app.get("id"))
         if not app_id or not app_id.startswith("application_") or app_id in self.done_apps:
             return None
+        if self.audit is None and not self.apps and not self.done_apps:
+            log.warning("Spark application %s seen, but no NameNode audit log is configured "
+                        "(spark.audit_log): Spark's tasks are counted, not mapped to files or "
+                        "blocks (docs/spark.md)", app_id)
         return self.apps.setdefault(app_id, AppWatch(app_id))
 
     def _read(self, watch: AppWatch, api: SparkApi, source: str) -> bool:
@@ -437,6 +454,11 @@ class SparkCollector:
             return False
         watch.tasks = tasks_from_stages(watch.app_id, stages)
         watch.executors = executors_from_reply(executors)
+        if watch.node_wait_s is None:
+            try:
+                watch.node_wait_s = node_wait_s(api.environment(watch.app_id))
+            except HadoopError as exc:
+                self._skip(source, f"Spark application {watch.app_id}: its environment: {exc} (will retry)")
         return True
 
     def _skip(self, source: str, message: str) -> None:
@@ -493,6 +515,13 @@ class SparkCollector:
         watch = self.apps.get(app_id)
         return (watch.tasks, watch.executors) if watch else ([], [])
 
+    def node_wait_s(self, app_id: str) -> float:
+        """The application's node-level locality wait (Spark's default until its environment
+        was read)."""
+        watch = self.apps.get(app_id)
+        wait = watch.node_wait_s if watch else None
+        return wait if wait is not None else spark_time_ms(DEFAULT_WAIT) / 1000
+
     def _prune(self) -> None:
         """Forget a finished application once all its tasks were handed out (and judged: its
         timeline serves the round that took its last tasks)."""
@@ -515,7 +544,8 @@ class SparkCollector:
                "opened": [[a, t, p] for (a, t), p in sorted(self.opened.items())],
                "apps": {a: {"tasks": [asdict(t) for t in w.tasks],
                             "executors": [asdict(e) for e in w.executors],
-                            "finished_ms": w.finished_ms, "done": w.done} for a, w in self.apps.items()}}
+                            "finished_ms": w.finished_ms, "done": w.done, "node_wait_s": w.node_wait_s}
+                        for a, w in self.apps.items()}}
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.state_path.parent, prefix=".spark-", suffix=".tmp")
         try:
@@ -540,7 +570,8 @@ class SparkCollector:
             if audit and self.audit is not None and str(self.audit.path) == audit["path"]:
                 self.audit.inode, self.audit.offset = audit["inode"], int(audit["offset"])
             self.apps = {a: AppWatch(a, [SparkTask(**t) for t in w["tasks"]],
-                                     [Executor(**e) for e in w["executors"]], w["finished_ms"], w["done"])
+                                     [Executor(**e) for e in w["executors"]], w["finished_ms"], w["done"],
+                                     w.get("node_wait_s"))
                          for a, w in doc["apps"].items()}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise StateError(f"Spark collector state {self.state_path} is unreadable: "

@@ -151,17 +151,21 @@ def attribute_maps(obs: list[MapObservation], containers: dict[str, list[Contain
     delay_s, delayed, local, wait_s, sampled = attribute(tasks, cont, capacity, params, node_up,
                                                          now_ms, sampled_view, reported)
     return {"delay_s": delay_s, "delayed": delayed, "local": local, "wait_s": wait_s,
-            "sampled": sampled}
+            "sampled": sampled, "locality_wait_s": delay_s}
 
 
 def attribute_spark(obs: list[MapObservation], holders: list[list[str] | None], spark, now_ms: int,
-                    min_idle_s: float) -> dict[str, np.ndarray]:
+                    min_idle_s: float, delay_threshold_s: float | None = None) -> dict[str, np.ndarray]:
     """Each Spark task's attribution (dsbra.observe.spark's rule), application by
-    application over its whole timeline of tasks and executors (``spark``: the SparkCollector)."""
+    application over its whole timeline of tasks and executors (``spark``: the SparkCollector).
+    With ``delay_threshold_s`` (the window's D), ``delay_s`` is each wait in units of that D:
+    the wait times D over its application's node-level locality wait, the D of the scheduler
+    that made it wait, so DSBRA's DT/(N D) weighs a Spark task that waited out its level as a
+    map that waited out the ResourceManager's delay; ``locality_wait_s`` keeps the seconds."""
     n = len(obs)
     out = {"delay_s": np.zeros(n), "delayed": np.zeros(n, bool), "local": np.zeros(n, bool),
            "wait_s": np.array([max(o.launch_ms - o.scheduled_ms, 0) / 1000.0 for o in obs]),
-           "sampled": np.zeros(n, bool)}
+           "sampled": np.zeros(n, bool), "locality_wait_s": np.zeros(n)}
     by_app: dict[str, list[int]] = {}
     for j, o in enumerate(obs):
         by_app.setdefault(o.job_id, []).append(j)
@@ -175,10 +179,13 @@ def attribute_spark(obs: list[MapObservation], holders: list[list[str] | None], 
         for j in known:
             where[at[obs[j].attempt_id]] = holders[j]
         judged = spark_rule.attribute(tasks, where, executors, now_ms, min_idle_s)
+        wait = spark.node_wait_s(app_id)
+        scale = delay_threshold_s / wait if delay_threshold_s and wait > 0 else 1.0
         for j in known:
             k = at[obs[j].attempt_id]
-            for key in ("delay_s", "delayed", "local"):
-                out[key][j] = judged[key][k]
+            out["delayed"][j], out["local"][j] = judged["delayed"][k], judged["local"][k]
+            out["locality_wait_s"][j] = judged["delay_s"][k]
+            out["delay_s"][j] = judged["delay_s"][k] * scale
     return out
 
 
@@ -412,7 +419,7 @@ def build_window(collector: Collector, obs: list[MapObservation], *, window_star
     rm_nodes = collector.nodes(refresh=True)
     params = AttributionParams(d, grace, settle, passed_over=not settings.reports_skips)
     per_task = _attribute(obs, block_of, row_info, collector, spark, rm_nodes, params,
-                          window_end_ms, spark_min_idle_s)
+                          window_end_ms, spark_min_idle_s, d)
     m = task_block_metrics(obs, per_task, block_of, len(row_info), window_end_ms)
     if health is None:
         health = ep.jmx.namenode_health()
@@ -462,7 +469,7 @@ def build_window(collector: Collector, obs: list[MapObservation], *, window_star
 
 
 def _attribute(obs, block_of, row_info, collector: Collector, spark, rm_nodes, params,
-               now_ms: int, spark_min_idle_s: float) -> dict[str, np.ndarray]:
+               now_ms: int, spark_min_idle_s: float, delay_threshold_s: float) -> dict[str, np.ndarray]:
     """Each task's attribution by its engine's rule, in ``obs``' order."""
     spark_rows = [j for j, o in enumerate(obs) if o.engine == spark_rule.ENGINE]
     if not spark_rows:
@@ -478,10 +485,10 @@ def _attribute(obs, block_of, row_info, collector: Collector, spark, rm_nodes, p
         spark_rule.ENGINE: attribute_spark(
             [obs[j] for j in spark_rows],
             [row_info[block_of[j]][1] if block_of[j] >= 0 else None for j in spark_rows],
-            spark, now_ms, spark_min_idle_s)}
+            spark, now_ms, spark_min_idle_s, delay_threshold_s)}
     n = len(obs)
     out = {"delay_s": np.zeros(n), "delayed": np.zeros(n, bool), "local": np.zeros(n, bool),
-           "wait_s": np.zeros(n), "sampled": np.zeros(n, bool)}
+           "wait_s": np.zeros(n), "sampled": np.zeros(n, bool), "locality_wait_s": np.zeros(n)}
     for engine, idx in rows.items():
         for key in out:
             out[key][idx] = parts[engine][key]
@@ -521,5 +528,6 @@ def _by_engine(obs, blocks: BlockRows, per_task) -> dict[str, dict]:
                        "unmapped_tasks": int(sum(blocks.block_of[j] < 0 for j in idx)),
                        "delayed_tasks": int(per_task["delayed"][idx].sum()),
                        "delay_s": round(float(per_task["delay_s"][idx].sum()), 3),
+                       "locality_wait_s": round(float(per_task["locality_wait_s"][idx].sum()), 3),
                        "node_local_tasks": int(per_task["local"][idx].sum())}
     return out

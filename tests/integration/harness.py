@@ -47,6 +47,8 @@ SPEC = ClusterSpec(workers=4, replication=1, **SECOND, continuous_scheduling=Tru
 #: rule never overrides the heat; without a usable heat document the plugin places as HDFS's
 #: default
 DAEMON_SPEC = replace(SPEC, racks=1, block_placement="heat")
+#: test_spark.py's: the daemon tests' cluster with Spark (`dsbra cluster up --spark`)
+SPARK_SPEC = replace(DAEMON_SPEC, spark=True)
 #: the Kerberized https-only HA cluster: test_secure_cluster.py and test_secure_ha.py share one
 #: bring-up of it (they run next to each other, conftest's second slot keeps it up)
 SECURE_HA_SPEC = replace(SPEC, ha=True, kerberos=True, tls=True)

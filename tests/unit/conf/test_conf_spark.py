@@ -26,7 +26,8 @@ from dsbra.cluster.paths import StateLayout
 from dsbra.cluster.values import parse_values
 from dsbra.conf.delay import replica_reach, size_spark_delay, skip_count
 from dsbra.conf.render import render_values
-from dsbra.conf.spark_check import app_from_replies, check_app, spark_time_ms, waits
+from dsbra.conf.spark_check import app_from_replies, check_app
+from dsbra.hadoop.spark_conf import spark_time_ms, waits
 from dsbra.errors import ConfigError, HadoopError, InputError
 from dsbra.observe.http_fixtures import Replayer
 
