@@ -8,7 +8,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 DSBRA   := $(VENV)/bin/dsbra
 
-.PHONY: setup demo test test-production unit clean system-deps ui-deps hadoop hive docker-deps placement placement-test
+.PHONY: setup demo test test-production unit clean system-deps ui-deps hadoop hive spark docker-deps placement placement-test
 
 setup: $(VENV)/.installed hadoop placement
 
@@ -28,6 +28,11 @@ system-deps:
 hadoop: $(VENV)/.installed
 	@$(DSBRA) cluster install
 	@$(DSBRA) cluster install --version 3.5.0
+
+# Apache Spark from PyPI (pyspark) into its own virtual environment, .dsbra/spark/<version>, for
+# `dsbra cluster up --spark` and its tests; idempotent (pip caches the download). Not the demo's.
+spark: $(VENV)/.installed
+	@$(DSBRA) cluster install --spark
 
 # dsbra's NameNode placement plugin (placement/, Hadoop "provided") for each Hadoop version the
 # bundled cluster runs: .dsbra/placement/<version>/dsbra-placement.jar; Maven skips what is built
@@ -73,7 +78,7 @@ unit: setup ui-deps
 # the rest of the set-up (downloads, mostly), once the Debian packages are in (one apt at a time)
 test: system-deps ui-deps
 	@mkdir -p .dsbra; bash hadoop-docker/setup-engine.sh >.dsbra/docker-deps.log 2>&1 & engine=$$!; \
-	  $(MAKE) --no-print-directory setup hive placement-test; rc=$$?; \
+	  $(MAKE) --no-print-directory setup hive spark placement-test; rc=$$?; \
 	  wait $$engine; cat .dsbra/docker-deps.log; exit $$rc
 	$(PY) -m pytest --durations=40
 

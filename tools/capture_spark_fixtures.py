@@ -8,9 +8,10 @@ log from the bundled cluster, as unit-test fixtures.
 Scenario ``grep-hot`` (one directory: ``manifest.json`` + bodies, see
 ``dsbra.observe.http_fixtures``): a hot file (4 blocks and a tail, one replica each, all on
 one worker) and a cold file (three replicas) read by ``dsbra/bench/spark/grep.py`` with four
-one-core executors, the driver's TaskSetManager at DEBUG. While it runs, the ResourceManager's
-SPARK applications and the driver's stages, executors and environment through the RM's proxy
-are polled; once it ended, the History Server's. Beside them: ``audit.log`` (the NameNode's
+one-core executors, the driver's TaskSetManager at DEBUG. A real SparkCollector polls every
+two seconds from before the submission until it read the finished application from the
+History Server (the RM's applications, the driver through the RM's proxy); then one call of
+every SparkApi method on the History Server and the proxy. Beside them: ``audit.log`` (the NameNode's
 audit lines written during the run), ``driver.log`` (the driver's stderr) and
 ``expected.json`` (the inputs' blocks as the NameNode reports them, the application id).
 """
@@ -32,6 +33,7 @@ from dsbra.cluster import cluster as cl  # noqa: E402
 from dsbra.cluster.paths import StateLayout  # noqa: E402
 from dsbra.errors import HadoopError  # noqa: E402
 from dsbra.hadoop.rest import ResourceManager, SparkApi, WebHdfs  # noqa: E402
+from dsbra.observe import spark as sp  # noqa: E402
 from dsbra.observe.http_fixtures import Recorder, session_for  # noqa: E402
 
 GREP = ROOT / "dsbra" / "bench" / "spark" / "grep.py"
@@ -77,6 +79,7 @@ def main() -> int:
     hdfs = WebHdfs(env["webhdfs"].split(",")[0].removesuffix("/webhdfs/v1"), session=session, user="root")
     audit = Path(env["audit_logs"]["namenode"])
     audit_from = audit.stat().st_size
+    collector = sp.SparkCollector(rm, proxy, history, None)
     driver_log = args.out / "grep-hot" / "driver.log"
     driver_log.parent.mkdir(parents=True, exist_ok=True)
     fs = env["fs"]
@@ -86,27 +89,18 @@ def main() -> int:
              "--driver-java-options", "-Ddsbra.spark.locality.log=debug",
              str(GREP), "hot", ",".join(fs + p for p in inputs)],
             stdout=subprocess.PIPE, stderr=err)
-        app_id = None
         while proc.poll() is None:
-            running = rm.apps(states="RUNNING", app_type="SPARK")
-            if running:
-                app_id = running[0]["id"]
-                try:
-                    proxy.stages(app_id)
-                    proxy.executors(app_id)
-                    proxy.environment(app_id)
-                except HadoopError as exc:
-                    print(f"proxy: {exc}", file=sys.stderr)
+            collector.poll()
             time.sleep(2)
+    app_id = next(iter(collector.apps or collector.done_apps), None)
     if proc.returncode != 0 or app_id is None:
         print(f"the grep application failed ({proc.returncode}); see {driver_log}", file=sys.stderr)
         return 1
-    deadline = time.time() + 60
-    while time.time() < deadline:  # the History Server lists it as completed within seconds
-        apps = {a["id"]: a for a in history.applications()}
-        if app_id in apps and apps[app_id]["attempts"][-1].get("completed"):
-            break
+    deadline = time.time() + 120
+    while app_id not in collector.done_apps and time.time() < deadline:
+        collector.poll()  # until the History Server gave it
         time.sleep(2)
+    history.applications()
     history.applications(status="completed")
     history.stages(app_id)
     history.executors(app_id)

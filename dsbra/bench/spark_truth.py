@@ -6,7 +6,9 @@ to RACK_LOCAL after waiting for 3000ms", "No tasks for locality level NODE_LOCAL
 locality level RACK_LOCAL"), and at INFO each task's start (host, executor, level) and end.
 A task truly waited for locality when, while it was pending, an executor had a core free on a
 host where the task would have run at a level its task set did not allow then: the driver
-declined it there. Its true wait runs from the first such moment to its launch.
+declined it there. A launch at a stricter level than the set's puts the set back at that level
+(Spark resets its timer after an offer round without a reject, and logs nothing): the parser
+takes that reset at each such launch. Its true wait runs from the first such moment to its launch.
 
 The level lines do not name their task set, so a driver log is read as task sets one after
 the other (the validation's applications run their grep jobs in turn). Times are the log's, to the
@@ -85,6 +87,12 @@ def parse_driver_log(text: str) -> DriverLog:
         elif (nt := NO_TASKS.search(message)) and current is not None:
             current.levels.append((ms, nt[2]))
         elif s := STARTING.search(message):
+            task_set = out.sets.get((int(s[3]), int(s[4])))
+            if task_set is not None and task_set.levels and RANK[s[9]] < RANK[task_set.levels[-1][1]]:
+                # a launch at a stricter level than the set's puts the set back at it (Spark
+                # >= 3.1: resetDelayScheduleTimer after an offer round without a reject; the
+                # legacy rule: after every launch), and Spark logs no line for it
+                task_set.levels.append((ms, s[9]))
             out.tasks[int(s[5])] = {"stage": (int(s[3]), int(s[4])), "partition": int(s[8]),
                                     "launch_ms": ms, "host": s[6], "executor": s[7], "level": s[9],
                                     "finish_ms": None, "attempt": int(s[2])}

@@ -144,10 +144,20 @@ def _rounds(status: dict) -> str:
             what = "<br>".join(parts) or "nothing to change"
         end, gavg = r.get("window_end_ms"), r.get("gavg")
         cells = [_e(r.get("round")), _when(end / 1000) if end else "-", _num(r.get("map_tasks")),
-                 _num(r.get("blocks")), _num(None if gavg is None else float(gavg))]
+                 _engines(r.get("engines")), _num(r.get("blocks")),
+                 _num(None if gavg is None else float(gavg))]
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + f"<td>{what}</td></tr>")
-    return ("<table><tr><th>round</th><th>window end</th><th>maps</th><th>blocks</th>"
-            "<th>GAvg</th><th>decided, and why</th></tr>" + "".join(rows) + "</table>")
+    return ("<table><tr><th>round</th><th>window end</th><th>tasks</th><th>by engine: delayed of "
+            "tasks</th><th>blocks</th><th>GAvg</th><th>decided, and why</th></tr>" + "".join(rows)
+            + "</table>")
+
+
+def _engines(engines: dict | None) -> str:
+    """``mapreduce 3 of 40<br>spark 12 of 48``: each engine's delayed tasks of its tasks."""
+    if not engines:
+        return "-"
+    return "<br>".join(f"{_e(name)} {_num(c.get('delayed_tasks'))} of {_num(c.get('tasks'))}"
+                       for name, c in engines.items())
 
 
 def _hottest(status: dict) -> str:

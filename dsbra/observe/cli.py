@@ -28,6 +28,9 @@ def format_table(doc: dict, top: int) -> str:
         f"{'block':<24} {'N':>4} {'M':>4} {'DT s':>7} {'nonloc':>6} {'peak':>4} {'RC':>3}  "
         f"{'replicas':<30} path",
     ]
+    lines[1:1] = [f"  {engine}: {c['tasks']} tasks ({c['unmapped_tasks']} unmapped), "
+                  f"{c['delayed_tasks']} delayed, {c['locality_wait_s']:.1f} s waited for locality"
+                  for engine, c in obs.get("engines", {}).items()]
     for b in doc["blocks"][:top]:
         lines.append(f"{b['block_id']:<24} {b['tasks']:>4} {b['delayed_tasks']:>4} "
                      f"{b['delay_s']:>7.1f} {b['nonlocal_tasks']:>6} {b['peak_readers']:>4} "
@@ -70,13 +73,20 @@ def format_table(doc: dict, top: int) -> str:
 @click.option("--node-locality-delay", type=click.IntRange(min=0),
               help="Capacity Scheduler: the cluster's yarn.scheduler.capacity.node-locality-delay, "
                    "when the ResourceManager's /conf does not show it (default: Hadoop's 40).")
+@click.option("--spark-history", "spark_history_url",
+              help="Spark History Server URL: Spark applications on the same YARN are read too "
+                   "(running ones through the ResourceManager's proxy); docs/spark.md.")
+@click.option("--audit-log", "audit_log", type=click.Path(dir_okay=False, path_type=Path),
+              help="The NameNode's audit log (a local file on its host, with HDFS caller "
+                   "context): which file each Spark task read.")
+@click.option("--no-spark", is_flag=True, help="Read MapReduce's maps only.")
 @security_options
 def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url, jhs_url, user,
-            state_path, grace_s, settle_s, delay_threshold_s, node_locality_delay, ca_bundle, kerberos,
-            principal, keytab):
-    """Watch the cluster for one window and measure, per HDFS block, the map tasks that read it (N), those delayed by delay
-    scheduling (M) and their delay (DT, seconds) over one window, with the block's live
-    replicas and the scheduler's threshold D.
+            state_path, grace_s, settle_s, delay_threshold_s, node_locality_delay, spark_history_url,
+            audit_log, no_spark, ca_bundle, kerberos, principal, keytab):
+    """Watch the cluster for one window and measure, per HDFS block, the tasks that read it (N:
+    MapReduce's maps and Spark's tasks), those delayed by delay scheduling (M) and their delay
+    (DT, seconds) over one window, with the block's live replicas and the scheduler's threshold D.
 
     The JSON output is the input of 'dsbra plan':
 
@@ -86,8 +96,10 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
     """
     from tqdm import tqdm
 
+    from dsbra.hadoop.rest import SparkApi
     from dsbra.observe.collector import Collector, Endpoints
-    from dsbra.observe.window import build_window
+    from dsbra.observe.spark import AuditTail, SparkCollector
+    from dsbra.observe.window import build_window, read_files
 
     urls = resolve_urls(rm_url, webhdfs_url, jhs_url)
     ep = Endpoints.from_urls(urls["rm"], urls["webhdfs"], urls["jhs"], user=user)
@@ -100,6 +112,15 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
                           node_locality_delay=node_locality_delay)
     if state_path is not None and collector.since_ms != start_ms:
         start_ms = collector.cursor_ms
+    spark = None
+    if not no_spark:
+        history_api = SparkApi.history(spark_history_url, stats=ep.stats) if spark_history_url else None
+        if history_api is not None:
+            secure_sessions({history_api.session}, ca_bundle=ca_bundle, kerberos=kerberos,
+                            principal=principal, keytab=keytab)
+        spark = SparkCollector(ep.rm, SparkApi.proxy(urls["rm"], session=ep.rm.session, stats=ep.stats),
+                               history_api, AuditTail.at_end(audit_log) if audit_log else None,
+                               since_ms=start_ms)
     collector.settings()
     if watch:
         deadline = time.monotonic() + window_s
@@ -107,6 +128,8 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
                   file=sys.stderr) as bar:
             while True:
                 collector.poll()
+                if spark is not None:
+                    spark.poll()
                 left = deadline - time.monotonic()
                 bar.n = int(window_s - max(left, 0))
                 bar.set_postfix(tasks=len(collector.pending))
@@ -114,16 +137,19 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
                 if left <= 0:
                     break
                 time.sleep(min(interval_s, left))
-        collector.poll()
-    else:
-        collector.poll()
+    collector.poll()
+    if spark is not None:
+        spark.poll()
     end_ms = int(time.time() * 1000)
     obs = collector.take()
+    files = read_files(ep, {o.path for o in obs if o.path} | (spark.paths_pending() if spark else set()))
+    if spark is not None:
+        obs += spark.take(files)
     log.info("window %d..%d: %d map tasks, %d HTTP requests", start_ms, end_ms, len(obs),
              ep.stats.requests)
     doc = build_window(collector, obs, window_start_ms=start_ms, window_end_ms=end_ms,
                        grace_s=grace_s, settle_s=settle_s, delay_threshold_s=delay_threshold_s,
-                       jobs=True).document()
+                       jobs=True, files=files, spark=spark).document()
     text = format_table(doc, top) if fmt == "table" else json.dumps(doc, indent=1)
     if output == "-":
         click.echo(text)

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from dsbra.bench import spark_truth as truth
+from dsbra.daemon.config import bundled_spark_section
 from dsbra.cluster import cluster as cl
 from dsbra.hadoop.rest import ResourceManager, SparkApi, WebHdfs
 from dsbra.observe import spark as sp
@@ -27,17 +28,19 @@ pytestmark = pytest.mark.cluster
 
 GREP = Path(__file__).resolve().parents[2] / "dsbra" / "bench" / "spark" / "grep.py"
 HOT, COLD = "/ts/hot", "/ts/cold"
+#: on every worker: its tasks never wait, and set the window's mean pressure beside the hot file's
+EVERYWHERE = "/ts/everywhere"
 LINE = b"alpha beta gamma delta hot cold xxxxxxxxxxxxxxxxxxxx\n"
 
 
 @pytest.fixture(scope="module")
 def spark_cluster(second_slot):
     """(layout, env, HDFS client): a hot file of eight blocks on one worker, a cold one of four
-    on three."""
+    on three, one of eight on all four."""
     layout, env, _ = second_slot.cluster(SPARK_SPEC)
     client = cl.hdfs_client(env["namenode"])
     block = env["block_size"]
-    for path, blocks, replication in ((HOT, 8, 1), (COLD, 4, 3)):
+    for path, blocks, replication in ((HOT, 8, 1), (COLD, 4, 3), (EVERYWHERE, 8, 4)):
         body = (LINE * (blocks * block // len(LINE) + 1))[: blocks * block]
         client.write(path, data=body, overwrite=True, replication=replication)
     return layout, env, client
@@ -157,18 +160,18 @@ def test_the_collector_reads_each_task_as_the_driver_logged_it(spark_cluster, tm
 
 def test_the_daemon_raises_the_file_spark_waits_for_and_lowers_it_after(spark_cluster, tmp_path):
     """`dsbra run` with its default policy and the bundled cluster's spark: section: while a
-    long-running application's grep jobs wait for the hot file's one holder, the daemon raises
-    it; once the jobs stop, it lowers it back to its base, never below."""
+    long-running application's grep jobs wait for the hot file's one holder (and read a file on
+    every worker beside it, whose tasks never wait), the daemon raises it; once the jobs stop,
+    it lowers it back to its base, never below."""
     layout, env, client = spark_cluster
     cfg = daemon_config(env, tmp_path / "spark", policy={"name": "dsbra"},
-                        spark={"history": env["spark_history"],
-                               "audit_log": env["audit_logs"]["namenode"]})
+                        spark=bundled_spark_section(env))
     daemon = Daemon.configure(tmp_path, "spark", cfg)
     daemon.start()
     jobs = None
     try:
         jobs = subprocess.Popen([env["spark_submit"], "--conf", "spark.executor.instances=4", str(GREP),
-                                 "--gap-s", "2", "hot", *[env["fs"] + HOT] * 40],
+                                 "--gap-s", "2", "hot", *[f"{env['fs']}{HOT},{env['fs']}{EVERYWHERE}"] * 40],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         raised = daemon.until(lambda: client.status(HOT)["replication"] > 1, 420, every_s=3)
         jobs.kill()

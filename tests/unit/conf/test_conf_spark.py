@@ -1,6 +1,6 @@
 """`dsbra conf` and Spark's locality waits: `delay --engine spark` (the paper's rule over executor
 slots), `render` writing spark-defaults.conf, and `check --spark-app` on replies captured from the
-bundled cluster: tests/fixtures/spark/4.0.1/grep-hot (application_1796546292471_0005,
+bundled cluster: tests/fixtures/spark/4.0.1/grep-hot (its expected.json names the application,
 4 executors of 1 core, waits of 3000ms, through the RM's proxy while it ran and from the History
 Server after) and that cluster's 4 NodeManagers on 2 racks (hadoop-3.4.2/endpoints, 0002.body).
 The "bad" applications are the captured documents with one setting or host changed, as marked."""
@@ -34,7 +34,7 @@ from dsbra.observe.http_fixtures import Replayer
 CAPTURED = Path(__file__).parents[2] / "fixtures" / "captured"
 GREP = CAPTURED.parent / "spark" / "4.0.1" / "grep-hot"
 RM_NODES = CAPTURED / "hadoop-3.4.2" / "endpoints"
-APP = "application_1796546292471_0005"
+APP = json.loads((GREP / "expected.json").read_text())["app_id"]
 HISTORY, RM = "http://10.77.0.1:18080", "http://10.77.0.1:8088"
 
 
@@ -42,14 +42,28 @@ def body(directory: Path, name: str):
     return json.loads((directory / name).read_text())
 
 
+def history_reply(suffix: str):
+    """The History Server's captured reply to /applications/<app><suffix>."""
+    manifest = json.loads((GREP / "manifest.json").read_text())
+    url = f"{HISTORY}/api/v1/applications/{APP}{suffix}"
+    return body(GREP, next(e["body"] for e in manifest["exchanges"] if e["url"] == url and e["status"] == 200))
+
+
+def first_proxy_reply(suffix: str):
+    """The driver's first captured reply through the RM's proxy (the driver alone, then)."""
+    manifest = json.loads((GREP / "manifest.json").read_text())
+    url = f"{RM}/proxy/{APP}/api/v1/applications/{APP}{suffix}"
+    return body(GREP, next(e["body"] for e in manifest["exchanges"] if e["url"] == url and e["status"] == 200))
+
+
 def environment() -> dict:
     """/environment from the History Server."""
-    return body(GREP, "0046.body")
+    return history_reply("/environment")
 
 
 def executors() -> list[dict]:
     """/allexecutors from the History Server: executors 1-4 on 10.77.0.11-14, and the driver."""
-    return body(GREP, "0045.body")
+    return history_reply("/allexecutors")
 
 
 def nodes() -> list[dict]:
@@ -236,11 +250,13 @@ def test_the_captured_application_wastes_nothing():
     assert notes[0].startswith("spark.dynamicAllocation.enabled = false: spark.executor.instances = 4 executors")
     assert notes[1].startswith("4 executors (4 task slots) on 4 of the 4 NodeManagers' nodes (10.77.0.11, "
                                "10.77.0.12, 10.77.0.13, 10.77.0.14): 100% of the blocks (3 replicas)")
-    # T = the executors' 27568 ms of task time over their 8 tasks
-    expected = size_spark_delay(0.95, 8, 4, 3, executors=4, executor_cores=1, task_seconds=27.568 / 8, racks=2)
+    # T = the executors' task time over their 8 tasks
+    live = [e for e in executors() if e["id"] != "driver"]
+    mean_s = sum(e["totalDuration"] for e in live) / sum(e["totalTasks"] for e in live) / 1000
+    expected = size_spark_delay(0.95, 8, 4, 3, executors=4, executor_cores=1, task_seconds=mean_s, racks=2)
     assert notes[2] == (f"the waits are node 3000ms, rack 3000ms; `dsbra conf delay --engine spark` sizes node "
                         f"{expected.node_ms}ms, rack {expected.rack_ms}ms (locality 0.95, N=8, M=4, R=3, S=4, "
-                        "2 rack(s), T=3.45 s, the executors' mean task)")
+                        f"2 rack(s), T={mean_s:.2f} s, the executors' mean task)")
 
 
 def test_waits_come_from_each_level_else_the_base_key():
@@ -294,10 +310,16 @@ def test_dynamic_allocation_is_a_note_either_way():
                                "on the nodes of its pending tasks' data")
 
 
+def on_hosts(execs: list[dict], hosts: list[str]) -> list[dict]:
+    """The captured executors moved onto ``hosts`` in turn (a variation, not a capture)."""
+    moved = copy.deepcopy(execs)
+    for i, e in enumerate(sorted((e for e in moved if e["id"] != "driver"), key=lambda e: e["id"])):
+        e["hostPort"] = f"{hosts[i % len(hosts)]}:{e['hostPort'].rsplit(':', 1)[1]}"
+    return moved
+
+
 def test_executors_on_too_few_nodes():
-    packed = executors()
-    for e in packed[2:4]:  # executors 3 and 4 moved beside 1 and 2: a variation
-        e["hostPort"] = e["hostPort"].replace("10.77.0.12", "10.77.0.11").replace("10.77.0.14", "10.77.0.13")
+    packed = on_hosts(executors(), ["10.77.0.11", "10.77.0.13"])
     problems, _ = check_app(app(execs=packed, rm_nodes=nodes()))
     assert problems == ["executors on too few nodes: 4 executors (4 task slots) on 2 of the 4 NodeManagers' nodes "
                         "(10.77.0.11, 10.77.0.13): 100% of the blocks (3 replicas) have a replica on one of them, "
@@ -306,7 +328,7 @@ def test_executors_on_too_few_nodes():
     # with one replica half the blocks are out of reach: too few for a target of 0.9 too
     env = copy.deepcopy(environment())
     env["hadoopProperties"] = [[k, "1" if k == "dfs.replication" else v] for k, v in env["hadoopProperties"]]
-    two = [e for e in executors() if e["id"] in ("1", "2", "driver")]
+    two = on_hosts([e for e in executors() if e["id"] in ("1", "2", "driver")], ["10.77.0.11", "10.77.0.13"])
     problems, _ = check_app(app(env, two, nodes()), locality=0.9, tasks=8)
     assert problems[0].startswith("executors on too few nodes: 2 executors (2 task slots) on 2 of the 4 "
                                   "NodeManagers' nodes (10.77.0.11, 10.77.0.13): 50% of the blocks (1 replicas)")
@@ -327,7 +349,8 @@ def test_what_is_unknown_is_said_not_guessed():
     _, notes = check_app(app(rm_nodes=nodes()), locality=0.9, tasks=8, task_seconds=2)
     assert notes[2].endswith("2 rack(s), T=2 s)")
     # through the proxy at the start: the driver alone, no executor yet
-    _, notes = check_app(app(body(GREP, "0007.body"), body(GREP, "0006.body"), nodes()), locality=0.9, tasks=8)
+    _, notes = check_app(app(first_proxy_reply("/environment"), first_proxy_reply("/allexecutors"), nodes()),
+                         locality=0.9, tasks=8)
     assert notes[-1].startswith("no executors yet (the driver only)")
 
 

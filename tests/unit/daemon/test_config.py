@@ -134,3 +134,28 @@ def test_the_keytab_comes_from_the_environment_and_needs_the_principal():
     assert load_config(None, env=env).cluster.keytab == "/etc/dsbra/dsbra.keytab"
     with pytest.raises(ConfigError, match="cluster.keytab needs cluster.kerberos: true"):
         load_config(None, env={"DSBRA_CLUSTER__KEYTAB": "/etc/dsbra/dsbra.keytab"})
+
+
+def test_the_spark_section(tmp_path):
+    """Spark is read by default (nothing to say on a cluster without it); its History Server,
+    audit log and idle threshold come from YAML or the environment, checked at start."""
+    from dsbra.daemon.config import bundled_spark_section
+
+    cfg = load_config(None, env={})
+    assert cfg.spark.enabled and cfg.spark.history is None and cfg.spark.min_idle_s == 0.5
+    path = tmp_path / "c.yaml"
+    path.write_text("spark:\n  history: http://nn:18080\n  audit_log: /var/log/hdfs-audit.log\n")
+    cfg = load_config(path, env={"DSBRA_SPARK__MIN_IDLE_S": "1"})
+    assert (cfg.spark.history, cfg.spark.audit_log, cfg.spark.min_idle_s) == (
+        "http://nn:18080", "/var/log/hdfs-audit.log", 1.0)
+    for text, needle in (("spark:\n  history: nn:18080\n", "spark.history must be an http\\(s\\) URL"),
+                         ("spark:\n  min_idle_s: -1\n", "spark.min_idle_s"),
+                         ("spark:\n  audit: x\n", "unknown key spark.audit")):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=needle):
+            load_config(path, env={})
+    env = {"spark_history": "http://10.77.0.1:18080",
+           "audit_logs": {"namenode": "/s/logs/namenode-audit.log"}}
+    assert bundled_spark_section(env) == {"history": "http://10.77.0.1:18080",
+                                          "audit_log": "/s/logs/namenode-audit.log"}
+    assert bundled_spark_section({"spark_history": None}) == {"enabled": False}
