@@ -16,7 +16,7 @@ from dsbra.conf.delay import SHORT_HOLD, replica_reach, size_spark_delay
 from dsbra.errors import HadoopError, InputError
 from dsbra.hadoop import shapes
 from dsbra.hadoop.rest import ResourceManager, SparkApi
-from dsbra.hadoop.spark_conf import LEVELS, WAIT_KEY, pairs, spark_time_ms, waits
+from dsbra.hadoop.spark_conf import WAIT_KEY, pairs, spark_time_ms, waits
 
 LEGACY_KEY = "spark.locality.wait.legacyResetOnTaskLaunch"
 DYNAMIC_KEY = "spark.dynamicAllocation.enabled"

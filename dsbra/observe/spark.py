@@ -404,12 +404,12 @@ class SparkCollector:
                 self.opened.setdefault((t.app_id, t.task_id), t.path)
         running = self._apps("RUNNING")
         finished = self._apps("FINISHED,FAILED,KILLED", self.cursor_ms - FINISHED_SLACK_MS)
-        for app in running:
+        for app in running or []:
             watch = self._watch(app)
             if watch is not None:
                 self._read(watch, self.proxy, "proxy")
         resolved = True
-        for app in finished:
+        for app in finished or []:
             watch = self._watch(app)
             if watch is None:
                 continue
@@ -433,7 +433,7 @@ class SparkCollector:
             return self.rm.apps(states=states, app_type="SPARK", finished_since_ms=finished_since_ms)
         except HadoopError as exc:
             self._skip("rm", f"Spark applications not listed: {exc}")
-            return []
+            return None
 
     def _watch(self, app: dict) -> AppWatch | None:
         app_id = shapes.as_str(app.get("id"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -189,3 +190,58 @@ def test_the_daemon_raises_the_file_spark_waits_for_and_lowers_it_after(spark_cl
     assert any(e.get("spark", {}).get("delayed_tasks", 0) > 0 for e in engines), engines
     below = [r for r in daemon.journal() if r["op"] == "intent" and r["target"] < 1]
     assert below == []
+
+
+def test_a_history_server_that_is_down_is_a_logged_skip(spark_cluster, caplog, tmp_path):
+    """The History Server stopped while an application runs and ends: the collector keeps
+    polling, logs the failed reads and hands out nothing of the finished application until the
+    server is back; then every task, once."""
+    layout, env, client = spark_cluster
+    collector = sp.SparkCollector(ResourceManager(env["rm"]), SparkApi.proxy(env["rm"]),
+                                  SparkApi.history(env["spark_history"]),
+                                  sp.AuditTail.at_end(env["audit_logs"]["namenode"]))
+    cl.stop_daemon(layout, "spark-history")
+    try:
+        caplog.set_level("INFO", logger="dsbra")
+        err = tmp_path / "driver.log"
+        with open(err, "wb") as handle:
+            proc = subprocess.Popen([env["spark_submit"], "--conf", "spark.executor.instances=2", str(GREP),
+                                     "hot", env["fs"] + COLD], stdout=subprocess.DEVNULL, stderr=handle)
+            while proc.poll() is None:
+                collector.poll()
+                time.sleep(2)
+        for _ in range(3):
+            collector.poll()
+            time.sleep(1)
+        assert proc.returncode == 0, err.read_text()[-3000:]
+        app = app_of(err.read_text())
+        assert app not in collector.done_apps and collector.skips.get("history", 0) >= 3
+        assert any("cannot reach Spark REST API" in r.getMessage() for r in caplog.records)
+    finally:
+        cl.start_daemon(layout, "spark-history")
+    deadline = time.monotonic() + 120
+    while app not in collector.done_apps:
+        assert time.monotonic() < deadline, "the History Server, back, never gave the application"
+        collector.poll()
+        time.sleep(2)
+    files = read_files(SimpleNamespace(hdfs=WebHdfs(env["namenode"].split(",")[0], user="root")),
+                       collector.paths_pending())
+    obs = collector.take(files)
+    assert len(obs) == 4 and all(o.path == COLD and o.start is not None for o in obs)
+
+
+def test_spark_on_the_capacity_scheduler(second_cluster_slot):
+    """The Capacity Scheduler's cluster with Spark: a PySpark job in its default queue."""
+    from harness import bundled_cluster
+
+    with bundled_cluster(second_cluster_slot, replace(SPARK_SPEC, scheduler="capacity",
+                                                      continuous_scheduling=False, locality_delay_node_ms=-1,
+                                                      locality_delay_rack_ms=-1, block_placement="default")) as (
+            layout, env):
+        client = cl.hdfs_client(env["namenode"])
+        client.write(COLD, data=LINE * 1000, overwrite=True)
+        proc = submit(env, "--conf", "spark.executor.instances=2", str(GREP), "hot", env["fs"] + COLD)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "job 0 matches 1000" in proc.stdout
+        app = next(a for a in ResourceManager(env["rm"]).apps(app_type="SPARK") if a["id"] == app_of(proc.stderr))
+        assert app["finalStatus"] == "SUCCEEDED" and app["queue"] in ("default", "root.default"), app
