@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import collections
 import fcntl
-import json
 import logging
 import os
 import signal
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -41,7 +39,8 @@ from dsbra.observe.spark import ENGINE as SPARK
 from dsbra.policy.profiles import DEFAULT_PROFILE
 from dsbra.policy.state import load_state, save_state
 from dsbra.policy.step import PAUSED
-from dsbra.statedir import HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE
+from dsbra.statedir import (HEAT_FILE, JOURNAL_FILE, LOCK_FILE, PAUSE_FILE, STATUS_FILE,
+                            write_json_atomic)
 
 log = logging.getLogger("dsbra.daemon")
 
@@ -50,15 +49,6 @@ RECENT_ROUNDS = 12
 #: the cluster lock at start: tries, and seconds between them, before starting without it
 START_LOCK_ATTEMPTS = 3
 START_LOCK_RETRY_S = 5.0
-
-
-def write_json_atomic(path: Path, doc) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(doc, fh, indent=1)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 #: how the do-no-harm guard's pause file begins (its metric and alert key on it)

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -33,6 +31,7 @@ from dsbra.hadoop.rest import (AppMaster, Jmx, JobHistory, RequestStats, Resourc
                                split_urls)
 from dsbra.observe import activities, jhist, splits
 from dsbra.observe.delay_threshold import SchedulerSettings, settings_from_conf
+from dsbra.statedir import write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -533,17 +532,7 @@ class Collector:
                "pending": [asdict(o) for o in self.pending], "finished_jobs": self.finished_jobs,
                "containers": {j: [asdict(c) for c in cs] for j, cs in self.containers.items()},
                "skips": self.skips}
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.state_path.parent, prefix=".collector-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(doc, f, separators=(",", ":"))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.state_path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json_atomic(self.state_path, doc, compact=True)
 
     def _load(self) -> None:
         try:

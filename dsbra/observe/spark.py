@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -42,6 +41,7 @@ from dsbra.hadoop import shapes
 from dsbra.hadoop.rest import ResourceManager, SparkApi
 from dsbra.hadoop.spark_conf import DEFAULT_WAIT, pairs, spark_time_ms, waits
 from dsbra.observe.collector import MapObservation
+from dsbra.statedir import write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -546,15 +546,7 @@ class SparkCollector:
                             "executors": [asdict(e) for e in w.executors],
                             "finished_ms": w.finished_ms, "done": w.done, "node_wait_s": w.node_wait_s}
                         for a, w in self.apps.items()}}
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.state_path.parent, prefix=".spark-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(doc, f, separators=(",", ":"))
-            os.replace(tmp, self.state_path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json_atomic(self.state_path, doc, compact=True)
 
     def _load(self) -> None:
         try:
