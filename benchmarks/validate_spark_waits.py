@@ -138,7 +138,7 @@ def score(raw: dict) -> dict:
         for app, text in raw["driver_logs"].items():
             log = truth.parse_driver_log(text)
             tasks, executors = timelines.get(app, ([], []))
-            by_tid = {j: int(o.attempt_id.rsplit("tid", 1)[1]) for j, o in enumerate(obs) if o.job_id == app}
+            by_tid = {j: sp.task_of(o.attempt_id)[1] for j, o in enumerate(obs) if o.job_id == app}
             real = truth.true_waits(log, {tid: holders[j] for j, tid in by_tid.items() if holders[j]},
                                     {e.executor_id: (e.host, e.cores, e.add_ms) for e in executors},
                                     raw["racks"], raw["end_ms"], min_idle)

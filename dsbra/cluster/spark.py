@@ -21,7 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsbra.cluster.confdir import template_environment
+from dsbra.cluster.confdir import jvm_opts, template_environment
 from dsbra.cluster.paths import StateLayout, project_root
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError
@@ -181,8 +181,6 @@ def write_conf(spec: ClusterSpec, layout: StateLayout, install: SparkInstall, ja
 
 def history_command(layout: StateLayout, install: SparkInstall, java_home: Path, heap: str) -> list[str]:
     """The History Server as a plain JVM, tagged like every cluster daemon (dsbra.cluster.daemons)."""
-    from dsbra.cluster.confdir import jvm_opts
-
     classpath = [str(conf_dir(layout)), str(layout.conf("client")), str(install.jars / "*")]
     return [
         str(java_home / "bin" / "java"), f"-Xmx{heap}", *jvm_opts(),

@@ -361,6 +361,17 @@ def attribute(tasks: list[SparkTask], holders: list[list[str] | None], executors
     return {"delayed": delayed, "delay_s": delay_s, "local": local}
 
 
+def attempt_id(app_id: str, task_id: int) -> str:
+    """A Spark task attempt's MapObservation.attempt_id: its application and Spark's task id."""
+    return f"{app_id}:tid{task_id}"
+
+
+def task_of(attempt: str) -> tuple[str, int]:
+    """(application, Spark task id) of an :func:`attempt_id`."""
+    app_id, tid = attempt.rsplit(":tid", 1)
+    return app_id, int(tid)
+
+
 # ---------------------------------------------------------------------- the collector
 @dataclass
 class AppWatch:
@@ -493,7 +504,7 @@ class SparkCollector:
                 self.counted.add((t.app_id, t.task_id))
                 out.append(MapObservation(
                     job_id=t.app_id, task_id=f"{t.app_id}:{t.stage}.{t.stage_attempt}:{t.partition}",
-                    attempt_id=f"{t.app_id}:tid{t.task_id}", scheduled_ms=t.submitted_ms,
+                    attempt_id=attempt_id(t.app_id, t.task_id), scheduled_ms=t.submitted_ms,
                     launch_ms=t.launch_ms,
                     finish_ms=t.launch_ms + t.duration_ms if t.duration_ms is not None else None,
                     node=t.host, locality=t.locality, split_hosts=[], mem_mb=0, path=path,
@@ -504,8 +515,7 @@ class SparkCollector:
     def give_back(self, obs: list[MapObservation]) -> None:
         """Tasks :meth:`take` handed to a round that was skipped: the next take hands them again."""
         for o in obs:
-            app, tid = o.attempt_id.rsplit(":tid", 1)
-            self.counted.discard((app, int(tid)))
+            self.counted.discard(task_of(o.attempt_id))
 
     def paths_pending(self) -> set[str]:
         """The files the tasks :meth:`take` would hand out read: what a round reads first."""

@@ -171,7 +171,7 @@ def attribute_spark(obs: list[MapObservation], holders: list[list[str] | None], 
         by_app.setdefault(o.job_id, []).append(j)
     for app_id, rows in by_app.items():
         tasks, executors = spark.timeline(app_id)
-        at = {f"{t.app_id}:tid{t.task_id}": k for k, t in enumerate(tasks)}
+        at = {spark_rule.attempt_id(t.app_id, t.task_id): k for k, t in enumerate(tasks)}
         known = [j for j in rows if obs[j].attempt_id in at]
         if not known:
             continue

@@ -56,6 +56,21 @@ def expected_matches(client, path: str) -> int:
         return sum(b"hot" in line for line in reader.read().splitlines())
 
 
+def poll_until(collector, done, failure: str, timeout_s: float = 120) -> None:
+    """The collector polled every 2 s until ``done()``; ``failure`` if it never is."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < deadline, failure
+        collector.poll()
+        time.sleep(2)
+
+
+def files_pending(env: dict, collector) -> dict:
+    """The round's one read of the files the collector's pending tasks opened."""
+    return read_files(SimpleNamespace(hdfs=WebHdfs(env["namenode"].split(",")[0], user="root")),
+                      collector.paths_pending())
+
+
 def app_of(stderr: str) -> str:
     return next(w.strip(",.") for w in stderr.split() if w.startswith("application_"))
 
@@ -118,19 +133,15 @@ def test_the_collector_reads_each_task_as_the_driver_logged_it(spark_cluster, tm
             collector.poll()
             time.sleep(2)
     assert proc.returncode == 0, log_path.read_text()[-3000:]
-    deadline = time.monotonic() + 120
-    while not (collector.apps and all(w.done for w in collector.apps.values())):
-        assert time.monotonic() < deadline, "the History Server never gave the application"
-        collector.poll()
-        time.sleep(2)
-    files = read_files(SimpleNamespace(hdfs=WebHdfs(env["namenode"].split(",")[0], user="root")),
-                       collector.paths_pending())
+    poll_until(collector, lambda: collector.apps and all(w.done for w in collector.apps.values()),
+               "the History Server never gave the application")
+    files = files_pending(env, collector)
     obs = collector.take(files)
     log = truth.parse_driver_log(log_path.read_text())
     started = {tid: t for tid, t in log.tasks.items() if t["attempt"] == 0}
-    assert sorted(int(o.attempt_id.rsplit("tid", 1)[1]) for o in obs) == sorted(started)
+    assert sorted(sp.task_of(o.attempt_id)[1] for o in obs) == sorted(started)
     for o in obs:
-        t = started[int(o.attempt_id.rsplit("tid", 1)[1])]
+        t = started[sp.task_of(o.attempt_id)[1]]
         assert (o.node, o.locality) == (t["host"], t["level"])
         assert o.path in (HOT, COLD) and o.start is not None and o.engine == "spark"
     blocks = map_to_blocks(obs, files)
@@ -144,11 +155,11 @@ def test_the_collector_reads_each_task_as_the_driver_logged_it(spark_cluster, tm
     app = obs[0].job_id
     judged = attribute_spark(obs, holders, collector, int(time.time() * 1000), sp.MIN_IDLE_S)
     tasks, executors = collector.timeline(app)
-    real = truth.true_waits(log, {int(o.attempt_id.rsplit("tid", 1)[1]): holders[j] for j, o in enumerate(obs)},
+    real = truth.true_waits(log, {sp.task_of(o.attempt_id)[1]: holders[j] for j, o in enumerate(obs)},
                             {e.executor_id: (e.host, e.cores, e.add_ms) for e in executors},
                             {w["host"]: w["rack"] for w in env["workers"]}, int(time.time() * 1000),
                             sp.MIN_IDLE_S)
-    inferred = {int(o.attempt_id.rsplit("tid", 1)[1]): (bool(judged["delayed"][j]), float(judged["delay_s"][j]))
+    inferred = {sp.task_of(o.attempt_id)[1]: (bool(judged["delayed"][j]), float(judged["delay_s"][j]))
                 for j, o in enumerate(obs)}
     score = truth.compare(inferred, real)
     assert score["tasks"] == len(obs)
@@ -219,14 +230,9 @@ def test_a_history_server_that_is_down_is_a_logged_skip(spark_cluster, caplog, t
         assert any("cannot reach Spark REST API" in r.getMessage() for r in caplog.records)
     finally:
         cl.start_daemon(layout, "spark-history")
-    deadline = time.monotonic() + 120
-    while app not in collector.done_apps:
-        assert time.monotonic() < deadline, "the History Server, back, never gave the application"
-        collector.poll()
-        time.sleep(2)
-    files = read_files(SimpleNamespace(hdfs=WebHdfs(env["namenode"].split(",")[0], user="root")),
-                       collector.paths_pending())
-    obs = collector.take(files)
+    poll_until(collector, lambda: app in collector.done_apps,
+               "the History Server, back, never gave the application")
+    obs = collector.take(files_pending(env, collector))
     assert len(obs) == 4 and all(o.path == COLD and o.start is not None for o in obs)
 
 
