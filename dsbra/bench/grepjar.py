@@ -1,9 +1,11 @@
 """The map-only grep job (java/GrepScan.java) and the submitter of a whole schedule of them from
-one JVM (java/GrepSubmitter.java), compiled once against the cluster's Hadoop jars.
+one JVM (java/GrepSubmitter.java), compiled once against the cluster's Hadoop jars; and Spark's
+grep as a Scala application (spark/Grep.scala), compiled once with the Scala compiler Spark ships.
 
 The MapReduce examples' grep runs a second (sort) job per query and counts matches through a
 reducer; the Hive benchmark's query is a scan that keeps matching lines, so the benchmark runs
-this map-only job instead. The jar is cached by a hash of the sources and the Hadoop version.
+this map-only job instead. Each jar is cached by a hash of its sources and the jars it was
+compiled against.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ from pathlib import Path
 
 from dsbra.cluster.install import HadoopInstall
 from dsbra.cluster.paths import project_root
+from dsbra.cluster.spark import SparkInstall
 from dsbra.errors import ClusterError
 
 SOURCES = sorted(Path(__file__).with_name("java").glob("*.java"))
 MAIN_CLASS = "dsbra.GrepScan"
 SUBMITTER_CLASS = "dsbra.GrepSubmitter"
+SPARK_SOURCES = [Path(__file__).parent / "spark" / "Grep.scala"]
+SPARK_MAIN_CLASS = "dsbra.bench.Grep"
 
 
 def cluster_grep_jar(state: dict) -> Path:
@@ -31,24 +36,45 @@ def cluster_grep_jar(state: dict) -> Path:
 
 
 def grep_jar(install: HadoopInstall, java_home: Path) -> Path:
-    """The jar's path, built with the JDK's javac if not cached yet."""
-    source = b"".join(path.name.encode() + b"\0" + path.read_bytes() for path in SOURCES)
-    digest = hashlib.sha256(source + str(install.home).encode()).hexdigest()[:12]
-    out = Path(os.environ.get("DSBRA_BENCH_DIR", project_root() / ".dsbra" / "bench")) / f"grep-scan-{digest}.jar"
+    """The MapReduce jar's path, built with the JDK's javac if not cached yet."""
+    javac = java_home / "bin" / "javac"
+    if not javac.exists():
+        raise ClusterError(f"building the grep job needs a JDK (javac in {java_home / 'bin'})")
+    return _cached_jar("grep-scan", SOURCES, install.home, java_home, lambda classes: [
+        str(javac), "-nowarn", "-cp", str(install.lib / "*"), "-d", str(classes), *map(str, SOURCES)])
+
+
+def spark_grep_jar(install: SparkInstall, java_home: Path) -> Path:
+    """The Scala grep's jar (main class :data:`SPARK_MAIN_CLASS`), compiled with the
+    scala-compiler jar among Spark's own, against Spark's jars, if not cached yet."""
+    compiler = [next(install.jars.glob(f"{name}-2.*.jar"), None)
+                for name in ("scala-compiler", "scala-library", "scala-reflect")]
+    if None in compiler:
+        raise ClusterError(f"building the Scala grep needs the Scala compiler among Spark's jars ({install.jars})")
+    return _cached_jar("spark-grep", SPARK_SOURCES, install.home, java_home, lambda classes: [
+        str(java_home / "bin" / "java"), "-Xss4m", "-cp", os.pathsep.join(map(str, compiler)),
+        "scala.tools.nsc.Main", "-nowarn", "-classpath", str(install.jars / "*"), "-d", str(classes),
+        *map(str, SPARK_SOURCES)])
+
+
+def _cached_jar(name: str, sources: list[Path], against: Path, java_home: Path, compile_into) -> Path:
+    """``compile_into(classes_dir)``'s command run and its classes put in a jar, cached under
+    .dsbra/bench by a hash of the sources and of ``against`` (the install compiled against)."""
+    source = b"".join(path.name.encode() + b"\0" + path.read_bytes() for path in sources)
+    digest = hashlib.sha256(source + str(against).encode()).hexdigest()[:12]
+    out = Path(os.environ.get("DSBRA_BENCH_DIR", project_root() / ".dsbra" / "bench")) / f"{name}-{digest}.jar"
     if out.exists():
         return out
-    javac, jar = java_home / "bin" / "javac", java_home / "bin" / "jar"
-    if not javac.exists() or not jar.exists():
-        raise ClusterError(f"building the grep job needs a JDK (javac and jar in {java_home / 'bin'})")
+    jar = java_home / "bin" / "jar"
+    if not jar.exists():
+        raise ClusterError(f"building {name}.jar needs a JDK (jar in {java_home / 'bin'})")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         classes = Path(tmp) / "classes"
         classes.mkdir()
-        for cmd in ([str(javac), "-nowarn", "-cp", str(install.lib / "*"), "-d", str(classes),
-                     *map(str, SOURCES)],
-                    [str(jar), "cf", str(Path(tmp) / "grep-scan.jar"), "-C", str(classes), "."]):
+        for cmd in (compile_into(classes), [str(jar), "cf", str(Path(tmp) / f"{name}.jar"), "-C", str(classes), "."]):
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
-                raise ClusterError(f"building the grep job failed: {(proc.stderr or proc.stdout).strip()[:300]}")
-        shutil.move(str(Path(tmp) / "grep-scan.jar"), out)
+                raise ClusterError(f"building {name}.jar failed: {(proc.stderr or proc.stdout).strip()[:300]}")
+        shutil.move(str(Path(tmp) / f"{name}.jar"), out)
     return out

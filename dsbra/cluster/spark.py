@@ -71,14 +71,6 @@ class SparkInstall:
         """Every jar of jars/, stored uncompressed: what ``spark.yarn.archive`` names in HDFS."""
         return self.root / "spark-libs.zip"
 
-    @property
-    def examples_jar(self) -> Path:
-        """Spark's Scala examples (SparkPi, ...), for a JVM job on the cluster."""
-        found = sorted((self.home / "examples" / "jars").glob("spark-examples_*.jar"))
-        if not found:
-            raise ClusterError(f"Spark's examples jar missing in {self.home}/examples/jars")
-        return found[0]
-
 
 def spark_dir(version: str = SPARK_VERSION) -> Path:
     return Path(os.environ.get("DSBRA_SPARK_DIR", project_root() / ".dsbra" / "spark")) / version

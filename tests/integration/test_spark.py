@@ -18,8 +18,11 @@ from types import SimpleNamespace
 import pytest
 
 from dsbra.bench import spark_truth as truth
+from dsbra.bench.grepjar import SPARK_MAIN_CLASS, spark_grep_jar
 from dsbra.daemon.config import bundled_spark_section
 from dsbra.cluster import cluster as cl
+from dsbra.cluster import state as st
+from dsbra.cluster.spark import ensure_spark
 from dsbra.hadoop.rest import ResourceManager, SparkApi, WebHdfs
 from dsbra.observe import spark as sp
 from dsbra.observe.window import attribute_spark, map_to_blocks, read_files
@@ -112,6 +115,32 @@ def test_spark_submit_runs_pyspark_and_sql_on_yarn_with_its_jars_from_hdfs(spark
         time.sleep(2)
     assert app in apps, "the History Server never listed the finished application"
     assert history.stages(app), "no stages in the History Server"
+
+
+def test_a_scala_application_runs_and_is_read_as_a_pyspark_one_is(spark_cluster):
+    """Spark's grep as a Scala application (bench/spark/Grep.scala, compiled with the Scala
+    compiler among Spark's jars): its SQL job in client mode counts what the file holds; its RDD
+    job in cluster mode is read by the collector from the History Server and the audit log,
+    every task with its file and the block its split starts in."""
+    layout, env, client = spark_cluster
+    jar = str(spark_grep_jar(ensure_spark(quiet=True), Path(st.load(layout.state_file)["java_home"])))
+    proc = submit(env, "--class", SPARK_MAIN_CLASS, "--conf", "spark.executor.instances=2", jar,
+                  "--sql", "hot", env["fs"] + COLD)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"job 0 matches {expected_matches(client, COLD)}" in proc.stdout
+    collector = sp.SparkCollector(ResourceManager(env["rm"]), SparkApi.proxy(env["rm"]),
+                                  SparkApi.history(env["spark_history"]),
+                                  sp.AuditTail.at_end(env["audit_logs"]["namenode"]))
+    proc = submit(env, "--deploy-mode", "cluster", "--class", SPARK_MAIN_CLASS,
+                  "--conf", "spark.executor.instances=2", jar, "hot", env["fs"] + COLD)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    app = app_of(proc.stderr)
+    poll_until(collector, lambda: app in collector.done_apps, "the History Server never gave the application")
+    files = files_pending(env, collector)
+    obs = [o for o in collector.take(files) if o.job_id == app]
+    assert len(obs) == 4 and all(o.path == COLD and o.engine == "spark" for o in obs), obs
+    blocks = map_to_blocks(obs, files)
+    assert blocks.unmapped == 0 and len(set(blocks.block_of)) == 4
 
 
 def test_the_collector_reads_each_task_as_the_driver_logged_it(spark_cluster, tmp_path):
