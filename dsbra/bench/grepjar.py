@@ -10,14 +10,11 @@ compiled against.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 from dsbra.cluster.install import HadoopInstall
+from dsbra.cluster.jarbuild import cached_jar
 from dsbra.cluster.paths import project_root
 from dsbra.cluster.spark import SparkInstall
 from dsbra.errors import ClusterError
@@ -27,6 +24,10 @@ MAIN_CLASS = "dsbra.GrepScan"
 SUBMITTER_CLASS = "dsbra.GrepSubmitter"
 SPARK_SOURCES = [Path(__file__).parent / "spark" / "Grep.scala"]
 SPARK_MAIN_CLASS = "dsbra.bench.Grep"
+
+
+def bench_dir() -> Path:
+    return Path(os.environ.get("DSBRA_BENCH_DIR", project_root() / ".dsbra" / "bench"))
 
 
 def cluster_grep_jar(state: dict) -> Path:
@@ -40,7 +41,7 @@ def grep_jar(install: HadoopInstall, java_home: Path) -> Path:
     javac = java_home / "bin" / "javac"
     if not javac.exists():
         raise ClusterError(f"building the grep job needs a JDK (javac in {java_home / 'bin'})")
-    return _cached_jar("grep-scan", SOURCES, install.home, java_home, lambda classes: [
+    return cached_jar("grep-scan", SOURCES, bench_dir(), install.home, java_home, lambda classes: [
         str(javac), "-nowarn", "-cp", str(install.lib / "*"), "-d", str(classes), *map(str, SOURCES)])
 
 
@@ -51,30 +52,7 @@ def spark_grep_jar(install: SparkInstall, java_home: Path) -> Path:
                 for name in ("scala-compiler", "scala-library", "scala-reflect")]
     if None in compiler:
         raise ClusterError(f"building the Scala grep needs the Scala compiler among Spark's jars ({install.jars})")
-    return _cached_jar("spark-grep", SPARK_SOURCES, install.home, java_home, lambda classes: [
+    return cached_jar("spark-grep", SPARK_SOURCES, bench_dir(), install.home, java_home, lambda classes: [
         str(java_home / "bin" / "java"), "-Xss4m", "-cp", os.pathsep.join(map(str, compiler)),
         "scala.tools.nsc.Main", "-nowarn", "-classpath", str(install.jars / "*"), "-d", str(classes),
         *map(str, SPARK_SOURCES)])
-
-
-def _cached_jar(name: str, sources: list[Path], against: Path, java_home: Path, compile_into) -> Path:
-    """``compile_into(classes_dir)``'s command run and its classes put in a jar, cached under
-    .dsbra/bench by a hash of the sources and of ``against`` (the install compiled against)."""
-    source = b"".join(path.name.encode() + b"\0" + path.read_bytes() for path in sources)
-    digest = hashlib.sha256(source + str(against).encode()).hexdigest()[:12]
-    out = Path(os.environ.get("DSBRA_BENCH_DIR", project_root() / ".dsbra" / "bench")) / f"{name}-{digest}.jar"
-    if out.exists():
-        return out
-    jar = java_home / "bin" / "jar"
-    if not jar.exists():
-        raise ClusterError(f"building {name}.jar needs a JDK (jar in {java_home / 'bin'})")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        classes = Path(tmp) / "classes"
-        classes.mkdir()
-        for cmd in (compile_into(classes), [str(jar), "cf", str(Path(tmp) / f"{name}.jar"), "-C", str(classes), "."]):
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise ClusterError(f"building {name}.jar failed: {(proc.stderr or proc.stdout).strip()[:300]}")
-        shutil.move(str(Path(tmp) / f"{name}.jar"), out)
-    return out

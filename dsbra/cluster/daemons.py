@@ -89,7 +89,7 @@ def java_command(
 ) -> list[str]:
     log_name = log_name or daemon.name
     if daemon.kind == spark.HISTORY_KIND:
-        return spark.history_command(layout, spark.ensure_spark(quiet=True), java_home,
+        return spark.history_command(spec, layout, spark.ensure_spark(quiet=True), java_home,
                                      spec.heaps.get(daemon.kind, TOOL_HEAP))
     if daemon.kind == "zookeeper":  # standalone, from the zoo.cfg rendered beside the master's configs
         args = [str(layout.conf(daemon.host) / ZOOKEEPER_FILE), *args]

@@ -115,7 +115,9 @@ def kdc_port(spec: ClusterSpec) -> int:
 def host_principals(spec: ClusterSpec) -> dict[str, list[str]]:
     """Keytab name -> the principals it holds."""
     m = spec.master
-    out = {"master": [f"{svc}/{m}@{REALM}" for svc in ("nn", "rm", "jhs", "HTTP")]}
+    # --spark: the Spark History Server's own principal (dsbra.cluster.spark.HISTORY_SERVICE)
+    services = ("nn", "rm", "jhs", "HTTP") + (("spark",) if spec.spark else ())
+    out = {"master": [f"{svc}/{m}@{REALM}" for svc in services]}
     journal_hosts = {w.host for w in spec.journal_nodes}
     for w in spec.worker_list:
         # a JournalNode runs as the NameNodes' service name (as production's hdfs/<host> for

@@ -21,8 +21,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsbra.cluster.confdir import jvm_opts, template_environment
+from dsbra.cluster.confdir import jvm_opts, jvm_security_opts, template_environment
+from dsbra.cluster.jarbuild import cached_jar
 from dsbra.cluster.paths import StateLayout, project_root
+from dsbra.cluster.security import REALM, SecurityPaths, client_principal, security_paths
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.errors import ClusterError
 
@@ -35,6 +37,11 @@ HISTORY_MAIN_CLASS = "org.apache.spark.deploy.history.HistoryServer"
 #: the History Server's daemon name (`dsbra cluster logs spark-history`) and kind
 HISTORY_DAEMON = "spark-history"
 HISTORY_KIND = "sparkhistory"
+#: --kerberos: the History Server's own principal (it reads every application's event log) and
+#: the SPNEGO filter on its web UI and REST API
+HISTORY_SERVICE = "spark"
+SPNEGO_FILTER = "dsbra.spark.SpnegoFilter"
+SPNEGO_SOURCES = [Path(__file__).parent / "java" / "SpnegoFilter.java"]
 
 
 @dataclass(frozen=True)
@@ -125,18 +132,48 @@ def submit_script(layout: StateLayout) -> Path:
     return layout.root / "bin" / "spark-submit"
 
 
+def spnego_filter_jar(install: SparkInstall, java_home: Path) -> Path:
+    """The History Server's SPNEGO filter (java/SpnegoFilter.java), compiled against the Jakarta
+    Servlet API among Spark's jars if not cached yet."""
+    servlet = next(install.jars.glob("jakarta.servlet-api-*.jar"), None)
+    if servlet is None:
+        raise ClusterError(f"the Jakarta Servlet API is missing among Spark's jars ({install.jars})")
+    return cached_jar("spnego-filter", SPNEGO_SOURCES, install.root, install.home, java_home, lambda classes: [
+        str(java_home / "bin" / "javac"), "-nowarn", "-cp", str(servlet), "-d", str(classes),
+        *map(str, SPNEGO_SOURCES)])
+
+
+def history_properties(layout: StateLayout) -> Path:
+    """The History Server's properties: spark-defaults.conf's and, with --kerberos, its login
+    and SPNEGO filter (which no application's driver UI must load)."""
+    return conf_dir(layout) / "spark-history.conf"
+
+
 def render_conf(spec: ClusterSpec, layout: StateLayout, install: SparkInstall, java_home: str) -> dict[str, str]:
-    """spark-defaults.conf and log4j2.properties of this cluster's Spark clients and History Server."""
+    """spark-defaults.conf, the History Server's properties and log4j2.properties of this
+    cluster's Spark clients and History Server."""
     log4j2 = template_environment().get_template("log4j2.properties.j2").render(logs=str(layout.logs))
-    return {"spark-defaults.conf": render_defaults(spec, archive=spec.urls["fs"] + archive_path(install.version),
-                                                   python=str(install.python), java_home=java_home),
+    kw = {"archive": spec.urls["fs"] + archive_path(install.version), "python": str(install.python),
+          "java_home": java_home, "security_dir": str(security_paths(layout).root)}
+    return {"spark-defaults.conf": render_defaults(spec, **kw),
+            history_properties(layout).name: render_defaults(spec, history_server=True, **kw),
             "log4j2.properties": log4j2.strip() + "\n"}
 
 
-def render_defaults(spec: ClusterSpec, *, archive: str, python: str, java_home: str) -> str:
+def render_defaults(spec: ClusterSpec, *, archive: str, python: str, java_home: str, security_dir: str = "",
+                    history_server: bool = False) -> str:
     """spark-defaults.conf alone, which needs neither Spark nor a state directory: what `dsbra
-    conf render` writes too. ``archive``: spark.yarn.archive, the jars' archive as Spark reads it."""
+    conf render` writes too. ``archive``: spark.yarn.archive, the jars' archive as Spark reads it;
+    ``security_dir``: a --kerberos cluster's (krb5.conf, keytabs); ``history_server``: the
+    History Server's properties instead."""
+    security = SecurityPaths(Path(security_dir))
     context = {
+        "history_server": history_server,
+        "realm": REALM,
+        "krb5_conf": security.krb5_conf,
+        "master_keytab": security.keytab("master"),
+        "history_service": HISTORY_SERVICE,
+        "spnego_filter": SPNEGO_FILTER,
         "spec": spec,
         "master": spec.master,
         "archive": archive,
@@ -157,9 +194,18 @@ def write_conf(spec: ClusterSpec, layout: StateLayout, install: SparkInstall, ja
         (folder / name).write_text(text)
     script = submit_script(layout)
     script.parent.mkdir(parents=True, exist_ok=True)
+    security = security_paths(layout)
+    kerberos = (
+        "# --kerberos: as the cluster's client, with a fresh ticket from its keytab; spark-submit\n"
+        "# takes the delegation tokens the application runs on\n"
+        f"export KRB5_CONFIG='{security.krb5_conf}' KRB5CCNAME='{security.client_ccache}'\n"
+        f"export SPARK_SUBMIT_OPTS='-Djava.security.krb5.conf={security.krb5_conf}'\n"
+        f"kinit -kt '{security.keytab('client')}' '{client_principal()}' || exit 1\n"
+    ) if spec.kerberos else ""
     script.write_text(
         "#!/bin/sh\n"
         "# written by `dsbra cluster up --spark`: spark-submit against this cluster\n"
+        f"{kerberos}"
         f"export JAVA_HOME='{java_home}'\n"
         f"export SPARK_HOME='{install.home}'\n"
         f"export SPARK_CONF_DIR='{folder}'\n"
@@ -171,14 +217,18 @@ def write_conf(spec: ClusterSpec, layout: StateLayout, install: SparkInstall, ja
     script.chmod(0o755)
 
 
-def history_command(layout: StateLayout, install: SparkInstall, java_home: Path, heap: str) -> list[str]:
+def history_command(spec: ClusterSpec, layout: StateLayout, install: SparkInstall, java_home: Path,
+                    heap: str) -> list[str]:
     """The History Server as a plain JVM, tagged like every cluster daemon (dsbra.cluster.daemons)."""
     classpath = [str(conf_dir(layout)), str(layout.conf("client")), str(install.jars / "*")]
+    if spec.kerberos:
+        classpath.append(str(spnego_filter_jar(install, java_home)))
     return [
         str(java_home / "bin" / "java"), f"-Xmx{heap}", *jvm_opts(),
+        *jvm_security_opts(spec, str(security_paths(layout).root)),
         f"-Ddsbra.daemon={HISTORY_DAEMON}", f"-Ddsbra.state={layout.root}",
         f"-Dlog4j2.configurationFile={conf_dir(layout) / 'log4j2.properties'}",
         "-Ddsbra.log.appender=file", f"-Ddsbra.log.file={layout.log(HISTORY_DAEMON)}",
         "-cp", os.pathsep.join(classpath), HISTORY_MAIN_CLASS,
-        "--properties-file", str(conf_dir(layout) / "spark-defaults.conf"),
+        "--properties-file", str(history_properties(layout)),
     ]

@@ -213,9 +213,6 @@ class ClusterSpec:
         if self.shared_cache and self.hadoop_version in NO_SHARED_CACHE:
             raise InputError(f"--shared-cache needs Hadoop 3.4.2: Maven Central has no "
                              f"SharedCacheManager {self.hadoop_version}")
-        if self.spark and self.kerberos:
-            raise InputError("--spark with --kerberos is not supported yet: the Spark History Server "
-                             "would need a principal and SPNEGO of its own")
         for level in ("process", "node", "rack"):
             at_least(f"spark_locality_wait_{level}_s", getattr(self, f"spark_locality_wait_{level}_s"), 0)
         one_of("--ha-failover", self.ha_failover, HA_FAILOVERS)

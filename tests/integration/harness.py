@@ -49,9 +49,9 @@ SPEC = ClusterSpec(workers=4, replication=1, **SECOND, continuous_scheduling=Tru
 DAEMON_SPEC = replace(SPEC, racks=1, block_placement="heat")
 #: test_spark.py's: the daemon tests' cluster with Spark (`dsbra cluster up --spark`)
 SPARK_SPEC = replace(DAEMON_SPEC, spark=True)
-#: the Kerberized https-only HA cluster: test_secure_cluster.py and test_secure_ha.py share one
-#: bring-up of it (they run next to each other, conftest's second slot keeps it up)
-SECURE_HA_SPEC = replace(SPEC, ha=True, kerberos=True, tls=True)
+#: the Kerberized https-only HA cluster, with Spark: test_secure_cluster.py and test_secure_ha.py
+#: share one bring-up of it (they run next to each other, conftest's second slot keeps it up)
+SECURE_HA_SPEC = replace(SPEC, ha=True, kerberos=True, tls=True, spark=True)
 HOT = ["/td/in/hot-0", "/td/in/hot-1"]
 COLD = [f"/td/in/cold-{i}" for i in range(12)]
 DATA = HOT + COLD

@@ -17,13 +17,14 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from dsbra.cluster import cluster as cl
 from dsbra.cluster import security as sec
 from dsbra.daemon.config import bundled_cluster_section
-from harness import BASE, HOT_PROFILE, SECURE_HA_SPEC, WINDOW_S, Daemon, replication
+from harness import BASE, HOT, HOT_PROFILE, SECURE_HA_SPEC, WINDOW_S, Daemon, replication
 
 pytestmark = [pytest.mark.cluster, pytest.mark.secure]
 
@@ -142,3 +143,39 @@ def test_conf_check_and_observe_work_through_spnego_and_the_ca(secure_cluster):
     assert observe.returncode == 0, observe.stderr[-2000:]
     doc = json.loads(observe.stdout)
     assert sorted(doc["live_nodes"]) == sorted(w["host"] for w in env["workers"]), observe.stdout[:2000]
+
+
+def test_spark_runs_on_delegation_tokens_and_its_history_takes_spnego(secure_ha_cluster):
+    """--spark on the Kerberized https HA cluster: the spark-submit wrapper logs in as the
+    cluster's client and a PySpark grep runs on the delegation tokens it took; the History
+    Server, logged in as its own principal, reads the event log and answers SPNEGO only; the
+    Spark collector reads every task through SPNEGO and the CA, each with the file the audit log
+    of the active NameNode gives it."""
+    import requests
+
+    from dsbra.hadoop.auth import secure_session
+    from dsbra.hadoop.rest import ResourceManager, SparkApi
+    from dsbra.observe import spark as sp
+
+    layout, env, client, cluster_session = secure_ha_cluster
+    assert requests.get(f"{env['spark_history']}/api/v1/version", timeout=10).status_code == 401
+    session = requests.Session()
+    secure_session(session, ca_bundle=env["ca_bundle"], kerberos=True, principal=sec.client_principal())
+    active_nn = {"nn1": "namenode", "nn2": "namenode2"}[cl.active_namenode(SECURE_HA_SPEC, cluster_session)]
+    collector = sp.SparkCollector(ResourceManager(list(SECURE_HA_SPEC.rm_urls.values()), session=session),
+                                  SparkApi.proxy(list(SECURE_HA_SPEC.rm_urls.values()), session=session),
+                                  SparkApi.history(env["spark_history"], session=session),
+                                  sp.AuditTail.at_end(env["audit_logs"][active_nn]))
+    grep = Path(__file__).resolve().parents[2] / "dsbra" / "bench" / "spark" / "grep.py"
+    proc = subprocess.run([env["spark_submit"], "--conf", "spark.executor.instances=2", str(grep), "hot",
+                           env["fs"] + HOT[0]], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "job 0 matches" in proc.stdout, proc.stdout
+    app = next(w.strip(",.") for w in proc.stderr.split() if w.startswith("application_"))
+    deadline = time.monotonic() + 120
+    while app not in collector.done_apps:
+        assert time.monotonic() < deadline, "the History Server never gave the application through SPNEGO"
+        collector.poll()
+        time.sleep(2)
+    obs = [o for o in collector.take() if o.job_id == app]
+    assert obs and all(o.path == HOT[0] and o.node for o in obs), obs
