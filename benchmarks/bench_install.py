@@ -31,7 +31,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dsbra.cluster.paths import stage_sources
+from dsbra.cluster.paths import stage_sources, staged_build_env
 from dsbra.daemon.config import bundled_cluster_section
 from dsbra.stats import repeats_summary
 
@@ -62,7 +62,7 @@ def build_wheel(work: Path) -> Path:
     src, dist = work / "src", work / "dist"
     shutil.rmtree(dist, ignore_errors=True)
     stage_sources(src)
-    run([tools / "bin" / "python", "-m", "build", "--outdir", dist, src])
+    run([tools / "bin" / "python", "-m", "build", "--outdir", dist, src], env=staged_build_env())
     (wheel,) = dist.glob("dsbra-*.whl")
     return wheel
 

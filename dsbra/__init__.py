@@ -3,5 +3,3 @@
 Data flow: observe (REST clients) -> signals (per-block counters) -> policy (pure DSBRA
 round) -> act (WebHDFS with safety rails) -> daemon (loop, state, metrics).
 """
-
-__version__ = "0.1.0"

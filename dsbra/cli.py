@@ -12,7 +12,6 @@ import sys
 
 import click
 
-from dsbra import __version__
 from dsbra.errors import DsbraError
 
 # command name -> "module:attribute" of a click command or group
@@ -83,7 +82,8 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="dsbra")
+# the installed distribution's version (its tag, by setuptools-scm), read only for --version
+@click.version_option(package_name="dsbra", prog_name="dsbra")
 @click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
 def cli(verbose: int) -> None:
     """dsbra: find hot HDFS blocks from delay scheduling and replicate them."""

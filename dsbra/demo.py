@@ -13,7 +13,9 @@
    then SIGTERM, and the daemon's decision log lines.
 
 What happened is also written to ``<state dir>/demo-summary.json`` (the tables' rows, the
-replication raised to and left at, the journal's changes), which the demo's test reads.
+replication raised to and left at, the journal's changes), which the demo's test reads, and
+drawn beside it: ``demo-chart.png`` and ``demo-chart.svg``, per job before and after the raise,
+the hot file's node-local maps, their wait and the job's response (:func:`write_chart`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ from dsbra.errors import DsbraError, HadoopError
 from dsbra.observe.collector import Collector, Endpoints
 
 DEMO_DIR = "/demo"
+#: what the chart shows of each job's row: (key, the panel's axis label; maps: a job's most)
+CHART_PANELS = (("local", "hot file's maps node-local, of {maps}"), ("wait_s", "their summed wait, s"),
+                ("seconds", "job response, s"))
 WORDS = ["delay", "scheduling", "locality", "replica", "dsbra", "hadoop", "block", "rack"]
 JOBS, GAP_S, WINDOW_S = 6, 3.0, 20
 BATCHES = 3  #: the most batches of the jobs replayed while the daemon has not raised the file
@@ -116,6 +121,46 @@ def _table(rows: list[dict]) -> str:
                f"{sum(r['wait_s'] for r in rows) / n:>10.1f} "
                f"{sum(r['seconds'] for r in rows) / n:>10.1f}")
     return "\n".join(out)
+
+
+def write_chart(summary: dict, stem: Path) -> tuple[Path, Path]:
+    """The demo's before/after chart of ``summary`` (its document, demo-summary.json), as
+    ``stem``.png and ``stem``.svg: per job, side by side before and after the daemon raised the
+    hot file, its maps that ran node-local (of how many), their wait and the job's response.
+    The SVG keeps its text as text (searchable, and read by screen readers)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    phases = [("before (replication 1)", summary["before"], "tab:orange")]
+    if summary["after"]:
+        phases.append((f"after (raised to {summary['raised_to']})", summary["after"], "tab:blue"))
+    width = 0.8 / len(phases)
+    maps = max(r["maps"] for _, rows, _ in phases for r in rows)
+    with plt.rc_context({"svg.fonttype": "none"}):
+        fig, axes = plt.subplots(1, len(CHART_PANELS), figsize=(12, 3.6))
+        for ax, (key, label) in zip(axes, CHART_PANELS):
+            for k, (name, rows, color) in enumerate(phases):
+                xs = [i + 1 + (k - (len(phases) - 1) / 2) * width for i in range(len(rows))]
+                ax.bar(xs, [r[key] for r in rows], width, label=name, color=color)
+            ax.set_xlabel("job")
+            ax.set_ylabel(label.format(maps=maps))
+            ax.set_xticks(range(1, max(len(rows) for _, rows, _ in phases) + 1))
+        axes[0].set_ylim(0, maps)
+        axes[0].yaxis.set_major_locator(MaxNLocator(integer=True))
+        raised = (f"raised to {summary['raised_to']}" if summary["raised"] else "not raised")
+        fig.suptitle(f"dsbra demo: {summary['hot']} on {summary['workers']} workers, {raised}, "
+                     f"left at {summary['final_replication']}")
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center", ncols=len(phases),
+                   bbox_to_anchor=(0.5, 0.93), frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.86))
+        png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
+        fig.savefig(png, dpi=110)
+        fig.savefig(svg)
+    plt.close(fig)
+    return png, svg
 
 
 def demo(spec: ClusterSpec = DEMO_SPEC) -> dict:
@@ -195,6 +240,13 @@ def demo(spec: ClusterSpec = DEMO_SPEC) -> dict:
     click.echo(f"\njournal {state_dir / 'journal.jsonl'}: {changes} change(s), {done} reported done "
                f"by the NameNode")
     (layout.root / "demo-summary.json").write_text(json.dumps(summary, indent=1))
+    try:
+        png, svg = write_chart(summary, layout.root / "demo-chart")
+        click.echo(f"\nthe chart of the jobs before and after: {png} and {svg}")
+    except ModuleNotFoundError as exc:
+        if exc.name != "matplotlib":
+            raise
+        click.echo("\nno chart: it needs the plots extra (pip install 'dsbra[plots]')")
     click.echo("\nthe cluster stays up; stop it with: .venv/bin/dsbra cluster down")
     return summary
 

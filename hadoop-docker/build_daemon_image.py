@@ -26,16 +26,16 @@ import subprocess
 import sys
 import time
 import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dsbra import __version__  # noqa: E402
-from dsbra.cluster.docker import (  # noqa: E402
-    DEFAULT_MIRROR, IMAGE_PYTHON, INPUTS_LABEL, _docker_build, _image, _remove_untagged, docker_client,
-    ensure_base_image, inputs_key, work_dir)
-from dsbra.cluster.paths import stage_sources  # noqa: E402
+from dsbra.cluster.docker import (DEFAULT_MIRROR, IMAGE_PYTHON, INPUTS_LABEL,  # noqa: E402
+                                  _docker_build, _image, _remove_untagged, docker_client,
+                                  ensure_base_image, inputs_key, work_dir)
+from dsbra.cluster.paths import stage_sources, staged_build_env  # noqa: E402
 from dsbra.errors import ClusterError  # noqa: E402
 
 IMAGE_REPO = "dsbra-daemon"
@@ -44,7 +44,9 @@ SOURCE_DATE_EPOCH = "315532800"
 
 
 def image_tag() -> str:
-    return f"{IMAGE_REPO}:{__version__}"
+    """``dsbra-daemon:<dsbra's version>``; a docker tag has no '+', a local version's separator
+    (``0.2.dev3+g1a2b3c4``, a checkout past its tag)."""
+    return f"{IMAGE_REPO}:{version('dsbra').replace('+', '-')}"
 
 
 def context_dir() -> Path:
@@ -61,7 +63,7 @@ def build_wheel(out: Path) -> Path:
         cmd = [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(src)]
     else:
         cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(src)]
-    env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
+    env = {**staged_build_env(), "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise ClusterError(f"building dsbra's wheel failed: {done.stderr.strip()[-500:]}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 from dsbra.errors import ConfigError
@@ -36,6 +37,12 @@ def stage_sources(src: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(root / "dsbra", src / "dsbra", symlinks=True, ignore=ignore)
     shutil.copytree(root / "conf-templates", src / "conf-templates", ignore=ignore)
+
+
+def staged_build_env() -> dict[str, str]:
+    """The environment to build a staged copy in: it has no git metadata for setuptools-scm to
+    read the version from, so the wheel is told the version of the dsbra that staged it."""
+    return {**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_DSBRA": version("dsbra")}
 
 
 def default_state_dir() -> Path:

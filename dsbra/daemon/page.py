@@ -4,13 +4,15 @@ Server-rendered HTML from the state the daemon already keeps (the status documen
 each round, its journal), so a stopped daemon's state dir renders the same page (`dsbra status
 --html`). No script and no build step: the page refreshes itself with a meta tag, its charts
 are inline SVG, and every link is relative, so it works behind the reverse proxies operators
-put in front of Hadoop's web UIs. Read-only: nothing on it changes the daemon.
+put in front of Hadoop's web UIs. Read-only: nothing on it changes the daemon. It speaks in an
+operator's units: "open for 7 d 18 h", "1 file".
 """
 
 from __future__ import annotations
 
 import html
 import time
+from itertools import groupby
 from pathlib import Path
 
 from dsbra.act.journal import CANCELLED, DONE, FAILED, OPEN, SENT, replay_jsonl
@@ -20,6 +22,8 @@ from dsbra.experiment.assignment import SWITCHBACK_FILE
 _CLOSED = (DONE, CANCELLED, FAILED)
 #: replication changes drawn per file (the latest ones)
 _CHART_POINTS = 50
+#: a duration's units, largest first
+_UNITS = (("d", 86400), ("h", 3600), ("min", 60), ("s", 1))
 
 
 def read_journal(path: Path) -> list[dict]:
@@ -87,6 +91,28 @@ def _when(epoch_s: float | None) -> str:
     return "-" if epoch_s is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch_s))
 
 
+def duration(seconds: float | None) -> str:
+    """``7 d 18 h``, ``1 min 5 s``, ``45 s``: its largest unit and the next, what an operator
+    reads at a glance (``humanize`` spells the units out, too wide for the page's tables);
+    '-' for none."""
+    if seconds is None:
+        return "-"
+    left = max(round(seconds), 0)
+    for k, (unit, size) in enumerate(_UNITS):
+        if left >= size or unit == "s":
+            out = f"{left // size} {unit}"
+            if unit != "s":
+                minor, minor_size = _UNITS[k + 1]
+                if left % size >= minor_size:
+                    out += f" {left % size // minor_size} {minor}"
+            return out
+
+
+def count(n: int, noun: str) -> str:
+    """``1 file``, ``2 files``: every noun the page counts takes an s."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _step_chart(steps: list[tuple[float, int]], base: int, now_s: float) -> str:
     """Replication over time as an inline SVG step line, base dashed."""
     steps = steps[-_CHART_POINTS:] + [(now_s, steps[-1][1])]
@@ -115,7 +141,7 @@ def _scheduler(status: dict) -> str:
         return "<p>Scheduler: not read yet (no round has reached the ResourceManager).</p>"
     delay = (f"delay scheduling on, D = {s['delay_threshold_s']:.1f} s ({_e(s['delay_source'])})"
              if s["delay_scheduling"] else "delay scheduling off")
-    out = f"<p>Scheduler: <b>{_e(s['name'])}</b>, {delay}, {_e(s['nodes'])} nodes.</p>"
+    out = f"<p>Scheduler: <b>{_e(s['name'])}</b>, {delay}, {count(s['nodes'], 'node')}.</p>"
     if s.get("refusal"):
         out += f'<p class="bad">{_e(s["refusal"])}</p>'
     return out
@@ -134,6 +160,10 @@ def _rounds(status: dict) -> str:
     rounds = status.get("recent_rounds") or ([status["last_round"]] if status.get("last_round") else [])
     if not rounds:
         return "<p>No round has ended yet.</p>"
+    return _trend(rounds) + _round_table(rounds)
+
+
+def _round_table(rounds: list[dict]) -> str:
     rows = []
     for r in reversed(rounds):
         if r.get("skipped"):
@@ -143,13 +173,72 @@ def _rounds(status: dict) -> str:
             parts += [f'<span class="bad">refused: {_e(x)}</span>' for x in r.get("refusals", [])]
             what = "<br>".join(parts) or "nothing to change"
         end, gavg = r.get("window_end_ms"), r.get("gavg")
-        cells = [_e(r.get("round")), _when(end / 1000) if end else "-", _num(r.get("map_tasks")),
+        cells = [_num(r.get("round")), _when(end / 1000) if end else "-", _num(r.get("map_tasks")),
                  _engines(r.get("engines")), _num(r.get("blocks")),
                  _num(None if gavg is None else float(gavg))]
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + f"<td>{what}</td></tr>")
     return ("<table><tr><th>round</th><th>window end</th><th>tasks</th><th>by engine: delayed of "
             "tasks</th><th>blocks</th><th>GAvg</th><th>decided, and why</th></tr>" + "".join(rows)
             + "</table>")
+
+
+def locality_trend(rounds: list[dict]) -> list[tuple[dict, float, float] | None]:
+    """Per round: the share of its window's tasks (every engine's) that ran node-local and
+    their mean wait for locality (s); None for a round that saw no task, or skipped."""
+    out: list[tuple[dict, float, float] | None] = []
+    for r in rounds:
+        counts = (r.get("engines") or {}).values()
+        tasks = sum(c["tasks"] for c in counts)
+        out.append((r, sum(c["node_local_tasks"] for c in counts) / tasks,
+                    sum(c["locality_wait_s"] for c in counts) / tasks) if tasks else None)
+    return out
+
+
+def _trend(rounds: list[dict]) -> str:
+    """The last rounds' node locality (blue, 0-100%) and mean wait for locality (orange, 0 to
+    the highest) as an inline SVG, a gap where a round saw no task; each point's title says
+    its round and numbers (the browser shows it on hover, no script)."""
+    points = locality_trend(rounds)
+    drawn = [(i, p) for i, p in enumerate(points) if p is not None]
+    if len(drawn) < 2:
+        return "<p>No trend yet: fewer than two of the last rounds counted their tasks' locality.</p>"
+    w, h, pad_left, pad_right, pad_top, pad_bottom = 520, 150, 44, 56, 10, 30
+    top_wait = max(p[2] for _, p in drawn) or 1.0
+
+    def x(i: int) -> float:
+        return round(pad_left + (w - pad_left - pad_right) * i / (len(points) - 1), 1)
+
+    def y(fraction: float) -> float:
+        return round(h - pad_bottom - (h - pad_top - pad_bottom) * fraction, 1)
+
+    shapes = []
+    for name, height in (("local", lambda p: p[1]), ("wait", lambda p: p[2] / top_wait)):
+        for present, run in groupby(enumerate(points), key=lambda ip: ip[1] is not None):
+            if present:
+                xy = " ".join(f"{x(i)},{y(height(p))}" for i, p in run)
+                shapes.append(f'<polyline points="{xy}" class="{name}"/>')
+        shapes += [f'<circle cx="{x(i)}" cy="{y(height(p))}" r="3" class="{name}"><title>round '
+                   f"{_e(p[0].get('round', '-'))}, window end {_when(p[0]['window_end_ms'] / 1000)}: "
+                   f"{p[1]:.0%} of its tasks node-local, mean wait {p[2]:.3g} s</title></circle>"
+                   for i, p in drawn]
+
+    def label(x_at, y_at, text, cls="", anchor="start"):
+        return f'<text x="{x_at}" y="{y_at}" class="{cls}" text-anchor="{anchor}">{text}</text>'
+
+    def clock(r):
+        return time.strftime("%H:%M", time.localtime(r["window_end_ms"] / 1000))
+
+    axes = [f'<line x1="{pad_left}" x2="{w - pad_right}" y1="{y(0)}" y2="{y(0)}" class="axis"/>',
+            label(pad_left - 4, y(1) + 4, "100%", "local", "end"),
+            label(pad_left - 4, y(0) + 4, "0%", "local", "end"),
+            label(w - pad_right + 4, y(1) + 4, f"{top_wait:.3g} s", "wait"),
+            label(w - pad_right + 4, y(0) + 4, "0 s", "wait"),
+            label(pad_left, h - 8, f"window end {clock(rounds[0])}"),
+            label(w - pad_right, h - 8, clock(rounds[-1]), anchor="end")]
+    return ('<p>Each round\'s window: the share of its tasks that ran <span class="local">'
+            'node-local</span> and their <span class="wait">mean wait for locality</span>.</p>'
+            f'<svg class="trend" width="{w}" height="{h}" role="img" aria-label="node locality and '
+            f'wait over the last {count(len(rounds), "round")}">{"".join(axes + shapes)}</svg>')
 
 
 def _engines(engines: dict | None) -> str:
@@ -187,15 +276,15 @@ def _open(journal: list[dict], now_s: float) -> str:
     if not pending:
         return "<p>None: every change the daemon sent is confirmed by the NameNode.</p>"
     rows = [f"<tr><td>{r['id']}</td><td>{_e(r['path'])}</td><td>{r['before']}&rarr;{r['target']}</td>"
-            f"<td>{_e(r.get('round'))}</td><td>{now_s - r['ts']:.0f} s</td></tr>" for r in pending]
+            f"<td>{_e(r.get('round'))}</td><td>{duration(now_s - r['ts'])}</td></tr>" for r in pending]
     return ("<table><tr><th>id</th><th>file</th><th>change</th><th>round</th><th>open for</th></tr>"
             + "".join(rows) + "</table>")
 
 
 def _switchback(e: dict, estimate: dict | None) -> str:
     sb = e.get("switchback") or {}
-    out = (f"<p>Switchback (seed {_e(e.get('seed'))}): periods of {_num(sb.get('period_s'))} s, "
-           f"the first {_num(sb.get('burn_in_s'))} s of each left out; now period "
+    out = (f"<p>Switchback (seed {_e(e.get('seed'))}): periods of {duration(sb.get('period_s'))}, "
+           f"the first {duration(sb.get('burn_in_s'))} of each left out; now period "
            f"{_e(sb.get('period'))}, the policy <b>{_e(sb.get('arm'))}</b>"
            + (" (burn-in)" if sb.get("in_burn_in") else "") + ".</p>")
     if estimate is None:
@@ -227,7 +316,7 @@ def _experiment(status: dict, estimate: dict | None) -> str:
         return "<p>No experiment (experiment.holdout is 0).</p>"
     files = e.get("files") or {}
     out = (f"<p>Holdout {e['holdout']:.0%} (seed {_e(e.get('seed'))}): "
-           f"{files.get('treatment', 0)} files treated, {files.get('control', 0)} held out.</p>")
+           f"{count(files.get('treatment', 0), 'file')} treated, {files.get('control', 0)} held out.</p>")
     if estimate is None:
         return out + "<p>No estimate yet: no map of a decided file has been recorded since.</p>"
     return out + _estimate_table(estimate, "diff", ("treated", "held out", "difference"),
@@ -238,6 +327,9 @@ _STYLE = """body{font:14px/1.4 sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;
 text-align:left;vertical-align:top}th{background:#f3f3f3}.bad{color:#b00}
 .chart .line{fill:none;stroke:#1565c0;stroke-width:2}.chart .base{stroke:#999;stroke-dasharray:4 3}
+.trend polyline{fill:none;stroke-width:2}.trend text{font-size:11px}.trend .axis{stroke:#999}
+polyline.local{stroke:#1565c0}polyline.wait{stroke:#e65100}circle.local,text.local{fill:#1565c0}
+circle.wait,text.wait{fill:#e65100}span.local{color:#1565c0}span.wait{color:#e65100}
 nav a{margin-right:1em}"""
 
 

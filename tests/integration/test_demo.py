@@ -1,6 +1,7 @@
 """The README's first command, `make demo` (`python -m dsbra.demo`), end to end: the daemon
 raises the hot file, the same jobs then read it at least as locally as before, quiet rounds
-lower it back to its base, and the NameNode reported every change of the daemon's journal done.
+lower it back to its base, and the NameNode reported every change of the daemon's journal done;
+its before/after chart is drawn beside its summary, and where is printed.
 
 It runs on the daemon tests' cluster in the second slot (conftest runs it right after them),
 which the demo finds up and uses as it is: the demo's own spec but for one rack, replication 1
@@ -47,3 +48,5 @@ def test_the_demo_raises_the_hot_file_its_later_maps_read_it_locally_and_it_is_l
     assert summary["lowered"] and summary["final_replication"] == 1, proc.stdout[-3000:]
     journal = summary["journal"]
     assert journal["changes"] >= 2 and journal["done"] == journal["changes"], proc.stdout[-3000:]
+    for chart in (layout.root / "demo-chart.png", layout.root / "demo-chart.svg"):
+        assert chart.stat().st_size > 0 and str(chart) in proc.stdout, proc.stdout[-3000:]

@@ -12,12 +12,13 @@ import importlib.util
 import os
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 import yaml
 
-from dsbra.cluster.paths import stage_sources
+from dsbra.cluster.paths import stage_sources, staged_build_env
 
 pytestmark = pytest.mark.cluster
 
@@ -25,9 +26,9 @@ OPTIONAL = ("matplotlib", "docker", "pyhive", "thrift", "gssapi")
 
 
 def build_wheel(out: Path) -> Path:
-    """dsbra's wheel from a copy of the checkout (nothing written into it): `python -m build`
-    (sdist, then the wheel from the sdist), or pip's PEP 517 build where `build` is not
-    installed (the same setuptools backend)."""
+    """dsbra's wheel from a copy of the checkout (nothing written into it), of this dsbra's
+    version: `python -m build` (sdist, then the wheel from the sdist), or pip's PEP 517 build
+    where `build` is not installed (the same setuptools backend)."""
     src = out / "src"
     stage_sources(src)
     dist = out / "dist"
@@ -35,7 +36,7 @@ def build_wheel(out: Path) -> Path:
         cmd = [sys.executable, "-m", "build", "--outdir", str(dist), str(src)]
     else:
         cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(src)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=staged_build_env())
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (wheel,) = dist.glob("dsbra-*.whl")
     return wheel
@@ -64,6 +65,8 @@ def test_wheel_in_a_fresh_venv_runs_a_daemon_round(cluster, tmp_path):
                          env=env, cwd=tmp_path).stdout.splitlines()
     assert out[0].startswith(str(venv)), out
     assert out[1] == "[]", out
+    shown = subprocess.run([str(dsbra), "--version"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert shown.stdout == f"dsbra, version {version('dsbra')}\n", shown.stdout + shown.stderr
 
     # the templates reach the wheel: dsbra conf render from it
     values = tmp_path / "values.yaml"

@@ -1,7 +1,8 @@
 """The default install is the daemon and its CLI (issue 23): with the extras' packages
 (matplotlib, scipy, docker, pyhive, thrift) absent, every command's --help works and a command that
 needs one refuses in one line naming the extra; the dependency lists say the same; the
-config templates reach an installed wheel."""
+config templates reach an installed wheel; `dsbra --version` is the installed distribution's,
+which setuptools-scm takes from the repository's tags (issue 70)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import json
 import subprocess
 import sys
 import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
-from dsbra.cli import EXTRAS, _missing_extra
+from dsbra.cli import EXTRAS, _missing_extra, main
 from dsbra.cluster import paths
 from dsbra.errors import ConfigError
 
@@ -134,3 +136,15 @@ def test_templates_reach_the_wheel(monkeypatch, tmp_path):
     monkeypatch.setenv("DSBRA_ROOT", str(tmp_path))  # an explicit root is taken at its word
     with pytest.raises(ConfigError, match="config templates not found"):
         paths.templates_dir()
+
+
+def test_dsbra_version_is_the_installed_distributions(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"dsbra, version {version('dsbra')}\n"
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    # from the tags, not written in pyproject; a tree without git metadata builds as the fallback
+    assert "version" not in pyproject["project"] and pyproject["project"]["dynamic"] == ["version"]
+    assert any(r.startswith("setuptools-scm") for r in pyproject["build-system"]["requires"])
+    assert pyproject["tool"]["setuptools_scm"]["fallback_version"]

@@ -1,6 +1,7 @@
 """The status page (daemon/page.py) on a state dir a real daemon left (tests/fixtures/page:
-a holdout run's status, journal and map records), served by the daemon's own HTTP server and
-opened in a real browser (Debian's Chromium, through ChromeDriver and Selenium)."""
+a holdout run's status, journal and map records) and on the status documents of committed
+benchmark runs, served by the daemon's own HTTP server and opened in a real browser (Debian's
+Chromium, through ChromeDriver and Selenium); in an operator's units (issue 70)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,22 @@ import shutil
 import urllib.request
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from dsbra.daemon.config import load_config
-from dsbra.daemon.page import experiment_estimate, open_intents, read_journal, render
+from dsbra.daemon.page import (count, duration, experiment_estimate, locality_trend, open_intents,
+                               read_journal, render)
 from dsbra.daemon.service import Daemon
 
-STATE = Path(__file__).resolve().parents[2] / "fixtures" / "page" / "daemon-holdout"
+ROOT = Path(__file__).resolve().parents[3]
+STATE = ROOT / "tests" / "fixtures" / "page" / "daemon-holdout"
+#: committed benchmark runs' state dirs: a daemon of a later version (its last rounds in the
+#: status), and a switchback's
+HOLD = ROOT / "benchmarks/results/bench-hotspot-hold/dsbra-amshare0.75/rep1/daemon-state"
+SWITCHBACK = ROOT / "benchmarks/results/bench-hotspot-switchback/switchback-amshare0.75/daemon-state"
+#: the open change of the recorded journal seen 672284 s later (the issue's "7 d 18 h")
+WEEK_LATER_S = 672_284
 #: where the browser test leaves its screenshot (CI keeps the workspace's files)
 ARTIFACTS = Path(os.environ.get("DSBRA_TEST_ARTIFACTS", Path(__file__).resolve().parents[3]
                                 / ".dsbra" / "test-artifacts"))
@@ -27,12 +37,35 @@ def _recorded() -> tuple[dict, list[dict]]:
     return json.loads((STATE / "status.json").read_text()), read_journal(STATE / "journal.jsonl")
 
 
+def _rounds_of_the_map_records() -> list[dict]:
+    """The recorded run's rounds that saw maps, with the counts a round's status carries
+    (observe.window's per-engine tasks, node-local tasks, delayed tasks and wait), summed from
+    the map records the daemon kept, one file per round: its status.json predates
+    recent_rounds. For MapReduce a map's recorded delay_wait_s is its locality wait."""
+    rounds = []
+    for path in sorted((STATE / "maps").glob("*/*.parquet")):
+        maps = pq.read_table(path).to_pylist()
+        wait = sum(m["delay_wait_s"] for m in maps)
+        rounds.append({"window_end_ms": int(path.stem), "map_tasks": len(maps), "engines": {
+            "mapreduce": {"tasks": len(maps), "node_local_tasks": sum(m["split_local"] for m in maps),
+                          "delayed_tasks": sum(m["delayed"] for m in maps), "delay_s": wait,
+                          "locality_wait_s": wait}}})
+    return rounds
+
+
 def test_the_page_of_a_recorded_state_dir_says_what_was_watched_decided_and_held():
     status, journal = _recorded()
-    page = render(status, journal, estimate=experiment_estimate(STATE), now_s=1_795_800_000)
+    (still_open,) = open_intents(journal)
+    page = render(status, journal, estimate=experiment_estimate(STATE),
+                  now_s=still_open["ts"] + WEEK_LATER_S)
     text = re.sub(r"<[^>]+>", " ", page)
     sched = status["scheduler"]
     assert f"{sched['name']} , delay scheduling on, D = {sched['delay_threshold_s']:.1f} s" in text
+    assert f"({sched['delay_source']}), 4 nodes." in text
+    # in an operator's units: how long the change has been open, and plurals that agree
+    assert f"<td>{still_open['round']}</td><td>7 d 18 h</td>" in page
+    assert "Holdout 50% (seed 4): 1 file treated, 1 held out." in text
+    assert not re.search(r"\b1 [a-z]+s\b", text), re.findall(r"\b1 [a-z]+s\b", text)
     raised = {r["path"] for r in journal if r.get("op") == "intent" and r["target"] > r["base"]}
     for path in raised:  # every file the journal left above base, with its chart
         assert path in page
@@ -71,8 +104,53 @@ def test_names_from_the_cluster_are_escaped_and_open_changes_listed():
     assert [r["id"] for r in open_intents(journal)] == [1]
     page = render({"state": "running", "mode": "apply", "rounds": 2}, journal, now_s=160.0)
     assert "/data/&lt;b&gt;x&amp;y" in page and "<b>x&y" not in page
-    assert "60 s" in page  # open for, since its intent
+    assert "<td>1 min</td>" in page  # open for, since its intent
     assert open_intents(journal + [{"op": "done", "id": 1, "ts": 130.0}]) == []
+
+
+def test_durations_and_counts_read_as_an_operator_says_them():
+    assert [duration(s) for s in (0.4, 45.3, 60, 65, 800, 3700, 86400, WEEK_LATER_S, -3, None)] == [
+        "0 s", "45 s", "1 min", "1 min 5 s", "13 min 20 s", "1 h 1 min", "1 d", "7 d 18 h", "0 s", "-"]
+    assert [count(n, "file") for n in (0, 1, 2)] == ["0 files", "1 file", "2 files"]
+
+
+def test_a_switchbacks_periods_are_said_in_minutes():
+    status = json.loads((SWITCHBACK / "status.json").read_text())
+    assert status["experiment"]["switchback"]["period_s"] == 800
+    page = render(status, read_journal(SWITCHBACK / "journal.jsonl"))
+    assert "periods of 13 min 20 s, the first 1 min of each left out" in page
+
+
+def test_the_trend_of_node_locality_and_wait_is_drawn_over_the_last_rounds():
+    """The recorded run's rounds that saw maps, each a point of both lines; the points' titles
+    carry each round's numbers."""
+    status, journal = _recorded()
+    rounds = _rounds_of_the_map_records()
+    trend = locality_trend(rounds)
+    assert len(trend) == 7 and all(trend)
+    page = render(status | {"recent_rounds": rounds}, journal)
+    (svg,) = re.findall(r'<svg class="trend".*?</svg>', page)
+    assert svg.count("<polyline") == 2 and svg.count("<circle") == 2 * len(rounds)
+    for r, local, wait in trend:
+        engine = r["engines"]["mapreduce"]
+        assert local == engine["node_local_tasks"] / engine["tasks"]
+        assert f"{local:.0%} of its tasks node-local, mean wait {wait:.3g} s</title>" in svg
+    top = max(wait for _, _, wait in trend)
+    assert f">{top:.3g} s</text>" in svg and ">100%</text>" in svg  # both axes' tops
+    # a round that saw no task is a gap: the lines break there
+    quiet = {"window_end_ms": rounds[3]["window_end_ms"] + 1, "map_tasks": 0, "engines": {}}
+    gapped = render(status | {"recent_rounds": rounds[:4] + [quiet] + rounds[4:]}, journal)
+    assert re.search(r'<svg class="trend".*?</svg>', gapped)[0].count("<polyline") == 4
+
+
+def test_a_status_without_per_engine_counts_says_it_has_no_trend():
+    """A daemon of a later version than the fixture's but before the per-engine counts: its
+    last rounds are tabled, not drawn."""
+    status = json.loads((HOLD / "status.json").read_text())
+    assert len(status["recent_rounds"]) == 10 and not any("engines" in r for r in status["recent_rounds"])
+    page = render(status, read_journal(HOLD / "journal.jsonl"))
+    assert "No trend yet: fewer than two of the last rounds counted their tasks' locality." in page
+    assert '<svg class="trend"' not in page and page.count("<tr><td>") >= 10
 
 
 def test_dsbra_status_html_writes_the_page_of_a_state_dir(tmp_path, capsys):
@@ -96,7 +174,8 @@ def test_dsbra_status_html_writes_the_page_of_a_state_dir(tmp_path, capsys):
 @pytest.fixture
 def served(tmp_path):
     """The real daemon's HTTP server over a copy of the recorded state dir: the daemon object
-    as after its last round (its status document loaded), no cluster needed to read it."""
+    as after its last round (its status document loaded, its last rounds those of its map
+    records), no cluster needed to read it."""
     from dsbra.daemon.http import serve
 
     state = tmp_path / "state"
@@ -105,7 +184,8 @@ def served(tmp_path):
     cfg.write_text(f"state_dir: {state}\ninterval_s: 30\nexperiment: {{holdout: 0.5}}\n"
                    "cluster: {rm: http://rm:8088, webhdfs: http://nn:9870}\n")
     daemon = Daemon(load_config(str(cfg)))
-    daemon.status = json.loads((state / "status.json").read_text())
+    daemon.status = json.loads((state / "status.json").read_text()) | {
+        "recent_rounds": _rounds_of_the_map_records()}
     daemon.round = daemon.status["rounds"]
     server = serve(daemon, "127.0.0.1", 0)
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -121,8 +201,8 @@ def test_the_daemon_serves_the_page_at_its_root(served):
 
 
 def test_the_page_in_a_real_browser(served):
-    """Headless Chromium renders it: the headings and the charts are there, and a screenshot
-    is kept as the test's artifact."""
+    """Headless Chromium renders it: the headings, the replication charts and the trend of
+    the last rounds are there, and a screenshot is kept as the test's artifact."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -144,6 +224,8 @@ def test_the_page_in_a_real_browser(served):
         assert driver.title.startswith("dsbra: ")
         charts = driver.find_elements(By.CSS_SELECTOR, "svg.chart polyline")
         assert charts and all(c.size["width"] > 0 for c in charts)
+        trend = driver.find_elements(By.CSS_SELECTOR, "svg.trend polyline")
+        assert len(trend) == 2 and all(line.size["width"] > 200 for line in trend)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / "status-page.png"
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000

@@ -13,13 +13,13 @@ from click.testing import CliRunner
 
 from dsbra.cli import cli
 from dsbra.daemon.config import load_config
-from dsbra.experiment.assignment import SWITCHBACK_FILE, recorded_switchbacks, switchback_of
-from dsbra.experiment.records import (JOB_RECORD_SCHEMA, JOBS_DIR, MAPS_DIR, RecordStore,
-                                  job_records, map_records, read_job_records, read_map_records)
 from dsbra.errors import ConfigError
-from dsbra.observe.collector import MapObservation
+from dsbra.experiment.assignment import SWITCHBACK_FILE, recorded_switchbacks, switchback_of
 from dsbra.experiment.design import Switchback
+from dsbra.experiment.records import (JOB_RECORD_SCHEMA, JOBS_DIR, MAPS_DIR, RecordStore,
+                                      job_records, map_records, read_job_records, read_map_records)
 from dsbra.experiment.switchback import MIN_PAIRS
+from dsbra.observe.collector import MapObservation
 
 T0 = 1_700_000_000_000
 
@@ -133,7 +133,7 @@ def test_the_status_page_shows_the_arm_and_the_estimate(tmp_path):
                        "period": int(sb.period(now)), "arm": sb.arm_at(now),
                        "in_burn_in": bool(sb.in_burn_in(now))}}}
     page = render(status, [], estimate=experiment_estimate(tmp_path), now_s=now / 1000)
-    assert "Switchback (seed 5): periods of 600 s" in page
+    assert "Switchback (seed 5): periods of 10 min" in page
     assert f"now period {2 * MIN_PAIRS}, the policy <b>{sb.arm_at(now)}</b> (burn-in)" in page
     assert "jobs faster with the policy on" in page and "<td>response</td>" in page
 
