@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dsbra.bench import spark_truth as truth
-from dsbra.errors import HadoopError
+from dsbra.errors import HadoopError, StateError
 from dsbra.hadoop.rest import ResourceManager, SparkApi
 from dsbra.observe import spark as sp
 from dsbra.observe.http_fixtures import Replayer, session_for
@@ -139,7 +139,7 @@ def poll_until_done(collector, clock) -> None:
     clock.t += 3600
 
 
-def replayed_collector(tmp_path, audit=True):
+def replayed_collector(tmp_path, audit=True, state_path=None):
     replayer = Replayer(GREP)
     session = session_for(replayer)
     log = tmp_path / "namenode-audit.log"
@@ -148,7 +148,8 @@ def replayed_collector(tmp_path, audit=True):
     start = min(e["at"] for e in json.loads((GREP / "manifest.json").read_text())["exchanges"])
     clock = Clock(start - 30)
     collector = sp.SparkCollector(ResourceManager(RM, session=session), SparkApi.proxy(RM, session=session),
-                                  SparkApi.history(HISTORY, session=session), tail, clock=clock)
+                                  SparkApi.history(HISTORY, session=session), tail, clock=clock,
+                                  state_path=state_path)
     return collector, log, clock, replayer
 
 
@@ -179,6 +180,38 @@ def test_a_skipped_round_gets_its_tasks_again(tmp_path):
     collector.give_back(obs[:3])
     again = collector.take(files())
     assert sorted(o.attempt_id for o in again) == sorted(o.attempt_id for o in obs[:3])
+
+
+def test_a_restarted_daemon_hands_out_what_its_collector_had_not_and_nothing_twice(tmp_path):
+    """The daemon restarts between two rounds: a collector from the same state file has the
+    finished application, each task's file from the audit lines read before the restart, and
+    what was handed out already."""
+    state = tmp_path / "spark.json"
+    first, log, clock, _ = replayed_collector(tmp_path, state_path=state)
+    log.write_text("\n".join(audit_lines()) + "\n")
+    poll_until_done(first, clock)
+    assert len(first.take(files())) == 8
+    again = sp.SparkCollector(first.rm, first.proxy, first.history, sp.AuditTail.at_end(log), clock=clock,
+                              state_path=state)
+    assert again.since_ms == first.since_ms and APP in again.done_apps
+    assert again.take(files()) == [] and again.apps == {}  # handed out before the restart
+    # a restart before the round that takes them: all eight, once, with their files
+    (tmp_path / "b").mkdir()
+    fresh, log, clock, _ = replayed_collector(tmp_path / "b", state_path=tmp_path / "b.json")
+    log.write_text("\n".join(audit_lines()) + "\n")
+    poll_until_done(fresh, clock)
+    restarted = sp.SparkCollector(fresh.rm, fresh.proxy, fresh.history, sp.AuditTail.at_end(log), clock=clock,
+                                  state_path=tmp_path / "b.json")
+    obs = restarted.take(files())
+    assert sorted(o.attempt_id for o in obs) == sorted(f"{APP}:tid{i}" for i in range(8))
+    assert all(o.path in EXPECTED["inputs"] for o in obs)
+
+
+def test_an_unreadable_collector_state_is_one_error(tmp_path):
+    state = tmp_path / "spark.json"
+    state.write_text('{"version": 1, "since_ms": "x"')
+    with pytest.raises(StateError, match="spark.json is unreadable"):
+        replayed_collector(tmp_path, state_path=state)
 
 
 def test_without_an_audit_log_tasks_are_counted_without_files(tmp_path, caplog):
