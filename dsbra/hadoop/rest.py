@@ -265,9 +265,12 @@ class ResourceManager(Endpoint):
                             "nodes", "node")
 
     def apps(self, *, states: str | None = None, finished_since_ms: int | None = None,
-             app_type: str = "MAPREDUCE") -> list[dict]:
-        """Applications, without their pending resource requests (they can be large)."""
-        params: dict[str, Any] = {"applicationTypes": app_type, "deSelects": "resourceRequests"}
+             app_type: str = "MAPREDUCE", with_asks: bool = False) -> list[dict]:
+        """Applications; their outstanding resource requests (``resourceRequests``, which can
+        be large) only ``with_asks``."""
+        params: dict[str, Any] = {"applicationTypes": app_type}
+        if not with_asks:
+            params["deSelects"] = "resourceRequests"
         if states:
             params["states"] = states
         if finished_since_ms is not None:

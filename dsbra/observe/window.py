@@ -383,6 +383,27 @@ def _csr(lists: list[list[int]], dtype) -> tuple[np.ndarray, np.ndarray]:
     return indptr, np.array([v for x in lists for v in x], dtype)
 
 
+def attribution_params(collector: Collector, settings, delay_threshold_s: float | None = None,
+                       grace_s: float | None = None, settle_s: float | None = None) -> AttributionParams:
+    """The attribution's D, grace and settle for this cluster (``settings``:
+    ``collector.settings()``), each from the scheduler's configuration unless given."""
+    d = delay_threshold_s
+    if d is None:
+        d = settings.delay_threshold_s
+        if not settings.delay_scheduling:
+            # no D on this cluster; use what threshold 1.0 would give, so M/DT stay measurable
+            d = settings.nodes * settings.heartbeat_s
+            log.warning("delay scheduling is off on this cluster; D = %.1f s is the nominal "
+                        "value for threshold 1.0 (nodes x heartbeat)", d)
+    if d <= 0:
+        raise HadoopError("cannot derive a positive delay threshold D from the cluster; "
+                          "pass --delay-threshold-s")
+    round_trip = settings.heartbeat_s + collector.am_heartbeat_s + LAUNCH_ALLOWANCE_S
+    return AttributionParams(d, grace_s if grace_s is not None else round_trip,
+                             settle_s if settle_s is not None else round_trip,
+                             passed_over=not settings.reports_skips)
+
+
 def build_window(collector: Collector, obs: list[MapObservation], *, window_start_ms: int,
                  window_end_ms: int, grace_s: float | None = None, settle_s: float | None = None,
                  delay_threshold_s: float | None = None, detail: bool = False,
@@ -398,26 +419,13 @@ def build_window(collector: Collector, obs: list[MapObservation], *, window_star
     ``obs`` (engine "spark"), judged by its rule over their applications' timelines."""
     settings = collector.settings(refresh=True)
     ep = collector.ep
-    d = delay_threshold_s
-    if d is None:
-        d = settings.delay_threshold_s
-        if not settings.delay_scheduling:
-            # no D on this cluster; use what threshold 1.0 would give, so M/DT stay measurable
-            d = settings.nodes * settings.heartbeat_s
-            log.warning("delay scheduling is off on this cluster; D = %.1f s is the nominal "
-                        "value for threshold 1.0 (nodes x heartbeat)", d)
-    if d <= 0:
-        raise HadoopError("cannot derive a positive delay threshold D from the cluster; "
-                          "pass --delay-threshold-s")
-    round_trip = settings.heartbeat_s + collector.am_heartbeat_s + LAUNCH_ALLOWANCE_S
-    grace = grace_s if grace_s is not None else round_trip
-    settle = settle_s if settle_s is not None else round_trip
+    params = attribution_params(collector, settings, delay_threshold_s, grace_s, settle_s)
+    d, grace, settle = params.delay_threshold_s, params.grace_s, params.settle_s
     if files is None:
         files = read_files(ep, [o.path for o in obs if o.path])
     blocks = map_to_blocks(obs, files)
     block_of, row_info = blocks.block_of, blocks.rows
     rm_nodes = collector.nodes(refresh=True)
-    params = AttributionParams(d, grace, settle, passed_over=not settings.reports_skips)
     per_task = _attribute(obs, block_of, row_info, collector, spark, rm_nodes, params,
                           window_end_ms, spark_min_idle_s, d)
     m = task_block_metrics(obs, per_task, block_of, len(row_info), window_end_ms)

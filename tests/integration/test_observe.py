@@ -19,6 +19,7 @@ from hdfs import InsecureClient
 
 from dsbra.cluster.jobs import submit_job
 from dsbra.observe.collector import Collector, Endpoints
+from dsbra.observe.demand import DemandPoller
 from dsbra.observe.window import build_window
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(900)]
@@ -135,6 +136,44 @@ def test_a_job_between_two_polls_is_counted_from_its_history_file(endpoints, inp
     assert not set(result.job_ids) & set(c.jobs)  # done: never read again
     # 3 requests + at most 8 per job of other users running now (conf, splits, history)
     assert endpoints.stats.requests - requests_before <= 3 + 8 * len(c.jobs)
+
+
+def test_the_demand_poll_sees_pending_maps_on_their_blocks_and_costs_two_requests_idle(endpoints, webhdfs):
+    """A job of forty one-block splits at replication 1 (about ten a worker, each of which has
+    room for four or five containers): while it runs, the demand poll every half second sees
+    its pending maps, each on its own split's block, and blocks whose holder cannot serve
+    them all; once nothing runs, a poll is two requests and sees nothing."""
+    base = f"/test-demand/{uuid.uuid4().hex[:8]}"
+    mb = 1024 * 1024
+    webhdfs.write(f"{base}/in/many", (b"k\t" + b"a" * 60 + b"XYZ\n") * (40 * mb // 66), replication=1,
+                  blocksize=mb, overwrite=True)
+    try:
+        blocks = {(f"{base}/in/many", b["startOffset"]) for b in
+                  endpoints.hdfs.block_locations(f"{base}/in/many")["locatedBlocks"]}
+        collector = Collector(endpoints, since_ms=int(time.time() * 1000))
+        poller = DemandPoller(collector)
+        run = submit_job(["grep", base + "/in", base + "/out", "XYZ"], conf=PRESERVE)
+        polls = []
+        deadline = time.monotonic() + 300
+        while run.poll() is None and time.monotonic() < deadline:
+            collector.poll()
+            polls.append(poller.poll())
+            time.sleep(0.5)
+        result = run.wait(timeout=60)
+        search = result.job_ids[0]
+        ours = [(d, key, row) for d in polls for key, row in d.map_rows.items() if key[0] == search]
+        assert ours, "no poll saw a pending map of the job"
+        assert all(d.blocks.blocks[row] in blocks and 0 <= key[1] < len(blocks) for d, key, row in ours)
+        assert any(d.blocks.short.any() for d, _, _ in ours), [d.blocks.rows() for d, _, _ in ours][:3]
+        assert all(d.blocks.pending.sum() == len(d.map_rows) for d in polls)
+        for _ in range(30):  # the job's AM gone from the running list
+            idle = poller.poll()
+            if not poller.jobs:
+                break
+            time.sleep(1)
+        assert idle.requests == 2 and idle.blocks.rows() == [] and idle.map_rows == {}
+    finally:
+        webhdfs.delete(base, recursive=True)
 
 
 def test_observe_pipes_into_plan(cluster):
