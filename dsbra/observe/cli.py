@@ -80,10 +80,13 @@ def format_table(doc: dict, top: int) -> str:
               help="The NameNode's audit log (a local file on its host, with HDFS caller "
                    "context): which file each Spark task read.")
 @click.option("--no-spark", is_flag=True, help="Read MapReduce's maps only.")
+@click.option("--demand", is_flag=True,
+              help="Instead of a window, the live demand now: per block, the running MapReduce "
+                   "jobs' pending maps and whether its holders can serve them within D.")
 @security_options
 def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url, jhs_url, user,
             state_path, grace_s, settle_s, delay_threshold_s, node_locality_delay, spark_history_url,
-            audit_log, no_spark, ca_bundle, kerberos, principal, keytab):
+            audit_log, no_spark, demand, ca_bundle, kerberos, principal, keytab):
     """Watch the cluster for one window and measure, per HDFS block, the tasks that read it (N:
     MapReduce's maps and Spark's tasks), those delayed by delay scheduling (M) and their delay
     (DT, seconds) over one window, with the block's live replicas and the scheduler's threshold D.
@@ -92,7 +95,8 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
 
       dsbra observe --output - | dsbra plan --input -
 
-    Attribution rule and its validation: docs/metrics.md.
+    Attribution rule and its validation: docs/metrics.md. With --demand: one poll of what the
+    running jobs' maps want now (docs/metrics.md, "The live demand").
     """
     from tqdm import tqdm
 
@@ -122,6 +126,9 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
                                history_api, AuditTail.at_end(audit_log) if audit_log else None,
                                since_ms=start_ms)
     collector.settings()
+    if demand:
+        _write(_demand(collector, top, fmt), output)
+        return
     if watch:
         deadline = time.monotonic() + window_s
         with tqdm(total=int(window_s), unit="s", desc="observing", disable=None,
@@ -150,7 +157,28 @@ def observe(window_s, history, interval_s, output, fmt, top, rm_url, webhdfs_url
     doc = build_window(collector, obs, window_start_ms=start_ms, window_end_ms=end_ms,
                        grace_s=grace_s, settle_s=settle_s, delay_threshold_s=delay_threshold_s,
                        jobs=True, files=files, spark=spark).document()
-    text = format_table(doc, top) if fmt == "table" else json.dumps(doc, indent=1)
+    _write(format_table(doc, top) if fmt == "table" else json.dumps(doc, indent=1), output)
+
+
+def _demand(collector, top: int, fmt: str) -> str:
+    """One demand poll after a collector poll (which reads the running jobs' splits)."""
+    from dsbra.observe.demand import DemandPoller
+
+    collector.poll()
+    doc = DemandPoller(collector).poll().document()
+    if fmt == "json":
+        return json.dumps(doc, indent=1)
+    lines = [f"{doc['pending_maps']} pending maps on {len(doc['blocks'])} blocks, {doc['short_blocks']} short "
+             f"(their holders cannot serve them within D = {doc['delay_threshold_s']} s)",
+             f"{'pending':>7} {'can serve':>9} {'short':>5}  block"]
+    lines += [f"{b['pending']:>7} {b['can_serve']:>9.2f} {'yes' if b['short'] else 'no':>5}  {b['path']}@{b['start']}"
+              for b in doc["blocks"][:top]]
+    if len(doc["blocks"]) > top:
+        lines.append(f"... {len(doc['blocks']) - top} more blocks (--top)")
+    return "\n".join(lines)
+
+
+def _write(text: str, output: str) -> None:
     if output == "-":
         click.echo(text)
     else:

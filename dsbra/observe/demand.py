@@ -52,6 +52,13 @@ class DemandPoll:
     task_s: float | None
     requests: int
 
+    def document(self) -> dict:
+        """As JSON (`dsbra observe --demand`): the blocks, most maps predicted off their data first."""
+        rows = sorted(self.blocks.rows(), key=lambda r: (-r["excess"], -r["pending"], r["path"], r["start"]))
+        return {"at_ms": self.at_ms, "delay_threshold_s": self.delay_s, "task_s": self.task_s,
+                "requests": self.requests, "pending_maps": len(self.map_rows),
+                "short_blocks": int(self.blocks.short.sum()), "blocks": rows}
+
 
 def ask_signature(app: dict) -> tuple:
     """An application's outstanding asks as a comparable value (what changed since the last poll)."""

@@ -142,7 +142,8 @@ def test_the_demand_poll_sees_pending_maps_on_their_blocks_and_costs_two_request
     """A job of forty one-block splits at replication 1 (about ten a worker, each of which has
     room for four or five containers): while it runs, the demand poll every half second sees
     its pending maps, each on its own split's block, and blocks whose holder cannot serve
-    them all; once nothing runs, a poll is two requests and sees nothing."""
+    them all (`dsbra observe --demand` prints it); once nothing runs, a poll is two requests
+    and sees nothing."""
     base = f"/test-demand/{uuid.uuid4().hex[:8]}"
     mb = 1024 * 1024
     webhdfs.write(f"{base}/in/many", (b"k\t" + b"a" * 60 + b"XYZ\n") * (40 * mb // 66), replication=1,
@@ -153,11 +154,14 @@ def test_the_demand_poll_sees_pending_maps_on_their_blocks_and_costs_two_request
         collector = Collector(endpoints, since_ms=int(time.time() * 1000))
         poller = DemandPoller(collector)
         run = submit_job(["grep", base + "/in", base + "/out", "XYZ"], conf=PRESERVE)
-        polls = []
+        polls, table = [], None
         deadline = time.monotonic() + 300
         while run.poll() is None and time.monotonic() < deadline:
             collector.poll()
             polls.append(poller.poll())
+            if table is None and polls[-1].map_rows:  # the command's view of the same demand
+                table = subprocess.run([sys.executable, "-m", "dsbra", "observe", "--demand", "--format", "table"],
+                                       capture_output=True, text=True, timeout=120)
             time.sleep(0.5)
         result = run.wait(timeout=60)
         search = result.job_ids[0]
@@ -166,6 +170,7 @@ def test_the_demand_poll_sees_pending_maps_on_their_blocks_and_costs_two_request
         assert all(d.blocks.blocks[row] in blocks and 0 <= key[1] < len(blocks) for d, key, row in ours)
         assert any(d.blocks.short.any() for d, _, _ in ours), [d.blocks.rows() for d, _, _ in ours][:3]
         assert all(d.blocks.pending.sum() == len(d.map_rows) for d in polls)
+        assert table.returncode == 0 and "pending maps on" in table.stdout, table.stderr[-2000:]
         for _ in range(30):  # the job's AM gone from the running list
             idle = poller.poll()
             if not poller.jobs:
