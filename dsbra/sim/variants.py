@@ -122,6 +122,14 @@ VARIANTS = {
     "dsbra-demand0.1": {"policy": "dsbra-demand", "delay": "hfs", "small_only": True,
                         "interval_s": 3.0, "cluster": {"max_replication": 512},
                         "params": {"min_shortfall": 0.1}},
+    # ... and the default beside it, with their copies as DataNode traffic (Hadoop's 2
+    # replication streams per holder, sharing the holder's and target's disk with the maps)
+    "dsbra-demand-streams2": {"policy": "dsbra-demand", "delay": "hfs", "small_only": True,
+                              "interval_s": 3.0,
+                              "cluster": {"max_replication": 512, "copy_streams": 2}},
+    "dsbra-hold-streams2": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                            "cluster": {"max_replication": 512, "copy_streams": 2},
+                            "params": {"profile": "adaptive-hold"}},
     # what a hot block's jobs read with it: its new replicas near those blocks' holders or
     # away from them (alone, and under the cap, where the choice of nodes is wider), and the
     # blocks most of its jobs read raised beside it
