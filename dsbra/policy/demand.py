@@ -26,8 +26,9 @@ free containers and the containers running maps. The rule, per poll:
 - a block above its base with no pending map for ``idle_polls`` polls loses one extra replica
   a poll (never below base), the one on its busiest holder.
 
-Pure and columnar like the rest of :mod:`dsbra.policy`: the daemon's fast poll and the
-simulator call the same :class:`DemandPolicy` through :func:`dsbra.policy.step.step`.
+Pure and columnar like the rest of :mod:`dsbra.policy`: the simulator calls
+:class:`DemandPolicy` through :func:`dsbra.policy.step.step`, as the daemon's fast poll (not
+built yet) would.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def copies_for(rows: np.ndarray, need: np.ndarray, room: np.ndarray, indptr: np.
 @dataclass
 class DemandPolicy:
     """The live-demand rule of the module's docstring. ``delay_threshold_s``: D, the
-    scheduler's node-locality delay. ``min_shortfall``: pending maps beyond what the holders
+    scheduler's node-locality delay. ``min_shortfall``: due maps beyond what the holders
     serve in time before a block is raised. ``idle_polls``: polls without a pending map before
     an extra replica goes. ``max_replication``: the ceiling (with the live nodes)."""
 
