@@ -37,6 +37,8 @@ RULE_AGED = 9  #: DARE: an extra replica unused for too many rounds was aged out
 RULE_HOT_PENDING = 10  #: DSBRA hysteresis: hot this round, not yet in enough recent rounds
 RULE_CO_READ = 11  #: DSBRA co-read: read by the same jobs as a hot block, raised beside it
 RULE_SWITCHED_OFF = 12  #: a switchback's off period: the file goes back to base replication
+RULE_DEMAND = 13  #: live demand: more maps wait for the block than its holders serve within D
+RULE_DEMAND_GONE = 14  #: live demand: no map has waited for it for a while, one extra dropped
 
 RULE_NAMES: dict[int, str] = {
     RULE_NONE: "none",
@@ -52,6 +54,8 @@ RULE_NAMES: dict[int, str] = {
     RULE_HOT_PENDING: "hot-pending",
     RULE_CO_READ: "co-read",
     RULE_SWITCHED_OFF: "switched-off",
+    RULE_DEMAND: "demand",
+    RULE_DEMAND_GONE: "demand-gone",
 }
 
 STATE_FORMAT_VERSION = 2
@@ -106,6 +110,57 @@ class FileTable:
 
 
 @dataclass(frozen=True)
+class LiveDemand:
+    """The demand a fast poll sees now (issue 68), as YARN shows it live.
+
+    Per running job, in submission order: ``job_indptr`` / ``job_blocks``, the block rows of its
+    maps not yet bound to a container, one entry a map (its AM's outstanding asks, each known
+    by its split's block from job.split; a CSR), and ``job_running``, the containers it holds
+    (the Fair Scheduler serves the job holding fewest first). Per live node:
+    ``free_containers`` (the ResourceManager's nodes API) and ``running_maps`` (containers
+    running maps there, which free as their maps end). ``mean_map_s``: how long the finished
+    maps ran; None when none has finished yet.
+    """
+
+    job_indptr: np.ndarray
+    job_blocks: np.ndarray
+    job_running: np.ndarray
+    free_containers: np.ndarray
+    running_maps: np.ndarray
+    mean_map_s: float | None = None
+
+    def __post_init__(self):
+        for name in ("job_indptr", "job_blocks"):
+            object.__setattr__(self, name, _as(getattr(self, name), np.int64))
+        for name in ("job_running", "free_containers", "running_maps"):
+            object.__setattr__(self, name, _as(getattr(self, name), np.int32))
+
+    def pending_maps(self, n_blocks: int) -> np.ndarray:
+        """Per block row, the running jobs' maps waiting to read it (int64)."""
+        return np.bincount(self.job_blocks, minlength=n_blocks)
+
+    def validate(self, n_blocks: int, n_nodes: int) -> None:
+        """Raise InputError naming the first column of the wrong length, sign or range."""
+        ip, jobs = self.job_indptr, len(self.job_running)
+        if ip.shape != (jobs + 1,) or ip[0] != 0 or ip[-1] != len(self.job_blocks) \
+                or np.any(np.diff(ip) < 0):
+            raise InputError("live demand: job_indptr is not a CSR index over job_running")
+        if len(self.job_blocks) and (self.job_blocks.min() < 0
+                                     or self.job_blocks.max() >= n_blocks):
+            raise InputError(f"live demand: job_blocks out of range [0, {n_blocks})")
+        for name, n in (("job_running", jobs), ("free_containers", n_nodes),
+                        ("running_maps", n_nodes)):
+            a = getattr(self, name)
+            if a.shape != (n,):
+                raise InputError(f"live demand: {name} has shape {a.shape}, expected ({n},)")
+            if n and a.min() < 0:
+                raise InputError(f"live demand: negative {name}")
+        if self.mean_map_s is not None and not (np.isfinite(self.mean_map_s)
+                                                and self.mean_map_s > 0):
+            raise InputError(f"live demand: mean_map_s must be > 0, got {self.mean_map_s!r}")
+
+
+@dataclass(frozen=True)
 class RoundInput:
     """What one round sees: the window's per-block signals and the cluster now.
 
@@ -137,6 +192,8 @@ class RoundInput:
     ``job_indptr`` / ``job_blocks`` (optional, together): the window's jobs, each as the block
     rows its maps read (CSR, a row once per job): which blocks the same jobs read together, for
     DSBRA's co-read options. None = not observed (those options then change nothing).
+    ``demand`` (optional): the live demand of a fast poll (:class:`LiveDemand`); None = no
+    poll (the demand policy then only lowers what has cooled).
     """
 
     block_ids: np.ndarray
@@ -155,6 +212,7 @@ class RoundInput:
     node_racks: np.ndarray | None = None
     job_indptr: np.ndarray | None = None
     job_blocks: np.ndarray | None = None
+    demand: LiveDemand | None = None
 
     def __post_init__(self):
         if self.node_racks is not None:
@@ -250,6 +308,8 @@ class RoundInput:
         if self.node_racks is not None and self.node_racks.shape != (self.n_nodes,):
             raise InputError(f"round input: node_racks has shape {self.node_racks.shape}, "
                              f"expected ({self.n_nodes},)")
+        if self.demand is not None:
+            self.demand.validate(n, self.n_nodes)
         if (self.job_indptr is None) != (self.job_blocks is None):
             raise InputError("round input: job_indptr and job_blocks come together")
         if self.job_indptr is not None:

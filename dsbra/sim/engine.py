@@ -26,6 +26,7 @@ import numpy as np
 
 from dsbra.errors import ConfigError
 from dsbra.experiment.design import OFF
+from dsbra.policy.api import LiveDemand
 from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.metrics import Window
 from dsbra.sim.observed import Observer
@@ -647,9 +648,11 @@ class Simulation:
         attributed = None
         if self.observer is not None:
             attributed = self.observer.attribute(now, self.window.task_ids(), self.job_split)
-        record = self.policy_driver.round(
+        driver = self.policy_driver
+        record = driver.round(
             now, self.window, self.copies_in_flight, attributed, job_finish=self.job_finish,
-            map_times=(self.t_launch, self.t_finish, self.launched))
+            map_times=(self.t_launch, self.t_finish, self.launched),
+            demand=self._live_demand() if driver.reads_demand else None)
         streams = self.streams
         if streams and self.copy_backlog:
             # an off period or the guard's pause takes every raise back: nothing waits
@@ -667,6 +670,36 @@ class Simulation:
             record["extra_storage"] = self.copied_extra_bytes / self.base_bytes
         self.rounds.append(record)
         self._push(now + self.cfg.interval_s, POLICY, 0)
+
+    def _live_demand(self) -> LiveDemand:
+        """What a fast poll of YARN shows now: per running job (in submission order) its maps
+        not yet bound to a container, by block (its AM's outstanding asks, by split), and the
+        containers it holds; per node its free containers and the maps running there; the
+        finished maps' mean run time."""
+        launched = np.frombuffer(self.launched, np.uint8)
+        indptr, task_block = self.indptr, self.workload.task_block
+        blocks, counts, running = [], [], []
+        for j, job in enumerate(self.jobs):
+            if job is None:
+                continue
+            tasks = np.arange(indptr[j], indptr[j + 1])
+            waiting = task_block[tasks[launched[tasks] == 0]]
+            blocks.append(waiting)
+            counts.append(len(waiting))
+            running.append(job.running)
+        finish = np.frombuffer(self.t_finish, np.float64)
+        busy = (launched == 1) & (finish == 0.0)
+        done = finish > 0.0
+        mean_map_s = (float((finish[done] - np.frombuffer(self.t_launch, np.float64)[done])
+                            .mean()) if done.any() else None)
+        return LiveDemand(
+            job_indptr=np.concatenate(([0], np.cumsum(counts, dtype=np.int64))),
+            job_blocks=np.concatenate(blocks) if blocks else np.zeros(0, np.int64),
+            job_running=np.array(running, np.int64),
+            free_containers=np.array(self.free) // SLOT,
+            running_maps=np.bincount(np.frombuffer(self.t_node, np.int32)[busy],
+                                     minlength=self.n_nodes),
+            mean_map_s=mean_map_s if mean_map_s is None or mean_map_s > 0 else None)
 
     def _on_copy(self, now: float, token: int, blk: int, node: int) -> None:
         """A copy lands: the replica counts from now, and its source's stream is free."""

@@ -16,7 +16,8 @@ import numpy as np
 
 from dsbra.experiment.design import CONTROL, OFF, ON, TREATMENT, Holdout, Switchback
 from dsbra.experiment.switchback import judge_finished_jobs
-from dsbra.policy.api import FileTable, RoundInput
+from dsbra.policy.api import FileTable, LiveDemand, RoundInput
+from dsbra.policy.demand import DemandPolicy
 from dsbra.policy.placement import csr_positions
 from dsbra.policy.rails import Rails
 from dsbra.policy.registry import make_policy
@@ -31,7 +32,7 @@ def policy_params(name: str, *, delay_threshold_s: float, max_replication: int,
                   block_bytes: int, seed: int, overrides: dict) -> dict:
     """The parameters each policy needs from the simulated cluster, user overrides on top."""
     base: dict = {}
-    if name in ("dsbra", "dsbra-literal"):
+    if name in ("dsbra", "dsbra-literal", "dsbra-demand"):
         base = {"delay_threshold_s": delay_threshold_s, "max_replication": max_replication}
     elif name == "scarlett":
         base = {"max_replication": max_replication, "block_bytes": block_bytes}
@@ -79,6 +80,8 @@ class PolicyDriver:
         self.policy = make_policy(name, **dict(params))
         #: whether the policy reads the window's jobs (DSBRA's co-read options)
         self.reads_jobs = getattr(getattr(self.policy, "params", None), "reads_jobs", False)
+        #: whether the policy acts on the live demand of each (fast) poll
+        self.reads_demand = isinstance(self.policy, DemandPolicy)
         self.state = None
         self.topo, self.dataset, self.replicas = topology, dataset, replicas
         self.copy_mbps = copy_mbps
@@ -105,7 +108,7 @@ class PolicyDriver:
                 block_count=ds.file_blocks))
         return self._files[1]
 
-    def round_input(self, signals: dict) -> RoundInput:
+    def round_input(self, signals: dict, demand: LiveDemand | None = None) -> RoundInput:
         indptr, nodes = self.replicas.csr()
         job_indptr = job_blocks = None
         if self.reads_jobs:
@@ -117,7 +120,7 @@ class PolicyDriver:
                           replica_nodes=nodes, base_replication=self.replicas.base,
                           node_names=self.topo.node_names, files=self.files(),
                           node_racks=self.topo.rack_of, job_indptr=job_indptr,
-                          job_blocks=job_blocks)
+                          job_blocks=job_blocks, demand=demand)
 
     def _held_out(self, done: Step, now: float) -> np.ndarray:
         """Per block to raise, whether the rails held its file out (the range rail, then the
@@ -227,14 +230,16 @@ class PolicyDriver:
             log.info("guard at %.0fs: %s; the policy stops", now, reason)
 
     def round(self, now: float, window, in_flight: dict[int, list[int]],
-              attributed=None, job_finish=None, map_times=None) -> dict:
+              attributed=None, job_finish=None, map_times=None,
+              demand: LiveDemand | None = None) -> dict:
         """Run one round and apply it. Returns the round's record, with ``copies``: a list of
         (block, node, seconds) the engine schedules; ``in_flight``: block -> target nodes of
         its copies under way, which count toward its requested replicas, so a repeated request
         does not copy twice. ``job_finish``, ``map_times``: the engine's job finish times and its
-        maps' launch and finish times and launched flags, which the guard reads."""
+        maps' launch and finish times and launched flags, which the guard reads. ``demand``:
+        the live demand at this poll, for a policy that reads it."""
         signals = window.drain(attributed)
-        ri = self.round_input(signals)
+        ri = self.round_input(signals, demand)
         self.node_reads.append(self._node_reads(ri))
         sb = self.switchback
         arm = ON if sb is None else sb.arm_at(int(round(now * 1000)))

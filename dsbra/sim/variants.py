@@ -112,6 +112,24 @@ VARIANTS = {
                                  "cluster": {"max_replication": 20},
                                  "params": {"profile": "adaptive-hold", "min_pressure": m}}
        for m in (1.0, 2.0)},
+    # issue 68: the live demand of a poll every 3 s (each running job's maps still pending, by
+    # block; each node's free containers) raises a block whose maps due within D its holders
+    # cannot serve in time, by the copies that demand needs, and lowers it once its demand is
+    # gone (dsbra.policy.demand)
+    "dsbra-demand": {"policy": "dsbra-demand", "delay": "hfs", "small_only": True,
+                     "interval_s": 3.0, "cluster": {"max_replication": 512}},
+    # ... raising from a tenth of a due map short, not a quarter: more copies for more gain
+    "dsbra-demand0.1": {"policy": "dsbra-demand", "delay": "hfs", "small_only": True,
+                        "interval_s": 3.0, "cluster": {"max_replication": 512},
+                        "params": {"min_shortfall": 0.1}},
+    # ... and the default beside it, with their copies as DataNode traffic (Hadoop's 2
+    # replication streams per holder, sharing the holder's and target's disk with the maps)
+    "dsbra-demand-streams2": {"policy": "dsbra-demand", "delay": "hfs", "small_only": True,
+                              "interval_s": 3.0,
+                              "cluster": {"max_replication": 512, "copy_streams": 2}},
+    "dsbra-hold-streams2": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                            "cluster": {"max_replication": 512, "copy_streams": 2},
+                            "params": {"profile": "adaptive-hold"}},
     # what a hot block's jobs read with it: its new replicas near those blocks' holders or
     # away from them (alone, and under the cap, where the choice of nodes is wider), and the
     # blocks most of its jobs read raised beside it
