@@ -10,7 +10,9 @@ Workload (the demo's shape, larger): a hot file of ``--hot-blocks`` blocks at re
 ``--jobs`` map-only grep jobs ``--gap-s`` apart from one submitter, each reading the hot file and
 one cold file of one block at ``--cold-replication`` (3: most of its maps find a free
 holder at once, the signal's negatives). Every ``--poll-s`` the collector polls and then the demand poller;
-each pending map's first prediction is kept (its block short or not). After the jobs, each
+each pending map's first prediction is kept: would the live-demand rule raise its block now
+(dsbra.policy.demand.judge: its due maps short of what its holders serve within D by the
+rule's min_shortfall)? After the jobs, each
 map's outcome from the collector's records: it ran off its split's hosts, or it waited for
 its container past its own allocation round trip (observe's grace); and, as a second ruler,
 observe's attribution (the daemon's rule, dsbra.signals.attribution) judged it delayed for
@@ -88,13 +90,14 @@ def main() -> int:
         last[0] = time.monotonic()
         collector.poll()
         cpu = time.process_time()
-        demand = poller.poll()
-        polls.append({"at_ms": demand.at_ms, "cpu_s": time.process_time() - cpu, "requests": demand.requests,
-                      "pending": len(demand.map_rows), "short_blocks": int(demand.blocks.short.sum())})
-        for key, row in demand.map_rows.items():
-            first.setdefault(key, {"at_ms": demand.at_ms, "short": bool(demand.blocks.short[row]),
-                                   "pending": int(demand.blocks.pending[row]),
-                                   "can_serve": float(demand.blocks.can_serve[row])})
+        poll = poller.poll()
+        judged = poll.judged()
+        polls.append({"at_ms": poll.at_ms, "cpu_s": time.process_time() - cpu, "requests": poll.requests,
+                      "pending": len(poll.map_rows), "short_blocks": int(judged["raise"].sum())})
+        for key, row in poll.map_rows.items():
+            first.setdefault(key, {"at_ms": poll.at_ms, "short": bool(judged["raise"][row]),
+                                   "pending": int(judged["pending"][row]),
+                                   "shortfall": round(float(judged["shortfall"][row]), 3)})
 
     plan = [(a.gap_s * i, f"demand-{a.tag}-{i}", f"{hot},{cold[i]}", f"{DIR}/out-{i}") for i in range(a.jobs)]
     t0 = time.time()

@@ -169,10 +169,10 @@ def _demand(collector, top: int, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(doc, indent=1)
     lines = [f"{doc['pending_maps']} pending maps on {len(doc['blocks'])} blocks, {doc['short_blocks']} short "
-             f"(their holders cannot serve them within D = {doc['delay_threshold_s']} s)",
-             f"{'pending':>7} {'can serve':>9} {'short':>5}  block"]
-    lines += [f"{b['pending']:>7} {b['can_serve']:>9.2f} {'yes' if b['short'] else 'no':>5}  {b['path']}@{b['start']}"
-              for b in doc["blocks"][:top]]
+             f"(their holders cannot serve their due maps within D = {doc['delay_threshold_s']} s)",
+             f"{'pending':>7} {'shortfall':>9} {'short':>5}  {'holders':<30} block"]
+    lines += [f"{b['pending']:>7} {b['shortfall']:>9.2f} {'yes' if b['short'] else 'no':>5}  "
+              f"{','.join(b['holders']):<30} {b['path']}@{b['start']}" for b in doc["blocks"][:top]]
     if len(doc["blocks"]) > top:
         lines.append(f"... {len(doc['blocks']) - top} more blocks (--top)")
     return "\n".join(lines)

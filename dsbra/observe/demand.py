@@ -1,5 +1,6 @@
 """The live demand poll (issue 68): which blocks the running MapReduce jobs' pending maps want
-now, and whether their holders can serve them within D (dsbra.signals.demand).
+now, as the live-demand rule takes it (dsbra.policy.api.LiveDemand), and what the rule judges
+of it (dsbra.policy.demand.judge: can the block's holders serve its due maps within D?).
 
 Light and incremental, so it can run every few seconds beside the collector's heavier poll:
 one ResourceManager request for the running applications with their outstanding asks, one for
@@ -22,13 +23,15 @@ from dsbra.errors import HadoopError
 from dsbra.hadoop import shapes
 from dsbra.observe.collector import Collector, job_id_of
 from dsbra.observe.splits import strip_scheme
-from dsbra.signals.demand import BlockDemand, PendingMaps, block_demand, host_capacity
+from dsbra.policy.api import LiveDemand
+from dsbra.policy.demand import DemandPolicy, judge
 
 log = logging.getLogger(__name__)
 
 MAP_INDEX = re.compile(r"_m_(\d+)$")
 #: a map container's memory when no running job's configuration says (Hadoop's default)
 DEFAULT_MAP_MB = 1024
+MIN_SHORTFALL = DemandPolicy.min_shortfall
 
 
 @dataclass
@@ -42,22 +45,38 @@ class JobDemand:
 
 @dataclass(frozen=True)
 class DemandPoll:
-    """One poll: per block, its pending maps and what its holders can serve in time; and per
-    pending map (job id, index), its block's row."""
+    """One poll, as the policy's signal (:class:`dsbra.policy.api.LiveDemand`) over the blocks
+    the pending maps want: ``blocks`` (path, start of the split) with their holders as a CSR
+    over ``hosts`` (the split's hosts), and per pending map (job id, index) its block's row."""
 
     at_ms: int
-    blocks: BlockDemand
+    blocks: list[tuple[str, int]]
+    hosts: list[str]
+    replica_indptr: np.ndarray
+    replica_nodes: np.ndarray
+    demand: LiveDemand
     map_rows: dict[tuple[str, int], int]
     delay_s: float
-    task_s: float | None
     requests: int
 
-    def document(self) -> dict:
-        """As JSON (`dsbra observe --demand`): the blocks, most maps predicted off their data first."""
-        rows = sorted(self.blocks.rows(), key=lambda r: (-r["excess"], -r["pending"], r["path"], r["start"]))
-        return {"at_ms": self.at_ms, "delay_threshold_s": self.delay_s, "task_s": self.task_s,
+    def judged(self, min_shortfall: float = MIN_SHORTFALL) -> dict[str, np.ndarray]:
+        """Per block, its pending maps, its shortfall within D and whether the live-demand rule
+        would raise it (dsbra.policy.demand.judge)."""
+        _, _, short = judge(self.demand, self.replica_indptr, self.replica_nodes, len(self.hosts), self.delay_s)
+        return {"pending": self.demand.pending_maps(len(self.blocks)), "shortfall": short,
+                "raise": short >= min_shortfall}
+
+    def document(self, min_shortfall: float = MIN_SHORTFALL) -> dict:
+        """As JSON (`dsbra observe --demand`): the blocks, largest shortfall first."""
+        j = self.judged(min_shortfall)
+        rows = [{"path": path, "start": start, "pending": int(j["pending"][i]),
+                 "shortfall": round(float(j["shortfall"][i]), 2), "short": bool(j["raise"][i]),
+                 "holders": [self.hosts[h] for h in self.replica_nodes[self.replica_indptr[i]:self.replica_indptr[i + 1]]]}
+                for i, (path, start) in enumerate(self.blocks)]
+        rows.sort(key=lambda r: (-r["shortfall"], -r["pending"], r["path"], r["start"]))
+        return {"at_ms": self.at_ms, "delay_threshold_s": self.delay_s, "mean_map_s": self.demand.mean_map_s,
                 "requests": self.requests, "pending_maps": len(self.map_rows),
-                "short_blocks": int(self.blocks.short.sum()), "blocks": rows}
+                "short_blocks": int(j["raise"].sum()), "blocks": rows}
 
 
 def ask_signature(app: dict) -> tuple:
@@ -98,12 +117,14 @@ class DemandPoller:
         apps = ep.rm.apps(states="RUNNING", with_asks=True)
         nodes = ep.rm.nodes()
         live: set[str] = set()
+        running_in: dict[str, int] = {}
         pending: list[tuple[str, int]] = []
         for app in apps:
             app_id = shapes.as_str(app.get("id"))
             if not app_id:
                 continue
             live.add(app_id)
+            running_in[app_id] = shapes.as_int(app.get("runningContainers"), 0) or 0
             job = self.jobs.setdefault(app_id, JobDemand())
             signature = ask_signature(app)
             if not wants_containers(app):
@@ -118,7 +139,7 @@ class DemandPoller:
                 job.asks = signature
             pending.extend((app_id, i) for i in job.pending)
         self.jobs = {a: j for a, j in self.jobs.items() if a in live}
-        return self._judge(pending, nodes, requests)
+        return self._judge(pending, running_in, nodes, requests)
 
     def _read_tasks(self, app_id: str, job: JobDemand) -> int:
         ep = self.collector.ep
@@ -131,10 +152,11 @@ class DemandPoller:
             job.map_mb = shapes.as_int(watch.conf.get("mapreduce.map.memory.mb"), DEFAULT_MAP_MB) or DEFAULT_MAP_MB
         return 1
 
-    def _judge(self, pending: list[tuple[str, int]], nodes: list[dict], requests: int) -> DemandPoll:
-        settings = self.collector.settings()
-        delay_s = settings.delay_threshold_s
-        task_s = float(np.mean(self.task_ms)) / 1000 if self.task_ms else None
+    def _judge(self, pending: list[tuple[str, int]], running_in: dict[str, int], nodes: list[dict],
+               requests: int) -> DemandPoll:
+        """The poll as the policy's LiveDemand: the running jobs in submission order (application
+        ids count up), their pending maps by block, and per host its free containers for a map
+        and its running containers (which free as they end)."""
         map_mb = min((j.map_mb for j in self.jobs.values() if j.pending), default=DEFAULT_MAP_MB)
         hosts: dict[str, int] = {}
         free, running = [], []
@@ -146,25 +168,31 @@ class DemandPoller:
             free.append((shapes.as_int(n.get("availMemoryMB"), 0) or 0) // max(map_mb, 1))
             running.append(shapes.as_int(n.get("numContainers"), 0) or 0)
         blocks: dict[tuple[str, int], int] = {}
+        holders: list[list[int]] = []
         map_rows: dict[tuple[str, int], int] = {}
-        block_col, ptr, holder = [], [0], []
+        per_job: dict[str, list[int]] = {}
         for app_id, index in pending:
             split = self._split(app_id, index)
             if split is None:
                 continue
             key = (strip_scheme(split.path), split.start)
-            row = blocks.setdefault(key, len(blocks))
-            map_rows[(job_id_of(app_id), index)] = row
-            block_col.append(row)
-            for h in split.hosts:
-                holder.append(hosts.setdefault(h, len(hosts)))
-            ptr.append(len(holder))
-        extra = len(hosts) - len(free)  # split hosts the RM does not run: nothing free there
-        capacity = host_capacity(np.array(free + [0] * extra), np.array(running + [0] * extra), delay_s, task_s)
-        maps = PendingMaps(np.array(block_col, np.int64), np.array(ptr, np.int64), np.array(holder, np.int64),
-                           list(blocks), list(hosts))
-        return DemandPoll(int(self.clock() * 1000), block_demand(maps, capacity), map_rows, delay_s, task_s,
-                          requests)
+            if key not in blocks:
+                blocks[key] = len(blocks)
+                holders.append([hosts.setdefault(h, len(hosts)) for h in split.hosts])
+            map_rows[(job_id_of(app_id), index)] = blocks[key]
+            per_job.setdefault(app_id, []).append(blocks[key])
+        unlisted = len(hosts) - len(free)  # split hosts the RM does not run: nothing free there
+        order = sorted(per_job)
+        demand = LiveDemand(
+            job_indptr=np.concatenate(([0], np.cumsum([len(per_job[a]) for a in order]))).astype(np.int64),
+            job_blocks=np.array([b for a in order for b in per_job[a]], np.int64),
+            job_running=np.array([running_in.get(a, 0) for a in order], np.int64),
+            free_containers=np.array(free + [0] * unlisted), running_maps=np.array(running + [0] * unlisted),
+            mean_map_s=float(np.mean(self.task_ms)) / 1000 if self.task_ms else None)
+        return DemandPoll(int(self.clock() * 1000), list(blocks), list(hosts),
+                          np.concatenate(([0], np.cumsum([len(h) for h in holders]))).astype(np.int64),
+                          np.array([h for hs in holders for h in hs], np.int64), demand, map_rows,
+                          self.collector.settings().delay_threshold_s, requests)
 
     def _split(self, app_id: str, index: int):
         """The map's split (job.split, which the collector read), or None before it has."""

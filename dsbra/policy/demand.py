@@ -95,6 +95,18 @@ def shortfall(pending: np.ndarray, indptr: np.ndarray, nodes: np.ndarray,
     return np.maximum(out, 0.0)
 
 
+def judge(demand: LiveDemand, indptr: np.ndarray, nodes: np.ndarray, n_nodes: int,
+          delay_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One poll's judgment, as the rule makes it: (per node, what it hands out within
+    ``delay_s``; per node, the due maps waiting there; per block, its shortfall). A block is
+    raised when its shortfall reaches ``min_shortfall`` (what `dsbra observe --demand` shows
+    and benchmarks/validate_demand.py checks against what then happened)."""
+    servable = servable_within_delay(demand, delay_s)
+    due = due_within_delay(demand, servable, len(indptr) - 1)
+    waiting = waiting_per_node(due, indptr, nodes, n_nodes)
+    return servable, waiting, shortfall(due, indptr, nodes, servable, waiting)
+
+
 def copies_for(rows: np.ndarray, need: np.ndarray, room: np.ndarray, indptr: np.ndarray,
                nodes: np.ndarray, servable: np.ndarray,
                spare: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,10 +177,7 @@ class DemandPolicy:
         rise_rows = np.zeros(0, np.int64)
         rise_indptr, rise_nodes = np.zeros(1, np.int64), np.zeros(0, np.int64)
         if demand is not None:
-            servable = servable_within_delay(demand, self.delay_threshold_s)
-            due = due_within_delay(demand, servable, len(ri))
-            waiting = waiting_per_node(due, indptr, nodes, ri.n_nodes)
-            short = shortfall(due, indptr, nodes, servable, waiting)
+            servable, waiting, short = judge(demand, indptr, nodes, ri.n_nodes, self.delay_threshold_s)
             ceiling = min(self.max_replication, ri.n_nodes)
             rows = np.flatnonzero((short >= self.min_shortfall) & (rc < ceiling))
             rise_indptr, rise_nodes = copies_for(rows, short[rows], ceiling - rc[rows], indptr,

@@ -167,16 +167,16 @@ def test_the_demand_poll_sees_pending_maps_on_their_blocks_and_costs_two_request
         search = result.job_ids[0]
         ours = [(d, key, row) for d in polls for key, row in d.map_rows.items() if key[0] == search]
         assert ours, "no poll saw a pending map of the job"
-        assert all(d.blocks.blocks[row] in blocks and 0 <= key[1] < len(blocks) for d, key, row in ours)
-        assert any(d.blocks.short.any() for d, _, _ in ours), [d.blocks.rows() for d, _, _ in ours][:3]
-        assert all(d.blocks.pending.sum() == len(d.map_rows) for d in polls)
+        assert all(d.blocks[row] in blocks and 0 <= key[1] < len(blocks) for d, key, row in ours)
+        assert any(d.judged()["raise"].any() for d, _, _ in ours), [d.document() for d, _, _ in ours][:3]
+        assert all(d.judged()["pending"].sum() == len(d.map_rows) for d in polls)
         assert table.returncode == 0 and "pending maps on" in table.stdout, table.stderr[-2000:]
         for _ in range(30):  # the job's AM gone from the running list
             idle = poller.poll()
             if not poller.jobs:
                 break
             time.sleep(1)
-        assert idle.requests == 2 and idle.blocks.rows() == [] and idle.map_rows == {}
+        assert idle.requests == 2 and idle.blocks == [] and idle.map_rows == {}
     finally:
         webhdfs.delete(base, recursive=True)
 
