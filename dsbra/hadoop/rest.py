@@ -165,8 +165,27 @@ class Endpoint(Failover):
                  timeout_s: float = DEFAULT_TIMEOUT_S, stats: RequestStats | None = None):
         super().__init__(base_url)
         self.session = session or requests.Session()
+        # requests reads the proxies and the CA bundle from the environment again on every
+        # request, scanning all of os.environ several times: 40% of a poll's CPU at 100 running
+        # jobs (benchmarks/bench_daemon.py). Read once per URL instead (_environment).
+        self.session.trust_env = False
+        self._environments: dict[str, dict] = {}
         self.timeout_s = timeout_s
         self.stats = stats or RequestStats()
+
+    def _environment(self, base: str) -> dict:
+        """What requests would take from the environment for ``base`` (HTTP(S)_PROXY with
+        NO_PROXY, REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE), as request arguments, read once. A
+        redirect (WebHDFS to a DataNode) keeps its first URL's proxies."""
+        if base not in self._environments:
+            ca = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+            self._environments[base] = {"proxies": requests.utils.get_environ_proxies(base),
+                                        **({"ca": ca} if ca else {})}
+        env = self._environments[base]
+        kw = {"proxies": env["proxies"]}
+        if "ca" in env and self.session.verify is True:  # an explicit CA bundle wins, as in requests
+            kw["verify"] = env["ca"]
+        return kw
 
     def _standby(self, resp: requests.Response) -> bool:
         """Whether ``resp`` came from a standby: a ``StandbyException`` (what a standby
@@ -185,7 +204,7 @@ class Endpoint(Failover):
             t0 = time.perf_counter()
             try:
                 resp = self.session.get(base + path, params=params, timeout=self.timeout_s,
-                                        allow_redirects=redirects, headers=headers)
+                                        allow_redirects=redirects, headers=headers, **self._environment(base))
             except requests.Timeout as exc:
                 raise NotActive(HadoopError(f"{self.service} at {base} timed out on {path}")) from exc
             except requests.exceptions.SSLError as exc:
