@@ -205,26 +205,35 @@ def test_the_daemon_raises_the_file_spark_waits_for_and_lowers_it_after(spark_cl
     every worker beside it, whose tasks never wait), the daemon raises it; once the jobs stop,
     it lowers it back to its base, never below."""
     layout, env, client = spark_cluster
+    # sixteen blocks on one worker: more than its executors can read while the others, done with
+    # the file on every worker, sit idle. Seven executors: two fit a NodeManager and the
+    # ApplicationMaster takes one's place, so every worker, the holder too, runs at least one.
+    # (With four, YARN once put two on the holder and none elsewhere that waited: its two cores
+    # kept up with eight blocks and no task waited; and Spark waits for no host without an
+    # executor.)
+    hot = HOT + "-daemon"
+    block = env["block_size"]
+    client.write(hot, data=(LINE * (16 * block // len(LINE) + 1))[: 16 * block], overwrite=True, replication=1)
     cfg = daemon_config(env, tmp_path / "spark", policy={"name": "dsbra"},
                         spark=bundled_spark_section(env))
     daemon = Daemon.configure(tmp_path, "spark", cfg)
     daemon.start()
     jobs = None
     try:
-        jobs = subprocess.Popen([env["spark_submit"], "--conf", "spark.executor.instances=4", str(GREP),
-                                 "--gap-s", "2", "hot", *[f"{env['fs']}{HOT},{env['fs']}{EVERYWHERE}"] * 40],
+        jobs = subprocess.Popen([env["spark_submit"], "--conf", "spark.executor.instances=7", str(GREP),
+                                 "--gap-s", "2", "hot", *[f"{env['fs']}{hot},{env['fs']}{EVERYWHERE}"] * 40],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        raised = daemon.until(lambda: client.status(HOT)["replication"] > 1, 420, every_s=3)
+        raised = daemon.until(lambda: client.status(hot)["replication"] > 1, 420, every_s=3)
         jobs.kill()
         jobs.wait(60)
-        lowered = raised and daemon.until(lambda: client.status(HOT)["replication"] == 1,
+        lowered = raised and daemon.until(lambda: client.status(hot)["replication"] == 1,
                                           12 * daemon.cfg["interval_s"], every_s=3)
     finally:
         if jobs is not None and jobs.poll() is None:
             jobs.kill()
         err = daemon.stop()
     assert raised, err[-4000:]
-    assert lowered, (client.status(HOT)["replication"], err[-4000:])
+    assert lowered, (client.status(hot)["replication"], err[-4000:])
     status = daemon.status()
     engines = [r.get("engines", {}) for r in status["recent_rounds"]]
     assert any(e.get("spark", {}).get("delayed_tasks", 0) > 0 for e in engines), engines
