@@ -23,7 +23,7 @@ from dsbra.cluster import state as st
 from dsbra.cluster.paths import StateLayout
 from dsbra.hadoop import shapes
 from dsbra.observe.collector import Endpoints, job_id_of
-from dsbra.observe.demand import wants_containers
+from dsbra.observe.demand import ask_signature, wants_containers
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE = b"alpha beta hot gamma xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
@@ -45,7 +45,7 @@ def main() -> int:
         if kept:
             return
         apps = ep.rm.apps(states="RUNNING", with_asks=True)
-        if len(apps) < 2 or not any(wants_containers(a) for a in apps):
+        if len(apps) < 2 or not any(wants_containers(ask_signature(a)) for a in apps):
             return
         kept.update(apps=apps, nodes=ep.rm.nodes(),
                     tasks={shapes.as_str(a["id"]): ep.am.tasks(a["id"], job_id_of(a["id"])) for a in apps})

@@ -86,8 +86,9 @@ def ask_signature(app: dict) -> tuple:
                         for r in shapes.as_list(app.get("resourceRequests")) if isinstance(r, dict)))
 
 
-def wants_containers(app: dict) -> bool:
-    return any(name == "*" and n > 0 for _, name, n in ask_signature(app))
+def wants_containers(signature: tuple) -> bool:
+    """Whether an application with these asks (:func:`ask_signature`) still wants containers."""
+    return any(name == "*" and n > 0 for _, name, n in signature)
 
 
 def pending_indexes(tasks: list[dict]) -> list[int]:
@@ -113,7 +114,7 @@ class DemandPoller:
 
     def poll(self) -> DemandPoll:
         ep = self.collector.ep
-        requests = 2
+        before = ep.stats.requests
         apps = ep.rm.apps(states="RUNNING", with_asks=True)
         nodes = ep.rm.nodes()
         live: set[str] = set()
@@ -127,21 +128,21 @@ class DemandPoller:
             running_in[app_id] = shapes.as_int(app.get("runningContainers"), 0) or 0
             job = self.jobs.setdefault(app_id, JobDemand())
             signature = ask_signature(app)
-            if not wants_containers(app):
+            if not wants_containers(signature):
                 job.asks, job.pending = signature, []
                 continue
             if signature != job.asks:
                 try:
-                    requests += self._read_tasks(app_id, job)
+                    self._read_tasks(app_id, job)
                 except HadoopError as exc:
                     log.info("demand: tasks of %s not read (%s); its pending maps are left out", app_id, exc)
                     continue
                 job.asks = signature
             pending.extend((app_id, i) for i in job.pending)
         self.jobs = {a: j for a, j in self.jobs.items() if a in live}
-        return self._judge(pending, running_in, nodes, requests)
+        return self._judge(pending, running_in, nodes, ep.stats.requests - before)
 
-    def _read_tasks(self, app_id: str, job: JobDemand) -> int:
+    def _read_tasks(self, app_id: str, job: JobDemand) -> None:
         ep = self.collector.ep
         tasks = ep.am.tasks(app_id, job_id_of(app_id))
         job.pending = pending_indexes(tasks)
@@ -150,7 +151,6 @@ class DemandPoller:
         watch = self.collector.jobs.get(job_id_of(app_id))
         if watch is not None and watch.conf:
             job.map_mb = shapes.as_int(watch.conf.get("mapreduce.map.memory.mb"), DEFAULT_MAP_MB) or DEFAULT_MAP_MB
-        return 1
 
     def _judge(self, pending: list[tuple[str, int]], running_in: dict[str, int], nodes: list[dict],
                requests: int) -> DemandPoll:

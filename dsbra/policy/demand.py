@@ -37,10 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dsbra.errors import InputError
 from dsbra.policy.api import (RULE_DEMAND, RULE_DEMAND_GONE, BlockState, Decision, LiveDemand,
                               RoundInput)
 from dsbra.policy.placement import csr_positions
+from dsbra.validate import above, at_least
 
 #: rows x nodes cells of the holder matrix built at once when placing copies
 _PLACEMENT_CELLS = 1 << 22
@@ -150,12 +150,10 @@ class DemandPolicy:
     name: str = "dsbra-demand"
 
     def __post_init__(self):
-        if not self.delay_threshold_s > 0:
-            raise InputError(f"delay_threshold_s must be > 0, got {self.delay_threshold_s!r}")
-        if not self.min_shortfall > 0:
-            raise InputError(f"min_shortfall must be > 0, got {self.min_shortfall!r}")
-        if self.idle_polls < 1 or self.max_replication < 1:
-            raise InputError("idle_polls and max_replication must be >= 1")
+        above("delay_threshold_s", self.delay_threshold_s, 0)
+        above("min_shortfall", self.min_shortfall, 0)
+        at_least("idle_polls", self.idle_polls, 1, integer=True)
+        at_least("max_replication", self.max_replication, 1, integer=True)
 
     def decide(self, round_input: RoundInput,
                state: BlockState | None) -> tuple[Decision, BlockState]:

@@ -20,7 +20,6 @@ loading holds the state once plus one batch, not an Arrow table beside its numpy
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,7 @@ import pyarrow.parquet as pq
 
 from dsbra.errors import StateError
 from dsbra.policy.api import STATE_FORMAT_VERSION, BlockState
+from dsbra.statedir import atomic_file
 
 _META_VERSION = b"dsbra.format_version"
 _META_ROUND = b"dsbra.round"
@@ -55,19 +55,10 @@ def save_state(path: str | os.PathLike, state: BlockState) -> None:
         "since_hot": pa.array(state.since_hot),
     }).replace_schema_metadata({_META_VERSION: str(state.format_version).encode(),
                                 _META_ROUND: str(state.round).encode()})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            # no dictionary pages: ids and histories are mostly distinct, and building them
-            # cost memory, time and bytes (zstd alone makes the smaller file)
-            pq.write_table(table, fh, compression="zstd", use_dictionary=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(path, "wb") as fh:
+        # no dictionary pages: ids and histories are mostly distinct, and building them cost
+        # memory, time and bytes (zstd alone makes the smaller file)
+        pq.write_table(table, fh, compression="zstd", use_dictionary=False)
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

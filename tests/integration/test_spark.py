@@ -45,9 +45,13 @@ def spark_cluster(second_slot):
     client = cl.hdfs_client(env["namenode"])
     block = env["block_size"]
     for path, blocks, replication in ((HOT, 8, 1), (COLD, 4, 3), (EVERYWHERE, 8, 4)):
-        body = (LINE * (blocks * block // len(LINE) + 1))[: blocks * block]
-        client.write(path, data=body, overwrite=True, replication=replication)
+        client.write(path, data=lines_of(blocks, block), overwrite=True, replication=replication)
     return layout, env, client
+
+
+def lines_of(blocks: int, block: int) -> bytes:
+    """``blocks`` full blocks of LINE."""
+    return (LINE * (blocks * block // len(LINE) + 1))[: blocks * block]
 
 
 def submit(env: dict, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -212,8 +216,7 @@ def test_the_daemon_raises_the_file_spark_waits_for_and_lowers_it_after(spark_cl
     # kept up with eight blocks and no task waited; and Spark waits for no host without an
     # executor.)
     hot = HOT + "-daemon"
-    block = env["block_size"]
-    client.write(hot, data=(LINE * (16 * block // len(LINE) + 1))[: 16 * block], overwrite=True, replication=1)
+    client.write(hot, data=lines_of(16, env["block_size"]), overwrite=True, replication=1)
     cfg = daemon_config(env, tmp_path / "spark", policy={"name": "dsbra"},
                         spark=bundled_spark_section(env))
     daemon = Daemon.configure(tmp_path, "spark", cfg)

@@ -12,7 +12,7 @@ POLL = json.loads((Path(__file__).parents[2] / "fixtures" / "demand" / "hadoop-3
 
 
 def test_the_asks_say_who_still_wants_containers():
-    asking = {a["id"]: wants_containers(a) for a in POLL["apps"]}
+    asking = {a["id"]: wants_containers(ask_signature(a)) for a in POLL["apps"]}
     assert all(asking.values()) and len(asking) == 2
     sig = ask_signature(POLL["apps"][0])
     assert (20, "*", 3) in sig and sig == tuple(sorted(sig))
@@ -35,4 +35,4 @@ def test_the_star_ask_can_count_more_than_the_pending_maps():
 
 def test_a_malformed_reply_is_no_pending_map():
     assert pending_indexes([{"id": None, "state": "SCHEDULED"}, {"state": "SCHEDULED"}, "x"]) == []
-    assert ask_signature({"resourceRequests": "x"}) == () and not wants_containers({})
+    assert ask_signature({"resourceRequests": "x"}) == () and not wants_containers(ask_signature({}))
