@@ -43,7 +43,8 @@ def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: i
         elif not apply:
             rec["outcome"] = "dry-run"
         else:
-            rec["outcome"] = _send(journal, actor, path, before, target, base, rec, round_)
+            rec["outcome"] = send_change(journal, actor, path, before, target, base, rec["reason"],
+                                         round_)
         _log(round_, rec, target)
         out.append(rec)
     return out
@@ -62,14 +63,18 @@ def plan_base(plan: FilePlan, k) -> int:
     return int(min(plan.current[k], plan.target[k]))
 
 
-def _send(journal, actor, path, before, target, base, rec, round_) -> str:
+def send_change(journal: Journal, actor, path: str, before: int, target: int, base: int,
+                reason: dict, round_: int) -> str:
+    """Journal, then send one SETREPLICATION; the outcome as the decision records say it
+    (``sent``, ``skipped: ...``, ``unsure: ...``, ``failed: ...``). Skipped when HDFS no
+    longer has ``before``: someone else changed the file since it was read."""
     try:
         now = actor.replication(path)
     except HadoopError as exc:
         return f"skipped: {exc}"
     if now != before:
         return f"skipped: replication is {now}, not {before}, since the observation"
-    action = journal.intent(path, before, target, base, rec["reason"], round_)
+    action = journal.intent(path, before, target, base, reason, round_)
     try:
         actor.set_replication(path, target)
     except HadoopError as exc:

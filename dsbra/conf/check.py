@@ -23,6 +23,7 @@ from dsbra.conf.render import RENDERED
 from dsbra.errors import InputError
 from dsbra.hadoop import locality, shapes
 from dsbra.hadoop.rest import Endpoint, ResourceManager, parse_conf
+from dsbra.observe.delay_threshold import settings_from_conf
 
 #: the RM settings that decide scheduling, and Hadoop's default when a file leaves one out
 YARN_KEYS = {
@@ -95,6 +96,34 @@ def read_live(rm_url: str, nn_url: str | None, session=None) -> Live:
                if nn_url else None)
     return Live(rm_conf=rm.conf(), scheduler=rm.get_json("/ws/v1/cluster/scheduler", kind="rm.scheduler"),
                 nodes=nodes, nn_conf=nn_conf)
+
+
+def readiness(live: Live) -> list[tuple[bool, str]]:
+    """Whether dsbra can act on this cluster, before any values file: one line each, in the
+    order to read them, each with whether it is a problem. A problem: a scheduler without delay
+    scheduling (no map waits for locality, nothing for dsbra to do) or WebHDFS off on the
+    NameNode (dsbra acts through it)."""
+    running = sum(1 for n in live.nodes if n.get("state") == "RUNNING")
+    s = settings_from_conf(live.rm_conf, running)
+    if s.no_signal():
+        lines = [(True, s.no_signal())]
+    elif not s.delay_scheduling:
+        lines = [(True, f"scheduler {s.short_name}: delay scheduling is off, so no map waits for "
+                        "a local container and dsbra has nothing to act on (docs/conf.md sizes D)")]
+    else:
+        how = {"rm-conf": "", "hadoop-default": ", Hadoop's default: the RM's /conf does not show "
+               "capacity-scheduler.xml"}.get(s.delay_source, f", {s.delay_source}")
+        lines = [(False, f"scheduler {s.short_name}: delay scheduling on, a map waits up to "
+                         f"D = {s.delay_threshold_s:g} s for a node-local container{how}")]
+    lines.append((False, f"{running} running node(s)"))
+    if live.nn_conf is not None:
+        replication = live.nn_conf.get("dfs.replication", "3")
+        if live.nn_conf.get("dfs.webhdfs.enabled", "true").strip().lower() == "true":
+            lines.append((False, f"NameNode: WebHDFS on, default replication {replication}"))
+        else:
+            lines.append((True, "NameNode: dfs.webhdfs.enabled is false; dsbra reads and sets "
+                                "replication through WebHDFS"))
+    return lines
 
 
 def compare(files: dict[str, str], live: Live) -> list[str]:

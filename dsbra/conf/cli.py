@@ -11,7 +11,7 @@ import requests
 from dsbra.cli_options import secure_sessions, security_options
 from dsbra.cluster.values import load_values
 from dsbra.conf.advice import advise
-from dsbra.conf.check import compare, notes, read_live, read_rendered
+from dsbra.conf.check import compare, notes, read_live, read_rendered, readiness
 from dsbra.conf.delay import size_capacity_delay, size_delay, size_spark_delay
 from dsbra.conf.render import render_values, write_rendered
 from dsbra.conf.spark_check import check_app, read_app
@@ -185,11 +185,14 @@ SPARK_APP_ONLY = ("spark_history", "locality", "tasks", "task_seconds")
 @security_options
 def check(rm_url, nn_url, values_file, rendered, advise_too, spark_app, spark_history, locality, tasks,
           task_seconds, ca_bundle, kerberos, principal, keytab) -> None:
-    """Report every difference between a live cluster (its RM's effective scheduler settings,
-    queues and node racks; with --nn the NameNode's) and the rendered files or values, for the
-    Fair or the Capacity Scheduler; then, as notes, what the live cluster does not show (the
-    Capacity Scheduler's locality delays and assignment settings); with --advise, the settings
-    that cost locality. Exit 0 if no difference, 1 if any (advice does not count).
+    """Without --values or --rendered: whether dsbra can act on a live cluster (its scheduler
+    delays for locality, and the D it found; with --nn WebHDFS on); exit 0 if it can, 1 if not.
+
+    With --values or --rendered: every difference between the live cluster (its RM's effective
+    scheduler settings, queues and node racks; with --nn the NameNode's) and the rendered files
+    or values, for the Fair or the Capacity Scheduler; then, as notes, what the live cluster
+    does not show (the Capacity Scheduler's locality delays and assignment settings). Exit 0 if
+    no difference, 1 if any. --advise adds the settings that cost locality (never an exit 1).
 
     With --spark-app: what in a Spark application wastes node locality (a wait of 0, the legacy
     reset rule, executors on too few nodes, a wait under half what `conf delay --engine spark`
@@ -209,10 +212,12 @@ def check(rm_url, nn_url, values_file, rendered, advise_too, spark_app, spark_hi
         raise SystemExit(_report_spark_app(app, locality, tasks, task_seconds))
     if rm_url is None:
         raise InputError("give --rm URL, the ResourceManager's web address")
-    if (values_file is None) == (rendered is None):
-        raise InputError("give exactly one of --values FILE and --rendered DIR")
-    files = render_values(load_values(values_file)) if values_file else read_rendered(rendered)
+    if values_file is not None and rendered is not None:
+        raise InputError("give one of --values FILE and --rendered DIR, not both")
     live = read_live(rm_url, nn_url, _session(ca_bundle, kerberos, principal, keytab))
+    if values_file is None and rendered is None:
+        raise SystemExit(_report_readiness(live, advise_too))
+    files = render_values(load_values(values_file)) if values_file else read_rendered(rendered)
     diffs = compare(files, live)
     for line in diffs:
         click.echo(line)
@@ -222,6 +227,19 @@ def check(rm_url, nn_url, values_file, rendered, advise_too, spark_app, spark_hi
         click.echo("advice: " + "\n".join(advice.lines()))
     click.echo(f"{len(diffs)} difference(s) from the live cluster" if diffs else "no difference from the live cluster")
     raise SystemExit(1 if diffs else 0)
+
+
+def _report_readiness(live, advise_too: bool) -> int:
+    """The exit code: 1 when dsbra could not act on the cluster."""
+    lines = readiness(live)
+    for _, line in lines:
+        click.echo(line)
+    problems = [line for problem, line in lines if problem]
+    for advice in advise(live.rm_conf) if advise_too else []:
+        click.echo("advice: " + "\n".join(advice.lines()))
+    click.echo(f"{len(problems)} problem(s): dsbra cannot act on this cluster" if problems
+               else "ready: dsbra can act on this cluster")
+    return 1 if problems else 0
 
 
 def _session(ca_bundle, kerberos, principal, keytab) -> requests.Session:

@@ -73,13 +73,15 @@ def status(config_path, as_json, html_path):
         raise InputError(f"cannot read {path}: {exc}") from None
     doc["paused"] = (sd / PAUSE_FILE).exists()
     if html_path is not None:
-        from dsbra.daemon.page import experiment_estimate, read_journal, render
+        from dsbra.daemon.page import experiment_estimate, raise_effects, read_journal, render
 
         exp = doc.get("experiment") or {}
         estimate = (experiment_estimate(sd) if exp.get("holdout") or exp.get("design") == "switchback"
                     else None)
+        journal = read_journal(sd / JOURNAL_FILE)
         try:
-            html_path.write_text(render(doc, read_journal(sd / JOURNAL_FILE), estimate=estimate))
+            html_path.write_text(render(doc, journal, estimate=estimate,
+                                        effects=raise_effects(sd, journal)))
         except OSError as exc:
             raise InputError(f"cannot write {html_path}: {exc.strerror}") from None
         click.echo(str(html_path))
@@ -149,3 +151,64 @@ def pause(config_path):
 def resume(config_path):
     """Let a paused daemon act again."""
     _flag(config_path, False)
+
+
+#: how long ``dsbra restore --wait`` waits for the NameNode to drop the extra replicas
+RESTORE_WAIT_S = 600.0
+
+
+@click.command("restore", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help=_CONFIG_HELP)
+@click.option("--apply", "apply_", is_flag=True,
+              help="Change HDFS; without it, list what would change.")
+@click.option("--wait", is_flag=True, help=f"Then wait (up to {RESTORE_WAIT_S:.0f} s) until the "
+              "NameNode reports every restored file's blocks at their base.")
+def restore(config_path, apply_, wait):
+    """Set every file dsbra left above its base back to that base: before uninstalling it.
+
+    Reads the daemon's journal; stop the daemon first (its state directory is locked while it
+    runs). A file someone else changed since, or deleted, is left as it is. The NameNode
+    chooses which replicas go. Dry run unless --apply.
+    """
+    from dsbra.act.health import refusals
+    from dsbra.act.restore import SENT_OUTCOME, restore_bases, wait_settled
+    from dsbra.daemon.service import Daemon
+    from dsbra.errors import HadoopError, SafetyError
+
+    cfg = _config(config_path, **({"mode": "apply"} if apply_ else {}))
+    daemon = Daemon(cfg, config_path)
+    try:
+        daemon.acquire_lock()
+    except SafetyError as exc:
+        raise SafetyError(f"{exc}: stop the daemon first (systemctl stop dsbra)") from None
+    daemon.connect_hdfs()
+    try:
+        if apply_:
+            reasons = refusals(daemon.ep.jmx.namenode_health(), cfg.health)
+            if reasons:
+                raise SafetyError(f"not restoring while the cluster is unfit: {'; '.join(reasons)}")
+            daemon.hold_cluster_lock()
+            daemon.journal.reconcile(daemon.actor)  # a change the daemon left unsure
+        records = restore_bases(daemon.journal, daemon.actor, apply=apply_)
+        for r in records:
+            click.echo(f"{r['file']}: {r['dsbra_set']} -> {r['base']} (its base) {r['outcome']}")
+        sent = {r["file"] for r in records if r["outcome"] == SENT_OUTCOME}
+        if not records:
+            click.echo("no file above its base: dsbra left HDFS as it found it")
+        elif not apply_:
+            click.echo(f"dry run: {len(records)} file(s) would go back to their base; "
+                       "--apply changes HDFS")
+        else:
+            click.echo(f"{len(sent)} of {len(records)} file(s) set back to their base")
+        if wait and sent:
+            left = wait_settled(daemon.journal, daemon.actor, sent, RESTORE_WAIT_S)
+            if left:
+                raise HadoopError(f"after {RESTORE_WAIT_S:.0f} s the NameNode still reports "
+                                  f"replicas above base for {', '.join(sorted(left))}")
+            click.echo(f"the NameNode reports every block of the {len(sent)} file(s) at base")
+        failed = [r["file"] for r in records if r["outcome"].startswith(("failed", "unsure"))]
+        if failed:
+            raise HadoopError(f"not restored: {', '.join(failed)} (run it again)")
+    finally:
+        if daemon.cluster_lock is not None:
+            daemon.cluster_lock.release()

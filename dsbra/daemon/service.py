@@ -14,6 +14,7 @@ import fcntl
 import logging
 import os
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from dsbra.act.cluster_lock import ClusterLock
 from dsbra.act.health import refusals
 from dsbra.act.journal import Journal
 from dsbra.daemon.config import Config, load_config
-from dsbra.daemon.page import experiment_estimate, read_journal
+from dsbra.daemon.page import experiment_estimate, raise_effects, read_journal
 from dsbra.daemon.page import render as render_page
 from dsbra.daemon.prometheus import Metrics
 from dsbra.daemon.round import decide, heat_document, top_hot_files
@@ -55,6 +56,23 @@ START_LOCK_RETRY_S = 5.0
 GUARD_PAUSE = "paused by the do-no-harm guard"
 
 
+def notify_systemd(state: str) -> None:
+    """Tell systemd the daemon's state (the unit's Type=notify): ``READY=1`` once it is
+    connected and its status written, so that `systemctl start` returns when `dsbra status`
+    answers. Nothing outside systemd (no NOTIFY_SOCKET)."""
+    address = os.environ.get("NOTIFY_SOCKET")
+    if not address:
+        return
+    if address.startswith("@"):  # an abstract socket
+        address = "\0" + address[1:]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.connect(address)
+            sock.sendall(state.encode())
+    except OSError as exc:
+        log.warning("cannot notify systemd (%s): %s", state, exc.strerror or exc)
+
+
 class Daemon:
     def __init__(self, cfg: Config, config_path: str | None = None,
                  overrides: dict | None = None):
@@ -75,6 +93,7 @@ class Daemon:
         #: the last rounds, without their health and hot-file detail (status: recent_rounds)
         self.recent_rounds: collections.deque = collections.deque(maxlen=RECENT_ROUNDS)
         self._estimate: tuple[int, dict | None] = (-1, None)  #: (round, experiment read-out)
+        self._effects: list[dict] = []  #: the raised files' before and since, that round's
         self._switchback: Switchback | None = None  #: the switchback running (recorded)
         self._arm: tuple[int, str] | None = None  #: the switchback's (period, arm) last logged
         self._round_started = time.monotonic()
@@ -98,7 +117,20 @@ class Daemon:
         self._lock_fh = fh
 
     def connect(self) -> None:
-        from dsbra.observe.collector import Collector, Endpoints
+        from dsbra.observe.collector import Collector
+
+        self.connect_hdfs()
+        c = self.cfg.cluster
+        self.assignments = Assignments.open(self.dir / ASSIGNMENTS_FILE)
+        self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
+                                   since_ms=int(time.time() * 1000),
+                                   node_locality_delay=c.node_locality_delay)
+        self.spark = self._spark_collector() if self.cfg.spark.enabled else None
+
+    def connect_hdfs(self) -> None:
+        """The endpoints, the acting WebHDFS client and the journal: what acting needs (a
+        round's observing needs the collectors of :meth:`connect` too)."""
+        from dsbra.observe.collector import Endpoints
         from dsbra.observe.urls import resolve_urls
 
         c = self.cfg.cluster
@@ -119,11 +151,6 @@ class Daemon:
                            principal=c.kerberos_principal, mutual_auth=c.kerberos_mutual_auth)
         self._check_access()
         self.journal = Journal.open(self.dir / JOURNAL_FILE)
-        self.assignments = Assignments.open(self.dir / ASSIGNMENTS_FILE)
-        self.collector = Collector(self.ep, state_path=self.dir / "collector.json",
-                                   since_ms=int(time.time() * 1000),
-                                   node_locality_delay=c.node_locality_delay)
-        self.spark = self._spark_collector() if self.cfg.spark.enabled else None
 
     def _spark_collector(self):
         """Spark's applications on this YARN: through the RM's proxy (the RM's session: its
@@ -210,6 +237,11 @@ class Daemon:
                  self.dir,
                  self.urls["rm"], self.urls["webhdfs"], self.cfg.experiment.holdout)
         self._scheduler_refusal()
+        # `dsbra status` answers from the start (the scheduler, the mode), not a round later
+        self.status.update(state="paused" if self.paused else "running",
+                           pending_actions=len(self.journal.pending()))
+        self._write_status()
+        notify_systemd("READY=1")
         try:
             self._reconcile()
             while not self.stop.is_set():
@@ -219,6 +251,7 @@ class Daemon:
                 if once:
                     break
         finally:
+            notify_systemd("STOPPING=1")
             signal.signal(signal.SIGTERM, old_term)
             signal.signal(signal.SIGHUP, old_hup)
             if self.cluster_lock is not None:
@@ -513,13 +546,16 @@ class Daemon:
 
     def page(self) -> str:
         """The status page (daemon/page.py), refreshing once a round (at most every minute);
-        the holdout's read-out is computed again only after a new round."""
+        the holdout's read-out and the raised files' before and since are computed again only
+        after a new round."""
+        journal = read_journal(self.dir / JOURNAL_FILE)
         if self._estimate[0] != self.round:
             e = self.cfg.experiment
             self._estimate = (self.round, experiment_estimate(self.dir)
                               if e.holdout or e.switchback else None)
-        return render_page(self.status, read_journal(self.dir / JOURNAL_FILE),
-                           refresh_s=min(self.cfg.interval_s, 60), estimate=self._estimate[1])
+            self._effects = raise_effects(self.dir, journal)
+        return render_page(self.status, journal, refresh_s=min(self.cfg.interval_s, 60),
+                           estimate=self._estimate[1], effects=self._effects)
 
     @property
     def paused(self) -> bool:

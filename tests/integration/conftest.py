@@ -41,7 +41,8 @@ if SLOT and "DSBRA_STATE_DIR" not in os.environ:
 
 #: modules that share the SECOND network's cluster run next to each other, in this order, after
 #: the modules that use the session's cluster; the others keep pytest's order, after these
-SECOND_SLOT_ORDER = ["test_daemon", "test_daemon_faults", "test_placement_heat", "test_demo", "test_spark"]
+SECOND_SLOT_ORDER = ["test_daemon", "test_daemon_faults", "test_placement_heat", "test_guide", "test_demo",
+                     "test_spark"]
 
 
 def uses_main_cluster(item) -> bool:

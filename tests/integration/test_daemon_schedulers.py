@@ -3,7 +3,8 @@
 The Capacity Scheduler: the same shape of run as test_daemon.py's (two hot one-block files at
 replication 1, grep jobs queueing for their two holders), and the daemon raises a hot file; its
 start log names the scheduler and the D it took. The FIFO scheduler does not delay for locality
-at all: the daemon says so in one line at start and refuses to act in every round's status.
+at all: the daemon says so in one line at start and refuses to act in every round's status, and
+`dsbra conf check` (the README's check before installing) fails naming it.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def test_fifo_scheduler_is_refused_in_one_line_and_in_status(second_cluster_slot
                                                                   interval_s=5, poll_s=1))
         runs = [daemon.once() for _ in range(2)]
         shown = run_dsbra("status", "--config", str(daemon.path), timeout=60)
+        env = cl.env(layout)
+        ready = run_dsbra("conf", "check", "--rm", env["rm"], "--nn", env["namenode"], timeout=60)
     finally:
         cl.down(layout)
     for run in runs:
@@ -74,3 +77,8 @@ def test_fifo_scheduler_is_refused_in_one_line_and_in_status(second_cluster_slot
     assert NO_SIGNAL in status["last_round"]["refusals"]
     assert shown.returncode == 0 and f"refused: {NO_SIGNAL}" in shown.stdout, shown.stdout
     assert "scheduler FifoScheduler: delay scheduling off, 2 nodes" in shown.stdout
+    # the guide's check before installing says the same, and fails
+    assert ready.returncode == 1, ready.stdout + ready.stderr
+    assert ready.stdout.splitlines() == [NO_SIGNAL, "2 running node(s)",
+                                         "NameNode: WebHDFS on, default replication 1",
+                                         "1 problem(s): dsbra cannot act on this cluster"]

@@ -1,7 +1,7 @@
 """The action journal: intents before sends, reconciliation after a crash, bases kept.
 
-``FakeHdfs`` stands for the NameNode's replication setting of each file only; the journal
-(the component tested here) is real, on disk.
+``fake_hdfs`` (conftest.py) stands for the NameNode's replication setting of each file only;
+the journal (the component tested here) is real, on disk.
 """
 
 from __future__ import annotations
@@ -11,26 +11,9 @@ import os
 import pytest
 
 from dsbra.act.journal import CANCELLED, DONE, SENT, Journal
-from dsbra.errors import HadoopError, StateError
+from dsbra.errors import StateError
 
 REASON = {"policy": "dsbra", "rule": "hot", "rf": 2.5, "gavg": 0.8}
-
-
-class FakeHdfs:
-    def __init__(self, replication: dict[str, int], replicas: dict[str, list[int]] | None = None):
-        self.repl, self.replicas, self.sent = replication, replicas or {}, []
-
-    def replication(self, path):
-        if path not in self.repl:
-            raise HadoopError(f"{path} gone", exception="FileNotFoundException")
-        return self.repl[path]
-
-    def set_replication(self, path, r):
-        self.sent.append((path, r))
-        self.repl[path] = r
-
-    def live_replicas(self, path):
-        return self.replicas.get(path, [self.repl[path]])
 
 
 def test_intent_is_on_disk_before_the_send(tmp_path):
@@ -41,14 +24,14 @@ def test_intent_is_on_disk_before_the_send(tmp_path):
     assert again.base == {"/f": 1}
 
 
-def test_reconcile_never_resends_and_closes_every_intent(tmp_path):
+def test_reconcile_never_resends_and_closes_every_intent(tmp_path, fake_hdfs):
     path = tmp_path / "j.jsonl"
     j = Journal.open(path)
     arrived = j.intent("/arrived", 1, 3, 1, REASON, 1)  # crash after the send
     lost = j.intent("/lost", 1, 2, 1, REASON, 1)  # crash before the send
     other = j.intent("/other", 1, 2, 1, REASON, 1)  # someone else changed it
     gone = j.intent("/gone", 2, 3, 2, REASON, 1)
-    hdfs = FakeHdfs({"/arrived": 3, "/lost": 1, "/other": 5})
+    hdfs = fake_hdfs({"/arrived": 3, "/lost": 1, "/other": 5})
     j = Journal.open(path)  # the restart
     j.reconcile(hdfs)
     assert hdfs.sent == []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dsbra.conf.check import Live, compare, steady_shares
+from dsbra.conf.check import Live, compare, readiness, steady_shares
 from dsbra.conf.render import render_values
 from dsbra.cluster.values import parse_values
 from dsbra.hadoop.rest import parse_conf
@@ -68,3 +68,20 @@ def test_steady_shares_follow_weights_within_min_and_max():
     assert shares == pytest.approx({"a": 2000, "b": 560})
     shares = steady_shares({"a": q(1), "b": q(3, hi=(1000, 1))}, 2560)
     assert shares == pytest.approx({"a": 1560, "b": 1000})
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_readiness_names_the_scheduler_and_its_d(version):
+    # count-based Fair Scheduler delay: threshold 1.0 of 4 nodes at a 1 s heartbeat
+    assert readiness(live(version)) == [
+        (False, "scheduler FairScheduler: delay scheduling on, a map waits up to D = 4 s for a "
+                "node-local container"), (False, "4 running node(s)")]
+
+
+def test_readiness_says_when_the_capacity_schedulers_delay_is_hadoops_default():
+    conf = parse_conf((Path(__file__).parents[2] / "fixtures" / "capacity-3.4.2" / "rm-conf.json").read_bytes())
+    lines = readiness(Live(rm_conf=conf, scheduler={}, nodes=live(VERSIONS[0]).nodes, nn_conf=None))
+    assert lines[0] == (False, "scheduler CapacityScheduler: delay scheduling on, a map waits up to "
+                               "D = 4 s for a node-local container, Hadoop's default: the RM's "
+                               "/conf does not show capacity-scheduler.xml")
+    assert not any(problem for problem, _ in lines)

@@ -17,7 +17,7 @@ import pytest
 
 from dsbra.daemon.config import load_config
 from dsbra.daemon.page import (count, duration, experiment_estimate, locality_trend, open_intents,
-                               read_journal, render)
+                               raise_effects, read_journal, render)
 from dsbra.daemon.service import Daemon
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -201,8 +201,9 @@ def test_the_daemon_serves_the_page_at_its_root(served):
 
 
 def test_the_page_in_a_real_browser(served):
-    """Headless Chromium renders it: the headings, the replication charts and the trend of
-    the last rounds are there, and a screenshot is kept as the test's artifact."""
+    """Headless Chromium renders it: the headings, the replication charts, the trend of the
+    last rounds and the raised file's before and since are there, and a screenshot is kept as
+    the test's artifact."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -219,15 +220,47 @@ def test_the_page_in_a_real_browser(served):
         driver.get(served + "/")
         headings = [h.text for h in driver.find_elements(By.TAG_NAME, "h2")]
         assert headings == ["Last rounds", "Hottest blocks of the last round",
-                            "Files above their base replication", "Open changes",
-                            "Held back by the rails", "Experiment"]
+                            "Files above their base replication", "Before and since each raise",
+                            "Open changes", "Held back by the rails", "Experiment"]
         assert driver.title.startswith("dsbra: ")
         charts = driver.find_elements(By.CSS_SELECTOR, "svg.chart polyline")
         assert charts and all(c.size["width"] > 0 for c in charts)
         trend = driver.find_elements(By.CSS_SELECTOR, "svg.trend polyline")
         assert len(trend) == 2 and all(line.size["width"] > 200 for line in trend)
+        bars = driver.find_elements(By.CSS_SELECTOR, "svg.bars rect")  # before and since the raise
+        assert len(bars) == 4 and all(b.size["height"] > 0 for b in bars)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / "status-page.png"
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
     finally:
         driver.quit()
+
+
+def test_each_raised_files_maps_before_and_since_its_raise():
+    """The demo's before/after for a live daemon, from the map records the recorded daemon
+    kept: counted here again row by row from its parquet files."""
+    status, journal = _recorded()
+    (effect,) = raise_effects(STATE, journal)
+    sent = {r["id"] for r in journal if r["op"] == "sent"}
+    first = min(r["ts"] for r in journal if r["op"] == "intent" and r["id"] in sent
+                and r["target"] > r["before"] and r["path"] == effect["file"])
+    rows = [m for path in sorted((STATE / "maps").glob("*/*.parquet"))
+            for m in pq.read_table(path).to_pylist() if m["file"] == effect["file"]]
+    for side, picked in (("before", [m for m in rows if m["launch_ms"] < int(first * 1000)]),
+                         ("after", [m for m in rows if m["launch_ms"] >= int(first * 1000)])):
+        assert effect[side]["maps"] == len(picked) > 0
+        assert effect[side]["node_local"] == pytest.approx(
+            sum(bool(m["replica_local"]) for m in picked) / len(picked))
+        assert effect[side]["mean_wait_s"] == pytest.approx(
+            sum(m["delay_wait_s"] for m in picked) / len(picked))
+    assert (effect["before"]["maps"], effect["after"]["maps"]) == (48, 10)
+    page = render(status, journal, effects=[effect], now_s=first + 60)
+    assert ("<td>/td/in/hot-1</td>" in page and "<td>48 / 10</td>" in page
+            and "<td>75% &rarr; 80%</td>" in page and "<td>9.17 s &rarr; 6 s</td>" in page), page
+    assert page.count("<rect ") == 4 and "before the raise: node-local 75%" in page
+    # no records kept: no map either side, drawn as dashes; nothing raised: the section says so
+    (bare,) = raise_effects(STATE / "nowhere", journal)
+    assert bare["before"] == bare["after"] == {"maps": 0, "node_local": None, "mean_wait_s": None}
+    assert "<td>- &rarr; -</td>" in render(status, journal, effects=[bare])
+    assert raise_effects(STATE, []) == []
+    assert "No file raised yet" in render(status, [], effects=[])
