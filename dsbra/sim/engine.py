@@ -135,14 +135,7 @@ class Simulation:
         """Simulate until the last job ends."""
         t_wall = time.perf_counter()
         self._setup()
-        handlers = (  # by event kind, in the order of the kinds' numbers
-            self._on_arrive_with_am if self.am_units else self._on_maps_ready,  # ARRIVE
-            self._on_maps_ready,  # AM_READY
-            self._on_finish,
-            self._on_copy,
-            self._on_heartbeat_yarn if self.yarn_mr else self._on_heartbeat_task,
-            self._on_am_heartbeat,
-            self._on_policy_round)
+        handlers = self._handlers()
         heap, pop = self.heap, heappop
         n_jobs = self.workload.n_jobs
         events = heartbeats = 0
@@ -168,6 +161,16 @@ class Simulation:
         if bar is not None:
             bar.close()
         return self._result(now, events, heartbeats, t_wall)
+
+    def _handlers(self) -> tuple:
+        """Each event kind's handler, in the order of the kinds' numbers."""
+        return (self._on_arrive_with_am if self.am_units else self._on_maps_ready,  # ARRIVE
+                self._on_maps_ready,  # AM_READY
+                self._on_finish,
+                self._on_copy,
+                self._on_heartbeat_yarn if self.yarn_mr else self._on_heartbeat_task,
+                self._on_am_heartbeat,
+                self._on_policy_round)
 
     def _progress_bar(self):
         from tqdm import tqdm
