@@ -184,8 +184,8 @@ log = logging.getLogger(__name__)
               help="Progress bar (default: when stderr is a terminal).")
 def sim(**kw) -> None:
     """Simulate a Hadoop cluster (HDFS placement, Fair Scheduler with delay scheduling or FIFO,
-    YARN's container grants and the MapReduce ApplicationMaster's binding) running a job
-    schedule under a replication policy, calling the same policy code as the daemon every
+    YARN's container grants and the MapReduce ApplicationMaster's binding, or Spark's executors
+    and driver with --binding spark) running a job schedule under a replication policy, calling the same policy code as the daemon every
     --interval-s. Deterministic for a given --seed."""
     from dsbra.policy.registry import POLICY_NAMES
     from dsbra.sim.run import WorkloadSpec, simulate

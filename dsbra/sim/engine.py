@@ -3,7 +3,9 @@
 Under the ``yarn-mr`` binding (the default) a node heartbeat grants a container against the
 asks the ResourceManager last heard, and the job's ApplicationMaster binds it to a map at its own
 next heartbeat (dsbra.sim.yarn); an AM heartbeat is simulated only when it has something to send
-or receive, on that AM's own grid. Under ``task`` the heartbeat hands the slot to a map.
+or receive, on that AM's own grid. Under ``task`` the heartbeat hands the slot to a map. Under
+``spark`` dsbra.sim.spark's SparkSimulation runs this loop with its own handlers
+(:meth:`Simulation._handlers`): heartbeats grant executors, the driver binds tasks.
 
 Speed comes from not simulating idle heartbeats. Each NodeManager keeps a fixed phase within
 the heartbeat interval (random per seed), so its heartbeats fall at phase + k x interval as on

@@ -710,7 +710,7 @@ class SparkSimulation(Simulation):
         floor = max(s.min_executors, app.target)
         for e in [e for e in app.driver.executors if e.running == 0 and e.idle_since >= 0.0
                   and now - e.idle_since >= s.idle_timeout_s]:
-            if len(app.held) - 1 < floor:
+            if len(app.driver.executors) - 1 < floor:  # registered executors only
                 break
             self._release_executor(app, e, now)
         self._update_requests(app, now)
