@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from dsbra.errors import ConfigError
 from dsbra.sim.config import SparkSettings
 from dsbra.sim.engine import AM_HEARTBEAT, SLOT, Simulation
 from dsbra.sim.scheduler import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Job
@@ -653,6 +654,11 @@ class SparkSimulation(Simulation):
         if app is None:
             return
         app.revive_next = -1.0
+        if self.maps_running == 0 and max(self.free) < self.need:
+            raise ConfigError(
+                f"no node has {self.spark.executor_cores} free slots for an executor at "
+                f"{now:.0f} s and no executor runs (ApplicationMasters hold the rest; YARN waits "
+                "forever the same way): lower --spark-executor-cores or --max-am-share")
         self._offer_round(app, app.driver.executors, now, True)
 
     def _on_task_finish(self, now: float, _token: int, task: int, _node: int) -> None:

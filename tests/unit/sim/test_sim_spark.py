@@ -232,6 +232,15 @@ def test_per_job_applications_each_acquire_their_own_executors():
     assert sim.next_eid == 4 and not sim.apps
 
 
+def test_applicationmasters_leaving_no_room_for_an_executor_are_an_error_not_a_hang():
+    # one-slot AMs on each of the 4 nodes leave one slot a node: no two-core executor fits
+    wl = small_workload([0.0, 0.0, 0.0, 0.0], [[0], [1], [2], [3]])
+    cfg = SimConfig(nodes=4, slots_per_node=2, racks=2, replication=1, binding="spark",
+                    am_slots=1.0, spark=SparkSettings(app="per-job", executor_cores=2))
+    with pytest.raises(ConfigError, match="no node has 2 free slots for an executor"):
+        SparkSimulation(cfg, wl).run()
+
+
 def hot_run(seed: int, **settings):
     cfg = SimConfig(binding="spark", spark=SparkSettings(**settings), seed=seed)
     return simulate(cfg, WorkloadSpec(jobs=30, inter_arrival_s=3.0, hot_fraction=0.01,
