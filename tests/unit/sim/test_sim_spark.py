@@ -226,6 +226,20 @@ def test_static_executors_are_held_for_the_shared_applications_life():
     assert sim.next_eid == 3 and len(sim.apps[0].held) == 3
 
 
+@pytest.mark.parametrize("mode", ["fair", "fifo"])
+def test_two_concurrent_jobs_share_the_shared_applications_executors_under_fair_pools(mode):
+    # job 0's six tasks fill both cores at 0 s; job 1 arrives at 1 s. Fair pools give it the
+    # first freed core; FIFO only the first core freed after job 0's last task launched
+    wl = small_workload([0.0, 1.0], [list(range(6)), list(range(6, 12))])
+    sim = spark_run(wl, [0] * 12, executors=2, locality_wait_s=0.0, scheduling_mode=mode)
+    launch, finish = np.frombuffer(sim.t_launch), np.frombuffer(sim.t_finish)
+    if mode == "fair":
+        assert launch[6] == finish[:6].min()
+        assert launch[6] < launch[5]
+    else:
+        assert launch[6] >= launch[:6].max()
+
+
 def test_per_job_applications_each_acquire_their_own_executors():
     wl = small_workload([0.0, 100.0], [[0], [1]])
     sim = spark_run(wl, [1, 1], app="per-job", executors=2)
