@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import click
@@ -13,7 +14,8 @@ from dsbra.errors import InputError
 from dsbra.experiment.config import ExperimentConfig
 from dsbra.policy.profiles import parse_assignments
 from dsbra.sim.config import (BINDINGS, DELAY_MODES, HADOOP_AM_HEARTBEAT_S, ORACLE, PLACEMENTS,
-                              REACTIVE_ORACLE, SCHEDULERS, SIGNALS, SimConfig)
+                              REACTIVE_ORACLE, SCHEDULERS, SIGNALS, SPARK_APPS,
+                              SPARK_SCHEDULING_MODES, SimConfig, SparkSettings)
 from dsbra.sim.workload import ARRIVALS
 
 log = logging.getLogger(__name__)
@@ -56,7 +58,47 @@ log = logging.getLogger(__name__)
 @click.option("--binding", type=click.Choice(BINDINGS), default="yarn-mr", show_default=True,
               help="yarn-mr: containers granted against each job's asks and bound to maps by its "
                    "MapReduce ApplicationMaster at its heartbeats (YARN); task: a free slot goes "
-                   "straight to a waiting map (Hadoop 1's JobTracker, Spark's driver).")
+                   "straight to a waiting map (Hadoop 1's JobTracker); spark: executors from "
+                   "YARN, tasks bound by the Spark driver (the --spark-* options).")
+@click.option("--spark-app", type=click.Choice(SPARK_APPS), default=SparkSettings.app,
+              show_default=True,
+              help="spark: one shared application (a Thrift server holding its executors, the "
+                   "jobs in its pools) or one application per job.")
+@click.option("--spark-executors", type=int, default=SparkSettings.executors, show_default=True,
+              help="spark: spark.executor.instances (with --spark-dynamic the initial number).")
+@click.option("--spark-executor-cores", type=int, default=SparkSettings.executor_cores,
+              show_default=True, help="spark: spark.executor.cores, each one of a node's slots.")
+@click.option("--spark-executor-startup-s", type=float,
+              default=SparkSettings.executor_startup_s, show_default=True,
+              help="spark: from YARN's grant of an executor's container to its registration.")
+@click.option("--spark-locality-wait-s", type=float, default=SparkSettings.locality_wait_s,
+              show_default=True, help="spark: spark.locality.wait.")
+@click.option("--spark-locality-wait-node-s", type=float, default=None,
+              help="spark: spark.locality.wait.node (default: --spark-locality-wait-s).")
+@click.option("--spark-locality-wait-rack-s", type=float, default=None,
+              help="spark: spark.locality.wait.rack (default: --spark-locality-wait-s).")
+@click.option("--spark-legacy-reset/--no-spark-legacy-reset", default=False, show_default=True,
+              help="spark: reset the locality timer on every local launch, as before Spark 3.1 "
+                   "(spark.locality.wait.legacyResetOnTaskLaunch).")
+@click.option("--spark-revive-s", type=float, default=SparkSettings.revive_s, show_default=True,
+              help="spark: spark.scheduler.revive.interval.")
+@click.option("--spark-scheduling-mode", type=click.Choice(SPARK_SCHEDULING_MODES),
+              default=SparkSettings.scheduling_mode, show_default=True,
+              help="spark: spark.scheduler.mode of the shared application.")
+@click.option("--spark-pools", type=int, default=SparkSettings.pools, show_default=True,
+              help="spark: fair pools of the shared application, job j in pool j mod N "
+                   "(0: a pool per job).")
+@click.option("--spark-pool-min-share", type=int, default=SparkSettings.pool_min_share,
+              show_default=True, help="spark: each pool's minShare.")
+@click.option("--spark-dynamic/--no-spark-dynamic", default=False, show_default=True,
+              help="spark: dynamic allocation (spark.dynamicAllocation.enabled, shuffle "
+                   "tracking).")
+@click.option("--spark-min-executors", type=int, default=SparkSettings.min_executors,
+              show_default=True, help="spark: spark.dynamicAllocation.minExecutors.")
+@click.option("--spark-max-executors", type=int, default=None,
+              help="spark: spark.dynamicAllocation.maxExecutors (default: no bound).")
+@click.option("--spark-idle-timeout-s", type=float, default=SparkSettings.idle_timeout_s,
+              show_default=True, help="spark: spark.dynamicAllocation.executorIdleTimeout.")
 @click.option("--am-heartbeat-s", type=float, default=HADOOP_AM_HEARTBEAT_S, show_default=True,
               help="yarn-mr: the ApplicationMasters' heartbeat to the ResourceManager "
                    "(yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms; the bundled cluster "
@@ -142,8 +184,8 @@ log = logging.getLogger(__name__)
               help="Progress bar (default: when stderr is a terminal).")
 def sim(**kw) -> None:
     """Simulate a Hadoop cluster (HDFS placement, Fair Scheduler with delay scheduling or FIFO,
-    YARN's container grants and the MapReduce ApplicationMaster's binding) running a job
-    schedule under a replication policy, calling the same policy code as the daemon every
+    YARN's container grants and the MapReduce ApplicationMaster's binding, or Spark's executors
+    and driver with --binding spark) running a job schedule under a replication policy, calling the same policy code as the daemon every
     --interval-s. Deterministic for a given --seed."""
     from dsbra.policy.registry import POLICY_NAMES
     from dsbra.sim.run import WorkloadSpec, simulate
@@ -175,7 +217,9 @@ def sim(**kw) -> None:
         signals=kw["signals"],
         observed_grace_s=kw["observed_grace_s"], observed_settle_s=kw["observed_settle_s"],
         seed=kw["seed"],
-        experiment=ExperimentConfig(holdout=kw["holdout"], seed=kw["holdout_seed"])).validated()
+        experiment=ExperimentConfig(holdout=kw["holdout"], seed=kw["holdout_seed"]),
+        spark=SparkSettings(**{f.name: kw[f"spark_{f.name}"] for f in fields(SparkSettings)
+                               if f"spark_{f.name}" in kw})).validated()
     spec = WorkloadSpec(source=kw["workload"], jobs=kw["jobs"],
                         inter_arrival_s=kw["inter_arrival_s"], arrivals=kw["arrivals"],
                         hot_fraction=kw["hot_fraction"], hot_share=kw["hot_share"],

@@ -8,16 +8,21 @@ from dataclasses import dataclass, field
 from dsbra.errors import ConfigError
 from dsbra.experiment.config import ExperimentConfig
 from dsbra.hadoop import locality
-from dsbra.validate import above, at_least, is_number, one_of
+from dsbra.validate import above, at_least, in_range, is_number, one_of
 
 SCHEDULERS = ("fair", "fifo", "capacity")
 DELAY_MODES = ("hfs", "yarn")
 SIGNALS = ("scheduler", "observed")
-BINDINGS = ("yarn-mr", "task")
+BINDINGS = ("yarn-mr", "task", "spark")
 """How a free slot becomes a map: ``yarn-mr``, as YARN and the MapReduce ApplicationMaster do it
 (asks per host, rack and ANY sent at AM heartbeats, containers granted against them, bound to
 maps by the AM: dsbra.sim.yarn); ``task``, a slot handed straight to a waiting map, as Hadoop 1's
-JobTracker or Spark's driver does."""
+JobTracker does; ``spark``, executors acquired from YARN and tasks bound to their cores by the
+Spark driver's TaskSetManager (dsbra.sim.spark, SparkSettings)."""
+SPARK_APPS = ("shared", "per-job")
+"""``shared``: one long-running application (a Thrift server) whose jobs share its executors in
+pools; ``per-job``: each job its own application with its own executors."""
+SPARK_SCHEDULING_MODES = ("fair", "fifo")
 HADOOP_AM_HEARTBEAT_S = 1.0
 """yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms's default (1000 ms)."""
 BUNDLED_AM_HEARTBEAT_S = 0.5
@@ -36,6 +41,89 @@ cost in time, the moment the first job asking for it is submitted. That job's sp
 already fixed (its maps only read faster); every later job finds the block local everywhere.
 Its storage is that of the blocks copied so far. ``policy_params`` {"min_jobs": k}: copied at
 the k-th job asking for it instead of the first (k >= 1)."""
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """The Spark application's settings under ``binding`` spark (dsbra.sim.spark), named after
+    Spark's own (docs/simulator.md, "Binding: Spark").
+
+    ``app``: one ``shared`` application (a Thrift server started with the schedule, executors
+    held throughout) or one application ``per-job``. Executors: ``executors``
+    (spark.executor.instances; with ``dynamic`` the initial number) of ``executor_cores`` task
+    slots each (spark.executor.cores, each core one of the node's slots), usable
+    ``executor_startup_s`` after YARN grants the container. Delay scheduling: ``locality_wait_s``
+    (spark.locality.wait), ``locality_wait_node_s`` / ``locality_wait_rack_s`` overriding it for
+    one level (None: inherit); ``legacy_reset`` the timer reset before Spark 3.1
+    (spark.locality.wait.legacyResetOnTaskLaunch); ``revive_s`` spark.scheduler.revive.interval.
+    Jobs of the shared application: ``scheduling_mode`` (spark.scheduler.mode) over ``pools``
+    pools (job j in pool j mod pools; 0: a pool per job), each of minShare ``pool_min_share`` and
+    weight 1. Dynamic allocation (``dynamic``): between ``min_executors`` and ``max_executors``
+    (None: no bound), added after ``backlog_timeout_s`` of pending tasks
+    (spark.dynamicAllocation.schedulerBacklogTimeout and its sustained twin), removed after
+    ``idle_timeout_s`` idle (executorIdleTimeout)."""
+
+    app: str = "shared"
+    executors: int = 4
+    executor_cores: int = 1
+    executor_startup_s: float = 0.0
+    locality_wait_s: float = 3.0
+    locality_wait_node_s: float | None = None
+    locality_wait_rack_s: float | None = None
+    legacy_reset: bool = False
+    revive_s: float = 1.0
+    scheduling_mode: str = "fair"
+    pools: int = 0
+    pool_min_share: int = 0
+    dynamic: bool = False
+    min_executors: int = 0
+    max_executors: int | None = None
+    idle_timeout_s: float = 60.0
+    backlog_timeout_s: float = 1.0
+
+    @property
+    def wait_node_s(self) -> float:
+        return self.locality_wait_s if self.locality_wait_node_s is None \
+            else self.locality_wait_node_s
+
+    @property
+    def wait_rack_s(self) -> float:
+        return self.locality_wait_s if self.locality_wait_rack_s is None \
+            else self.locality_wait_rack_s
+
+    def validated(self, slots_per_node: int) -> SparkSettings:
+        """Self after checking every value; raises ConfigError naming the first bad one as its
+        ``dsbra sim`` option."""
+        one_of("spark-app", self.app, SPARK_APPS, error=ConfigError)
+        one_of("spark-scheduling-mode", self.scheduling_mode, SPARK_SCHEDULING_MODES,
+               error=ConfigError)
+        in_range("spark-executor-cores", self.executor_cores, 1, slots_per_node, integer=True,
+                 note="an executor's cores are slots of one node", error=ConfigError)
+        for name in ("executors", "pools", "pool_min_share", "min_executors"):
+            at_least(f"spark-{_option(name)}", getattr(self, name), 0, integer=True,
+                     error=ConfigError)
+        at_least("spark-max-executors", self.max_executors, 1, integer=True, none_ok=True,
+                 error=ConfigError)
+        for name in ("executor_startup_s", "locality_wait_s"):
+            at_least(f"spark-{_option(name)}", getattr(self, name), 0, error=ConfigError)
+        for name in ("locality_wait_node_s", "locality_wait_rack_s"):
+            at_least(f"spark-{_option(name)}", getattr(self, name), 0, none_ok=True,
+                     error=ConfigError)
+        for name in ("revive_s", "idle_timeout_s", "backlog_timeout_s"):
+            above(f"spark-{_option(name)}", getattr(self, name), 0, error=ConfigError)
+        if self.dynamic:
+            top = self.max_executors
+            if top is not None and not self.min_executors <= self.executors <= top:
+                raise ConfigError(f"spark-executors ({self.executors}) must lie between "
+                                  f"spark-min-executors ({self.min_executors}) and "
+                                  f"spark-max-executors ({top})")
+            if self.executors < self.min_executors:
+                raise ConfigError(f"spark-executors ({self.executors}) is below "
+                                  f"spark-min-executors ({self.min_executors})")
+        elif self.executors < 1:
+            raise ConfigError("spark-executors must be >= 1 without dynamic allocation "
+                              "(--spark-dynamic), got 0")
+        return self
 
 
 @dataclass(frozen=True)
@@ -65,7 +153,9 @@ class SimConfig:
     time-based W1/W2 then follow the Fair Scheduler's continuous-scheduling rule,
     FSAppAttempt.getAllowedLocalityLevelByTime, not HFS's), and the AM binds each container it
     receives to a map, local to its host if one is pending. ``task``: the slot goes straight to
-    a waiting map (Hadoop 1's JobTracker, Spark's driver), the simulator's model before issue 42.
+    a waiting map (Hadoop 1's JobTracker), the simulator's model before issue 42. ``spark``:
+    executors granted by YARN as above, tasks bound to their cores by the Spark driver's delay
+    scheduling (``spark``, :class:`SparkSettings`; :mod:`dsbra.sim.spark`).
 
     ApplicationMasters (off by default: a job's maps are pending from its submission). With
     ``am_slots`` > 0 every job first needs an AM container holding that many map slots of one
@@ -147,6 +237,8 @@ class SimConfig:
     #: the policy raises, or a switchback of periods with the policy on and off, in blocks of
     #: two drawn from its seed, with the do-no-harm guard or without; none by default
     experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
+    #: the Spark application under binding spark
+    spark: SparkSettings = field(default_factory=SparkSettings)
 
     def validated(self) -> SimConfig:
         """Self after checking every value; raises ConfigError naming the first bad one."""
@@ -212,6 +304,14 @@ class SimConfig:
                               "runs none")
         if self.delay_threshold_s is not None:
             above("delay-threshold-s", self.delay_threshold_s, 0, error=ConfigError)
+        if self.binding == "spark":
+            self.spark.validated(self.slots_per_node)
+            if self.signals != "scheduler":
+                raise ConfigError("--signals observed reads MapReduce containers; under "
+                                  "--binding spark use --signals scheduler")
+        elif self.spark != SparkSettings():
+            raise ConfigError(f"spark-* options set the Spark application: use --binding spark "
+                              f"(got --binding {self.binding})")
         return self
 
     @property
@@ -219,6 +319,8 @@ class SimConfig:
         """D: the cap on a task's delay-scheduling wait and DSBRA's normaliser (always > 0)."""
         if self.delay_threshold_s is not None:
             return self.delay_threshold_s
+        if self.binding == "spark":  # tasks wait at the driver, not at YARN
+            return self.spark.wait_node_s if self.spark.wait_node_s > 0 else self.heartbeat_s
         if self.scheduler == "capacity":
             # min(nodes, delay) opportunities at nodes per heartbeat: under one heartbeat
             return self.heartbeat_s
@@ -240,7 +342,12 @@ class SimConfig:
         return self.nodes / self.replication - 1.0
 
     def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """Every field; the Spark settings only under binding spark (so that the other bindings'
+        summaries read as they did before it)."""
+        d = dataclasses.asdict(self)
+        if self.binding != "spark":
+            del d["spark"]
+        return d
 
 
 def _option(name: str) -> str:

@@ -3,7 +3,9 @@
 Under the ``yarn-mr`` binding (the default) a node heartbeat grants a container against the
 asks the ResourceManager last heard, and the job's ApplicationMaster binds it to a map at its own
 next heartbeat (dsbra.sim.yarn); an AM heartbeat is simulated only when it has something to send
-or receive, on that AM's own grid. Under ``task`` the heartbeat hands the slot to a map.
+or receive, on that AM's own grid. Under ``task`` the heartbeat hands the slot to a map. Under
+``spark`` dsbra.sim.spark's SparkSimulation runs this loop with its own handlers
+(:meth:`Simulation._handlers`): heartbeats grant executors, the driver binds tasks.
 
 Speed comes from not simulating idle heartbeats. Each NodeManager keeps a fixed phase within
 the heartbeat interval (random per seed), so its heartbeats fall at phase + k x interval as on
@@ -135,14 +137,7 @@ class Simulation:
         """Simulate until the last job ends."""
         t_wall = time.perf_counter()
         self._setup()
-        handlers = (  # by event kind, in the order of the kinds' numbers
-            self._on_arrive_with_am if self.am_units else self._on_maps_ready,  # ARRIVE
-            self._on_maps_ready,  # AM_READY
-            self._on_finish,
-            self._on_copy,
-            self._on_heartbeat_yarn if self.yarn_mr else self._on_heartbeat_task,
-            self._on_am_heartbeat,
-            self._on_policy_round)
+        handlers = self._handlers()
         heap, pop = self.heap, heappop
         n_jobs = self.workload.n_jobs
         events = heartbeats = 0
@@ -168,6 +163,16 @@ class Simulation:
         if bar is not None:
             bar.close()
         return self._result(now, events, heartbeats, t_wall)
+
+    def _handlers(self) -> tuple:
+        """Each event kind's handler, in the order of the kinds' numbers."""
+        return (self._on_arrive_with_am if self.am_units else self._on_maps_ready,  # ARRIVE
+                self._on_maps_ready,  # AM_READY
+                self._on_finish,
+                self._on_copy,
+                self._on_heartbeat_yarn if self.yarn_mr else self._on_heartbeat_task,
+                self._on_am_heartbeat,
+                self._on_policy_round)
 
     def _progress_bar(self):
         from tqdm import tqdm

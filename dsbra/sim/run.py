@@ -14,6 +14,7 @@ from dsbra.sim.config import ORACLE, REACTIVE_ORACLE, SimConfig
 from dsbra.sim.engine import Simulation
 from dsbra.sim.metrics import build_tables, summarize, write_run
 from dsbra.sim.policy_driver import PolicyDriver, policy_params
+from dsbra.sim.spark import SparkSimulation
 
 
 @dataclass
@@ -82,7 +83,7 @@ def simulate(cfg: SimConfig, spec: WorkloadSpec, out_dir: Path | None = None,
     maps as the daemon records them, as it always does with a holdout."""
     cfg = cfg.validated()
     wl = build_workload(spec, cfg)
-    sim = Simulation(cfg, wl)
+    sim = (SparkSimulation if cfg.binding == "spark" else Simulation)(cfg, wl)
     # the oracle needs no rounds to place anything: a static driver keeps the round records
     driven = "static" if cfg.policy in (ORACLE, REACTIVE_ORACLE) else cfg.policy
     params = policy_params(driven, delay_threshold_s=sim.D,
