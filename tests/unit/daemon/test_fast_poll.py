@@ -17,6 +17,7 @@ import pytest
 from dsbra.act.journal import SENT, Journal
 from dsbra.daemon.config import load_config
 from dsbra.daemon.fastpoll import FastPollMemory, FileRead, decide_demand, demand_input
+from dsbra.daemon.page import render
 from dsbra.daemon.round import decide
 from dsbra.errors import ConfigError
 from dsbra.experiment.assignment import Assignments
@@ -298,6 +299,10 @@ def test_once_no_map_wants_a_held_file_the_fast_poll_lowers_it_through_the_apply
     assert line.endswith("outcome=sent")
     assert daemon.journal.demand_held() == {f"{DATA}/small-0": 1}  # one replica a poll
     assert daemon._fast_round["used"] == [1, 0, 0]
+    page = render(daemon.status, [])
+    assert "<h2>Fast poll</h2>" in page and f"alone lowers: {DATA}/small-0." in page
+    assert f"{DATA}/small-0 3&rarr;2 (demand-gone rf=0 gavg=0) sent" in page
+    assert "<h2>Fast poll</h2>" not in render({"state": "running"}, [])
 
 
 def test_a_paused_daemon_logs_the_fast_polls_refusal_once(daemon, caplog):
