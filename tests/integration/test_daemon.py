@@ -219,13 +219,14 @@ def test_the_fast_poll_raises_a_hot_file_within_its_round_and_the_round_keeps_it
     container frees within a second): the hot jobs' maps pile up on each hot file's one holder,
     and the fast poll raises one of them (rule demand, its own decision line and journal intent)
     while the round it falls in is still collecting; that round and the next do not lower it
-    (the fast poll holds it, docs/daemon.md "The fast poll"). Rounds of 60 s, so that the
-    round's own rule, on the default profile, has not raised the file first."""
+    (the fast poll holds it, docs/daemon.md "The fast poll"; idle_polls 90: its own lowering
+    waits three minutes without demand). Rounds of 60 s, so that the round's own rule, on the
+    default profile, has not raised the file first."""
     layout, env, client = daemon_cluster
     cfg = daemon_config(env, tmp_path / "fast", interval_s=60, poll_s=3,
                         policy={"name": "dsbra"},
                         demand={"enabled": True, "poll_s": 2, "delay_threshold_s": 1.0,
-                                "idle_polls": 30})
+                                "idle_polls": 90})
     daemon = Daemon.configure(tmp_path, "fast", cfg).start()
 
     def fast_raised() -> list[dict]:
@@ -245,14 +246,15 @@ def test_the_fast_poll_raises_a_hot_file_within_its_round_and_the_round_keeps_it
     assert float(line[5]) > float(line[6]), line[0]  # more maps due than the holder serves
     round_end = re.search(rf"\bround={raised_in} blocks=", log)
     assert round_end and line.start() < round_end.start(), "raised after its round ended"
-    # neither that round nor the next lowered it: it ended both held by the fast poll
+    # neither that round nor the next lowered it: it ended both held by the fast poll (unless
+    # the round raised it further, which makes it the round's)
+    changes = [r for r in daemon.journal() if r["op"] == "intent" and r["path"] == first["path"]]
+    assert [r for r in changes if r["target"] < r["before"]
+            and r["reason"]["rule"] != "demand-gone"] == [], changes
+    taken_over = any(r["reason"]["rule"] not in ("demand", "demand-gone") for r in changes)
     rounds = {r["round"]: r for r in daemon.status()["recent_rounds"]}
     for n in (raised_in, raised_in + 1):
-        assert first["path"] in rounds[n].get("fast_poll_held", []), rounds[n]
-    lowered_by_round = [r for r in daemon.journal() if r["op"] == "intent"
-                        and r["path"] == first["path"] and r["target"] < r["before"]
-                        and r["reason"]["rule"] != "demand-gone"]
-    assert lowered_by_round == []
+        assert taken_over or first["path"] in rounds[n].get("fast_poll_held", []), rounds[n]
     fast = rounds[raised_in]["fast_poll"]  # what the round's fast polls asked of Hadoop
     assert fast["polls"] >= 10 and fast["requests"].get("rm.apps", 0) >= fast["polls"] - 2, fast
     scan(client, daemon.journal())
