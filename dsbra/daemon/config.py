@@ -295,11 +295,14 @@ def _validate(obj, prefix: str):
         at_least("config: interval_s", obj.interval_s, 1, error=ConfigError)
         if obj.poll_s <= 0 or obj.poll_s > obj.interval_s:
             raise ConfigError(f"config: poll_s must be in (0, interval_s], got {obj.poll_s}")
-        if obj.demand.poll_s <= 0 or obj.demand.poll_s > obj.interval_s:
+        if obj.demand.enabled and obj.demand.poll_s > obj.interval_s:
             raise ConfigError(f"config: demand.poll_s must be in (0, interval_s], got "
                               f"{obj.demand.poll_s}")
     elif isinstance(obj, DemandConfig):
         from dsbra.policy.demand import DemandPolicy
+
+        if obj.poll_s <= 0:
+            raise ConfigError(f"config: demand.poll_s must be in (0, interval_s], got {obj.poll_s}")
 
         try:  # D comes from the scheduler at run time; any positive stand-in checks the rest
             DemandPolicy(obj.delay_threshold_s if obj.delay_threshold_s is not None else 1.0,

@@ -93,7 +93,10 @@ def decide(window: Window, old: BlockState | None, journal_base: dict[str, int],
     policy = make_policy(policy_name, **kw)
     # the rails' ceiling never exceeds the policy's own max_replication
     ceiling = getattr(policy, "params", policy).max_replication
-    keep = np.isin(fpaths.astype(str), np.array(list(hold), str)) if len(hold) else None
+    keep = None
+    if len(hold):  # by the round's own file lookup: no string copy of every path
+        keep = np.zeros(n_files, bool)
+        keep[[file_of[p] for p in hold if p in file_of]] = True
     done = step(policy, ri, st, rails.within(ceiling), control_group=holdout, off=off,
                 paused=paused, keep=keep)
     del st

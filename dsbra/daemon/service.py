@@ -105,8 +105,7 @@ class Daemon:
         self._sent_before: dict[str, int] = {}  #: the endpoints' requests by kind at its start
         self.demand_poller: DemandPoller | None = None
         self.fast = FastPollMemory()
-        #: this round's fast polls: how many, their CPU and requests, the caps their changes used
-        self._fast_round: dict = {}
+        self.start_fast_round()
         self._raised_bytes: dict[str, int] = {}  #: the length of each raised file, last read
         self.recent_fast: collections.deque = collections.deque(maxlen=RECENT_DECISIONS)
 
@@ -341,8 +340,7 @@ class Daemon:
         t0 = time.process_time()
         self._round_started = time.monotonic()
         self._sent_before = dict(self.ep.stats.by_kind)
-        self._fast_round = {"polls": 0, "cpu_s": 0.0, "requests": {}, "decisions": 0,
-                            "used": [0, 0, 0]}
+        self.start_fast_round()
         start, end = self._window()
         # refreshed every round, a skipped one too: an outage elsewhere must not let it go stale
         lock_refusal = self._cluster_lock_refusal()
@@ -456,7 +454,7 @@ class Daemon:
         """The rails less what this round's fast polls changed (the per-round caps are the
         round's and its fast polls' together); for a fast poll's ``files`` (a FileTable), its
         storage budget less the bytes above base of the raised files outside it."""
-        used = self._fast_round.get("used", [0, 0, 0])
+        used = self._fast_round["used"]
         rails = self.cfg.rails
         elsewhere = 0
         if files is not None and rails.storage_budget_bytes is not None:
@@ -467,6 +465,12 @@ class Daemon:
         return rails.remaining(*used, extra_elsewhere=elsewhere)
 
     # --- the fast poll (demand.enabled; dsbra.daemon.fastpoll) ------------------------------
+    def start_fast_round(self) -> None:
+        """A round's fast polls start: none run yet, nothing of the round's caps used."""
+        #: this round's fast polls: how many, their CPU and requests, the caps their changes used
+        self._fast_round: dict = {"polls": 0, "cpu_s": 0.0, "requests": {}, "decisions": 0,
+                            "used": [0, 0, 0]}
+
     def _fast_poll(self) -> None:
         """One fast poll: the live demand, the rule, the round's rails, refusals and apply
         path. A Hadoop failure is a logged skip; its requests and CPU are counted either way."""
@@ -483,10 +487,10 @@ class Daemon:
                 if n > before.get(k, 0)}
         self.metrics.observe_fast_poll(sent, cpu, pending, decisions)
         fast = self._fast_round
-        fast["polls"] = fast.get("polls", 0) + 1
-        fast["cpu_s"] = fast.get("cpu_s", 0.0) + cpu
-        fast["decisions"] = fast.get("decisions", 0) + len(decisions)
-        totals = fast.setdefault("requests", {})
+        fast["polls"] += 1
+        fast["cpu_s"] += cpu
+        fast["decisions"] += len(decisions)
+        totals = fast["requests"]
         for kind, n in sent.items():
             totals[kind] = totals.get(kind, 0) + n
         at_ms = int(time.time() * 1000)
@@ -540,7 +544,7 @@ class Daemon:
                              apply=self.cfg.apply and not reasons,
                              log_decision=self._fast_logger(why, reasons))
         decisions = [r for r in records if not r.pop("repeated", False)]
-        used = self._fast_round.setdefault("used", [0, 0, 0])
+        used = self._fast_round["used"]
         for r in decisions:
             if r["outcome"] in ("sent", "dry-run") and r["target"] != r["current"]:
                 added = max(r["target"] - r["current"], 0)

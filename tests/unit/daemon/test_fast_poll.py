@@ -44,11 +44,14 @@ DEMAND_RULE = {"policy": "dsbra-demand", "rule": "demand", "rf": 1.5, "gavg": 0.
 def test_the_fast_poll_is_off_by_default_and_its_settings_are_checked():
     cfg = load_config(None)
     assert cfg.demand.enabled is False and cfg.demand.poll_s == 5.0
+    # off, its period is not held against a short round's
+    assert load_config(None, env={"DSBRA_INTERVAL_S": "2", "DSBRA_POLL_S": "1"}).demand.poll_s == 5.0
     on = load_config(None, env={"DSBRA_DEMAND__ENABLED": "true", "DSBRA_DEMAND__POLL_S": "2",
                                 "DSBRA_DEMAND__DELAY_THRESHOLD_S": "1.5"})
     assert on.demand.enabled and on.demand.poll_s == 2.0 and on.demand.delay_threshold_s == 1.5
     for env, word in (({"DSBRA_DEMAND__POLL_S": "0"}, "demand.poll_s must be in"),
-                      ({"DSBRA_DEMAND__POLL_S": "120"}, "demand.poll_s must be in"),
+                      ({"DSBRA_DEMAND__POLL_S": "120", "DSBRA_DEMAND__ENABLED": "true"},
+                       "demand.poll_s must be in"),
                       ({"DSBRA_DEMAND__MIN_SHORTFALL": "0"}, "demand.min_shortfall must be > 0"),
                       ({"DSBRA_DEMAND__IDLE_POLLS": "0"}, "demand.idle_polls must be an integer"),
                       ({"DSBRA_DEMAND__DELAY_THRESHOLD_S": "0"}, "demand.delay_threshold_s"),
@@ -250,7 +253,6 @@ def daemon(tmp_path):
     _sent(d.journal, f"{DATA}/small-0", 1, 3, "demand")
     d.assignments = Assignments.open(d.dir / "assignments.jsonl")
     d.actor = FakeHdfs({f"{DATA}/small-0": 3})
-    d._fast_round = {"polls": 0, "cpu_s": 0.0, "requests": {}, "decisions": 0, "used": [0, 0, 0]}
     return d
 
 
