@@ -33,7 +33,7 @@ from dsbra.daemon.page import experiment_estimate, raise_effects, read_journal
 from dsbra.daemon.page import render as render_page
 from dsbra.daemon.prometheus import Metrics
 from dsbra.daemon.round import decide, heat_document, top_hot_files
-from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
+from dsbra.errors import ConfigError, DsbraError, HadoopError, InputError, SafetyError
 from dsbra.experiment.assignment import ASSIGNMENTS_FILE, Assignments, switchback_of
 from dsbra.experiment.design import OFF, ON, Switchback
 from dsbra.experiment.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records
@@ -473,14 +473,17 @@ class Daemon:
 
     def _fast_poll(self) -> None:
         """One fast poll: the live demand, the rule, the round's rails, refusals and apply
-        path. A Hadoop failure is a logged skip; its requests and CPU are counted either way."""
+        path. A Hadoop failure, or a reply the rule cannot take, is a logged skip (the fast
+        poll is an addition to the round, never a reason for the daemon to stop); its requests
+        and CPU are counted either way."""
         t0 = time.process_time()
         before = dict(self.ep.stats.by_kind)
         pending, decisions = None, []
         try:
             pending, decisions = self._fast_decide()
-        except HadoopError as exc:
-            log.warning("fast-poll round=%d skipped: %s", self.round, exc)
+        except (HadoopError, InputError) as exc:
+            # not "skipped:", the round's word for a skipped round (log parsers count those)
+            log.warning("fast-poll round=%d failed: %s", self.round, exc)
             self.metrics.fast_poll_errors.inc()
         cpu = time.process_time() - t0
         sent = {k: n - before.get(k, 0) for k, n in self.ep.stats.by_kind.items()

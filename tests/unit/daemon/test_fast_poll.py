@@ -319,6 +319,21 @@ def test_a_paused_daemon_logs_the_fast_polls_refusal_once(daemon, caplog):
     assert daemon.actor.sent == [] and daemon.journal.demand_held() == {f"{DATA}/small-0": 1}
 
 
+def test_a_failed_fast_poll_is_a_logged_skip_and_the_daemon_goes_on(daemon, caplog):
+    from dsbra.errors import HadoopError
+
+    def down(*_, **__):
+        raise HadoopError("ResourceManager http://rm:8088 unreachable")
+
+    daemon.ep.rm.apps = down
+    caplog.set_level(logging.INFO, logger="dsbra.daemon")
+    daemon._fast_poll()
+    assert [r.getMessage() for r in caplog.records] == [
+        "fast-poll round=0 failed: ResourceManager http://rm:8088 unreachable"]
+    assert daemon.metrics.registry.get_sample_value("dsbra_fast_poll_errors_total") == 1
+    assert daemon._fast_round["polls"] == 1 and daemon.status["fast_poll"]["pending_maps"] is None
+
+
 @pytest.mark.parametrize("enabled, fast_polls", [(False, {0}), (True, {3, 4})])
 def test_the_window_runs_the_fast_poll_between_the_collectors_polls_only_when_enabled(
         tmp_path, enabled, fast_polls):
