@@ -71,8 +71,8 @@ class Metrics:
             "dsbra_oldest_pending_action_rounds",
             "Rounds since the oldest change the NameNode has not completed was decided.",
             registry=r)
-        self.fast_polls = Counter("dsbra_fast_polls", "Fast polls of the live demand (demand.enabled), "
-                                  "skipped ones included.", registry=r)
+        self.fast_polls = Counter("dsbra_fast_polls", "Fast polls of the live demand "
+                                  "(demand.enabled), failed ones included.", registry=r)
         self.fast_poll_errors = Counter("dsbra_fast_poll_errors",
                                         "Fast polls skipped: a Hadoop daemon failed.", registry=r)
         self.fast_poll_requests = Counter(

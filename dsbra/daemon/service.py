@@ -469,7 +469,7 @@ class Daemon:
         """A round's fast polls start: none run yet, nothing of the round's caps used."""
         #: this round's fast polls: how many, their CPU and requests, the caps their changes used
         self._fast_round: dict = {"polls": 0, "cpu_s": 0.0, "requests": {}, "decisions": 0,
-                            "used": [0, 0, 0]}
+                                  "used": [0, 0, 0]}
 
     def _fast_poll(self) -> None:
         """One fast poll: the live demand, the rule, the round's rails, refusals and apply
@@ -579,7 +579,7 @@ class Daemon:
         """The fast poll's decision line (key=value, as the round's): in apply mode a change
         not sent for a refusal says ``outcome=refused`` and the refusal; a change not made that
         repeats the file's last line this round is marked ``repeated`` and not logged again."""
-        refusal = reasons[0].split(":")[0] if reasons else ""
+        refusal = reasons[0].split(":")[0].replace(" ", "_") if reasons else ""
 
         def log_decision(round_: int, rec: dict, target: int) -> None:
             if rec["outcome"] == "dry-run" and self.cfg.apply:

@@ -45,7 +45,8 @@ def test_the_fast_poll_is_off_by_default_and_its_settings_are_checked():
     cfg = load_config(None)
     assert cfg.demand.enabled is False and cfg.demand.poll_s == 5.0
     # off, its period is not held against a short round's
-    assert load_config(None, env={"DSBRA_INTERVAL_S": "2", "DSBRA_POLL_S": "1"}).demand.poll_s == 5.0
+    short = load_config(None, env={"DSBRA_INTERVAL_S": "2", "DSBRA_POLL_S": "1"})
+    assert short.demand.poll_s == 5.0
     on = load_config(None, env={"DSBRA_DEMAND__ENABLED": "true", "DSBRA_DEMAND__POLL_S": "2",
                                 "DSBRA_DEMAND__DELAY_THRESHOLD_S": "1.5"})
     assert on.demand.enabled and on.demand.poll_s == 2.0 and on.demand.delay_threshold_s == 1.5
@@ -111,7 +112,8 @@ HOSTS = ["n1", "n2", "n3", "n4"]
 def test_the_input_is_every_block_of_the_read_files_on_their_holders_now():
     """A pending map counts on the block holding its split's start; nodes are the poll's hosts
     then the holders the ResourceManager does not list; a map of an unread file is left out."""
-    reads = {"/hot": _read(1, [["n1"], ["n2"]], [11, 12]), "/held": _read(3, [["n1", "n5", "n3"]], [21])}
+    reads = {"/hot": _read(1, [["n1"], ["n2"]], [11, 12]),
+             "/held": _read(3, [["n1", "n5", "n3"]], [21])}
     poll = _poll([("/hot", 150), ("/hot", 0), ("/gone", 0)], [[0, 0, 2], [1]], [1, 0],
                  HOSTS, [0, 2, 2, 2], [2, 0, 0, 0])
     ri = demand_input(poll, reads, {"/held": 2})
@@ -119,10 +121,12 @@ def test_the_input_is_every_block_of_the_read_files_on_their_holders_now():
     assert list(ri.node_names) == HOSTS + ["n5"]
     assert list(ri.files.paths) == ["/held", "/hot"] and list(ri.block_ids) == [21, 11, 12]
     assert list(ri.files.base_replication) == [2, 1] and list(ri.base_replication) == [2, 1, 1]
-    assert [list(ri.node_names[ri.replica_nodes[a:b]]) for a, b in
-            zip(ri.replica_indptr[:-1], ri.replica_indptr[1:])] == [["n1", "n5", "n3"], ["n1"], ["n2"]]
+    holders = [list(ri.node_names[ri.replica_nodes[a:b]]) for a, b in
+               zip(ri.replica_indptr[:-1], ri.replica_indptr[1:])]
+    assert holders == [["n1", "n5", "n3"], ["n1"], ["n2"]]
     assert list(ri.demand.pending_maps(3)) == [0, 1, 2]  # /hot at 150 is its second block
-    assert list(ri.demand.job_indptr) == [0, 2, 3] and list(ri.demand.free_containers) == [0, 2, 2, 2, 0]
+    assert list(ri.demand.job_indptr) == [0, 2, 3]
+    assert list(ri.demand.free_containers) == [0, 2, 2, 2, 0]
 
 
 def test_a_block_short_of_holders_raises_its_file_and_the_line_says_why():
@@ -138,8 +142,8 @@ def test_a_block_short_of_holders_raises_its_file_and_the_line_says_why():
     assert list(plan.paths) == ["/hot"] and plan.current[0] == 1 and plan.target[0] == 4
     assert fs.due[0] == pytest.approx(8.0) and fs.servable[0] == pytest.approx(1.0)
     assert plan.rule[0] == 13 and plan.rf[0] == pytest.approx(7.0)  # RULE_DEMAND, its shortfall
-    capped = decide_demand(ri, None, policy, Rails(max_replicas_per_round=20).remaining(replicas=19),
-                           {})
+    rails = Rails(max_replicas_per_round=20).remaining(replicas=19)
+    capped = decide_demand(ri, None, policy, rails, {})
     assert capped.done.plan.target[0] == 2  # one replica left in the round's caps
 
 
