@@ -12,7 +12,9 @@ round (RM down, NameNode unreachable, malformed reply) is a logged skip; the loo
 from __future__ import annotations
 
 import collections
+import dataclasses
 import fcntl
+import glob
 import logging
 import os
 import signal
@@ -521,6 +523,8 @@ class Daemon:
         if not paths or not delay > 0:  # no delay scheduling: the round's refusal says so
             self.fast.state = None
             return pending, []
+        if self.cfg.apply and any(a.state == SENT for a in self.journal.pending()):
+            self.journal.settle(self.actor)  # copies made: done, and their files read anew
         reads = self.fast.read(self.ep, paths, self.journal.touched)
         base = {p: held.get(p, self.journal.base.get(p, r.replication)) for p, r in reads.items()}
         ri = demand_input(poll, reads, base)
@@ -529,8 +533,14 @@ class Daemon:
         e = self.cfg.experiment
         holdout = self.assignments.holdout(e.holdout, e.seed)
         paused = self.paused
-        fs = decide_demand(ri, self.fast.state, policy, self._rails_left(ri.files), held,
-                           control_group=holdout, paused=paused)
+        rails = self._rails_left(ri.files)
+        # a file whose last change the NameNode has not completed is left alone: its holders
+        # are not yet what its replication says, and the rule would ask for the copies again
+        busy = tuple(glob.escape(a.path) for a in self.journal.pending() if a.path in reads)
+        if busy:
+            rails = dataclasses.replace(rails, protected=rails.protected + busy)
+        fs = decide_demand(ri, self.fast.state, policy, rails, held, control_group=holdout,
+                           paused=paused)
         self.fast.state = fs.done.state
         plan = fs.done.plan
         if not len(plan.changed()) and not len(plan.held_out()):
@@ -558,10 +568,8 @@ class Daemon:
 
     def _fast_refusals(self, paused: bool) -> list[str]:
         """Why a fast poll with a change to make may not act: the round's refusals, on the
-        NameNode's health read now (after the journal settles the changes sent, so a raise
-        the NameNode completed no longer holds the next back) and the round's cluster lock."""
-        if any(a.state == SENT for a in self.journal.pending()):
-            self.journal.settle(self.actor)
+        NameNode's health read now and the journal settled at the poll's start (a raise the
+        NameNode completed no longer holds the next back), and the round's cluster lock."""
         reasons = refusals(self.ep.jmx.namenode_health(), self.cfg.health,
                            pending_actions=len(self.journal.pending_raises()),
                            observation_age_s=time.time() - self.last_poll_ok)

@@ -311,6 +311,23 @@ def test_once_no_map_wants_a_held_file_the_fast_poll_lowers_it_through_the_apply
     assert "<h2>Fast poll</h2>" not in render({"state": "running"}, [])
 
 
+def test_a_file_whose_change_is_pending_is_left_alone(daemon):
+    """The NameNode has not made small-0's copies yet (its blocks report one replica): each
+    poll settles the journal, and until the change is done the fast poll neither lowers the
+    file nor asks for it again."""
+    daemon.actor.live_replicas = lambda path: [1]
+    daemon._fast_poll()
+    daemon.collector.jobs.clear()
+    for _ in range(3):
+        daemon._fast_poll()
+    assert daemon.actor.sent == [] and daemon.journal.pending()
+    daemon.actor.live_replicas = lambda path: [3]  # the copies made: done, then lowered
+    daemon._fast_poll()
+    assert daemon.actor.sent == [(f"{DATA}/small-0", 2)]
+    assert [(a.target, a.state) for a in daemon.journal.actions.values()] == [(3, "done"),
+                                                                              (2, "sent")]
+
+
 def test_a_paused_daemon_logs_the_fast_polls_refusal_once(daemon, caplog):
     daemon._fast_poll()
     daemon.collector.jobs.clear()
