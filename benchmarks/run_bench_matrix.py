@@ -23,6 +23,9 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
   few, and one draw of them is few units);
 - ``dsbra-dry-run``: the daemon deciding every round and changing nothing: its own cost on the
   machine (polling, rounds) without its copies';
+- ``dsbra-fast-poll-dry-run``: the same with the fast poll on (``demand.enabled``, every 3 s,
+  docs/daemon.md "The fast poll"): what acting when demand arrives costs the machine (issue
+  68's target: the daemon's own CPU at most 1% of the two cores);
 - ``oracle``: every data file on every worker before the run (the physical limit);
 - ``static-per-job``: ``static`` with a waiting client JVM per job (`bench replay --clients
   per-job`, how result sets before 2026-11-25 ran) instead of the one submitter JVM every
@@ -97,9 +100,12 @@ DAEMON_ARMS = {"dsbra": {"policy": _ADAPTIVE}, "calibrated": {"policy": {"profil
                "scarlett": {"policy": {"name": "scarlett"}}, "dare": {"policy": {"name": "dare"}},
                "dsbra-holdout": {"policy": _ADAPTIVE, "experiment": {"holdout": 0.5}},
                "dsbra-dry-run": {"policy": _ADAPTIVE, "mode": "dry-run"},
+               "dsbra-fast-poll-dry-run": {"policy": _ADAPTIVE, "mode": "dry-run",
+                                           "demand": {"enabled": True, "poll_s": 3}},
                "dsbra-hold": {"policy": {"profile": "adaptive-hold"}}}
 ARMS = ["static", "dsbra", "dsbra-hold", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
-        "dsbra-holdout", "dsbra-dry-run", "static-per-job", *JOB_CONF_ARMS, "static-nodelay"]
+        "dsbra-holdout", "dsbra-dry-run", "dsbra-fast-poll-dry-run", "static-per-job",
+        *JOB_CONF_ARMS, "static-nodelay"]
 #: the directory of --warm-up's run, which no report reads
 WARM_UP = "warm-up"
 

@@ -17,14 +17,16 @@ UNSURE = (None, "StandbyException", "RetriableException")
 
 
 def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: int,
-               apply: bool) -> list[dict]:
-    """Send each changed file's SETREPLICATION (``apply``) or only log it; one record each.
+               apply: bool, log_decision=None) -> list[dict]:
+    """Send each changed file's SETREPLICATION (``apply``) or only log it; one record each,
+    each logged by ``log_decision(round_, record, target)`` (default: the round's decision line).
 
     A file's target is refused when it is below the file's base (journal's, else the plan's),
     or when HDFS no longer has the replication the plan started from (someone else changed
     it since the observation). A held-out raise (the experiment's control group) is journaled
     with the target it would have had, outcome ``held-out``, and not sent.
     """
+    _log = log_decision or log_round_decision
     out = []
     for rec in plan.to_records(node_names, plan.held_out()):
         rec["base"] = journal.base.get(rec["file"], int(rec["current"]))
@@ -50,7 +52,7 @@ def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: i
     return out
 
 
-def _log(round_: int, rec: dict, target: int) -> None:
+def log_round_decision(round_: int, rec: dict, target: int) -> None:
     log.info("decision round=%d file=%s replication=%d->%d base=%d rule=%s rf=%.3f "
              "gavg=%.3f status=%s outcome=%s", round_, rec["file"], rec["current"], target,
              rec["base"], rec["reason"]["rule"], rec["reason"]["rf"], rec["reason"]["gavg"],

@@ -12,7 +12,8 @@ sent/done, cancelled or failed).
 
 The journal also remembers each file's base replication (the replication it had before our
 first change), so a file we raised is lowered back to that base and never below it, even when
-its blocks left the policy's state.
+its blocks left the policy's state; and which of the daemon's two deciders holds a file above
+it (:meth:`Journal.demand_held`: the fast poll, dsbra.daemon.fastpoll, or the round).
 """
 
 from __future__ import annotations
@@ -25,11 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dsbra.errors import HadoopError, StateError
+from dsbra.policy.api import RULE_DEMAND, RULE_DEMAND_GONE, RULE_NAMES
 
 log = logging.getLogger(__name__)
 
 OPEN, SENT, DONE, CANCELLED, FAILED = "intent", "sent", "done", "cancelled", "failed"
 HELD_OUT = "held-out"
+#: the rules of the fast poll's changes (dsbra.policy.demand): a file they raised is its to hold
+DEMAND_RULES = (RULE_NAMES[RULE_DEMAND], RULE_NAMES[RULE_DEMAND_GONE])
 
 
 def replay_jsonl(path: Path, what: str, apply) -> None:
@@ -91,6 +95,11 @@ class Journal:
     base: dict[str, int] = field(default_factory=dict)  #: file -> base replication
     replication: dict[str, int] = field(default_factory=dict)  #: file -> last target we set
     held_out: dict[str, int] = field(default_factory=dict)  #: file -> last held-out target
+    #: file -> records about it so far: a file's reads taken at one count are current until it
+    #: changes (the fast poll's cache)
+    touched: dict[str, int] = field(default_factory=dict)
+    #: file -> the replication the fast poll's hold of it started from (its floor)
+    demand_floor: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Journal":
@@ -102,7 +111,8 @@ class Journal:
         op = rec["op"]
         if op == HELD_OUT:
             self.held_out[rec["path"]] = int(rec["target"])
-        elif op == OPEN:
+            return
+        if op == OPEN:
             a = Action(id=int(rec["id"]), path=rec["path"], before=int(rec["before"]),
                        target=int(rec["target"]), base=int(rec["base"]),
                        reason=rec.get("reason", {}), round=int(rec.get("round", 0)))
@@ -113,6 +123,20 @@ class Journal:
             a.state, a.detail = op, rec.get("detail", "")
             if op in (SENT, DONE):
                 self.replication[a.path] = a.target
+            if op == SENT:
+                self._hold(a)
+        self.touched[a.path] = self.touched.get(a.path, 0) + 1
+
+    def _hold(self, a: Action) -> None:
+        """Who holds ``a``'s file now that HDFS took ``a``: a change of the fast poll's starts
+        its hold from the replication before it (or keeps the hold it continues); any other
+        rule's change hands the file to the round."""
+        if (a.reason or {}).get("rule") not in DEMAND_RULES:
+            self.demand_floor.pop(a.path, None)
+            return
+        floor = self.demand_floor.get(a.path)
+        if floor is None or a.before <= floor:
+            self.demand_floor[a.path] = min(a.before, a.target)
 
     def _append(self, rec: dict) -> None:
         append_jsonl(self.path, [rec])
@@ -154,6 +178,12 @@ class Journal:
     def raised_files(self) -> dict[str, int]:
         """Files whose replication we left above their base: path -> base."""
         return {p: self.base[p] for p, r in self.replication.items() if r > self.base[p]}
+
+    def demand_held(self) -> dict[str, int]:
+        """Files the fast poll holds above the replication its hold started from: path -> that
+        floor. Only the fast poll lowers them (to the floor at most), and the round does not
+        until the hold ends; the round's own raises stay the round's to lower."""
+        return {p: f for p, f in self.demand_floor.items() if self.replication.get(p, f) > f}
 
     def settle(self, actor) -> list[Action]:
         """Mark sent actions done once every block reports the target replica count."""

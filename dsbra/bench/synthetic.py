@@ -8,19 +8,25 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
 import requests
 from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 
-from dsbra.observe.collector import Collector, Endpoints
-from dsbra.observe.http_fixtures import exchange_key, session_for
+from dsbra.observe.collector import Collector, Endpoints, JobWatch, job_id_of
+from dsbra.observe.http_fixtures import Replayer, exchange_key, session_for
+from dsbra.observe.splits import read_splits
 from dsbra.policy.api import BlockState, RoundInput
 
 #: the capture ScaledReplay serves, relative to the repository's root: one grep job followed
 #: from submission to its final history file on the real cluster
 COLLECTOR_CAPTURE = "tests/fixtures/captured/hadoop-3.4.2/collector-binary"
+#: the live-demand poll's capture (what the ResourceManager's and the ApplicationMasters' client
+#: calls returned) and the collector capture whose job.split and files DemandReplay's maps read
+DEMAND_CAPTURE = "tests/fixtures/demand/hadoop-3.4.2/poll.json"
+DEMAND_FILES_CAPTURE = "tests/fixtures/captured/hadoop-3.4.2/collector-json"
 #: D, the delay threshold a fully delayed task waits out (the bundled cluster's 10 s)
 DELAY_S = 10.0
 
@@ -152,3 +158,92 @@ def replay_collector(fixture: Path, n_jobs: int) -> tuple[ScaledReplay, Collecto
     readings = iter(adapter.clock)
     return adapter, Collector(ep, since_ms=adapter.since_ms,
                               clock=lambda: next(readings, adapter.end_ms / 1000))
+
+
+class DemandReplay(BaseAdapter):
+    """The live-demand poll's capture served for ``n_jobs`` running jobs at once: each a copy of
+    one of the two captured jobs (alternately) with its ids rewritten, the running-apps listing
+    (with the asks), the nodes and each job's task list in the ResourceManager's and the
+    ApplicationMaster's JSON envelopes; every other request (the NameNode's files, the RM's
+    conf) answered from the collector capture whose splits the maps read (:meth:`splits`).
+    Counts the requests it answers itself."""
+
+    def __init__(self, root: Path, n_jobs: int):
+        super().__init__()
+        poll = json.loads((root / DEMAND_CAPTURE).read_text())
+        self.capture = root / DEMAND_FILES_CAPTURE
+        self.files = Replayer(self.capture)
+        self.apps, self.tasks = [], {}
+        for k in range(n_jobs):
+            template = poll["apps"][k % len(poll["apps"])]
+            old = template["id"][len("application_"):]
+            new = f"{old.split('_')[0]}_{1000 + k:04d}"
+            app = json.loads(json.dumps(template).replace(old, new))
+            self.apps.append(app)
+            self.tasks[app["id"]] = json.dumps({"tasks": {"task": poll["tasks"][template["id"]]}}
+                                               ).replace(old, new).encode()
+        self.listing = json.dumps({"apps": {"app": self.apps}}).encode()
+        self.nodes = json.dumps({"nodes": {"node": poll["nodes"]}}).encode()
+        self.requests = 0
+
+    def splits(self) -> list:
+        """The captured job's splits (job.splitmetainfo and job.split), every job's here."""
+        manifest = json.loads((self.capture / "manifest.json").read_text())
+
+        def body(name: str) -> bytes:
+            return next((self.capture / ex["body"]).read_bytes() for ex in manifest["exchanges"]
+                        if urlsplit(ex["url"]).path.endswith("/" + name) and ex["status"] == 200)
+
+        return read_splits(body("job.splitmetainfo"), body("job.split"))
+
+    def send(self, request, **kw):
+        parts = urlsplit(request.url)
+        body = None
+        if parts.path == "/ws/v1/cluster/apps" and "RUNNING" in parts.query:
+            body = self.listing
+        elif parts.path == "/ws/v1/cluster/nodes":
+            body = self.nodes
+        elif parts.path.startswith("/proxy/") and parts.path.endswith("/tasks"):
+            body = self.tasks.get(parts.path.split("/")[2])
+        if body is None:
+            return self.files.send(request, **kw)
+        self.requests += 1
+        resp = requests.Response()
+        resp.request, resp.url, resp.encoding = request, request.url, "utf-8"
+        resp.status_code, resp._content = 200, body
+        resp.headers = CaseInsensitiveDict({"Content-Type": "application/json"})
+        return resp
+
+    def close(self):
+        pass
+
+
+def fast_poll_daemon(root: Path, state_dir: Path, n_jobs: int):
+    """A dry-run daemon with the fast poll on (dsbra.daemon.fastpoll), connected to
+    :class:`DemandReplay` for ``n_jobs`` jobs whose splits its collector has read: call its
+    ``_fast_poll()`` as its window does. Returns (daemon, adapter)."""
+    from dsbra.act.journal import Journal
+    from dsbra.daemon.config import load_config
+    from dsbra.daemon.service import Daemon
+    from dsbra.experiment.assignment import Assignments
+    from dsbra.observe.demand import DemandPoller
+
+    adapter = DemandReplay(root, n_jobs)
+    daemon = Daemon(load_config(None, env={"DSBRA_DEMAND__ENABLED": "true"},
+                                overrides={"state_dir": str(state_dir)}))
+    daemon.dir.mkdir(parents=True, exist_ok=True)
+    daemon.ep = Endpoints.from_urls("http://10.77.0.1:8088", "http://10.77.0.1:9870",
+                                    "http://10.77.0.1:19888", user="root",
+                                    session=session_for(adapter))
+    daemon.collector = Collector(daemon.ep, since_ms=0)
+    daemon.collector.settings()
+    splits = adapter.splits()
+    for app in adapter.apps:
+        job = job_id_of(app["id"])
+        daemon.collector.jobs[job] = JobWatch(job, app["id"], "root", splits=splits)
+    daemon.demand_poller = DemandPoller(daemon.collector)
+    daemon.journal = Journal.open(daemon.dir / "journal.jsonl")
+    daemon.assignments = Assignments.open(daemon.dir / "assignments.jsonl")
+    daemon.actor = None  # a dry run sends nothing
+    daemon.start_fast_round()
+    return daemon, adapter

@@ -130,6 +130,24 @@ class PlacementConfig:
 
 
 @dataclass(frozen=True)
+class DemandConfig:
+    """The fast poll (issue 68; dsbra.daemon.fastpoll): every ``poll_s`` within a round, the
+    running jobs' pending maps, and the live-demand rule (dsbra.policy.demand) raising a file
+    whose maps its holders cannot serve within D, through the round's rails and journal. Off
+    by default: in the simulator it does not beat the default rounds (docs/algorithm.md)."""
+
+    enabled: bool = False
+    poll_s: float = 5.0
+    #: due maps beyond what a block's holders serve within D before it is raised
+    min_shortfall: float = 0.25
+    #: fast polls without a pending map before one of the extra replicas it added goes
+    idle_polls: int = 10
+    max_replication: int = 10
+    #: D of the rule (null: the scheduler's, as the rounds take it)
+    delay_threshold_s: float | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     mode: str = "dry-run"
     interval_s: float = 60.0
@@ -144,6 +162,7 @@ class Config:
     map_records: MapRecordsConfig = field(default_factory=MapRecordsConfig)
     placement: PlacementConfig = field(default_factory=PlacementConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
+    demand: DemandConfig = field(default_factory=DemandConfig)
 
     @property
     def apply(self) -> bool:
@@ -276,6 +295,21 @@ def _validate(obj, prefix: str):
         at_least("config: interval_s", obj.interval_s, 1, error=ConfigError)
         if obj.poll_s <= 0 or obj.poll_s > obj.interval_s:
             raise ConfigError(f"config: poll_s must be in (0, interval_s], got {obj.poll_s}")
+        if obj.demand.enabled and obj.demand.poll_s > obj.interval_s:
+            raise ConfigError(f"config: demand.poll_s must be in (0, interval_s], got "
+                              f"{obj.demand.poll_s}")
+    elif isinstance(obj, DemandConfig):
+        from dsbra.policy.demand import DemandPolicy
+
+        if obj.poll_s <= 0:
+            raise ConfigError(f"config: demand.poll_s must be in (0, interval_s], got {obj.poll_s}")
+
+        try:  # D comes from the scheduler at run time; any positive stand-in checks the rest
+            DemandPolicy(obj.delay_threshold_s if obj.delay_threshold_s is not None else 1.0,
+                         max_replication=obj.max_replication, min_shortfall=obj.min_shortfall,
+                         idle_polls=obj.idle_polls)
+        except InputError as exc:
+            raise ConfigError(f"config: demand.{exc}") from None
     elif isinstance(obj, PolicyConfig):
         from dsbra.policy.profiles import PARAM_NAMES, PROFILES
         from dsbra.policy.registry import make_policy

@@ -212,6 +212,25 @@ def _round_table(rounds: list[dict]) -> str:
             + "</table>")
 
 
+def _fast_poll(status: dict) -> str:
+    """The fast poll's last decisions (demand.enabled), newest first; nothing without it."""
+    fast = status.get("fast_poll")
+    if not fast:
+        return ""
+    held = fast.get("held") or []
+    held = held if len(held) <= 10 else held[:10] + [f"and {len(held) - 10} more"]
+    out = (f"<h2>Fast poll</h2><p>Every {_num(fast.get('poll_s'))} s; at the last, "
+           f"{_num(fast.get('pending_maps'))} maps waiting for a container. Files it raised and "
+           f"alone lowers: {_e(', '.join(held)) or 'none'}.</p>")
+    rows = [f"<tr><td>{_when(d['at_ms'] / 1000)}</td><td>{_num(d.get('due'))}</td>"
+            f"<td>{_num(d.get('servable'))}</td><td>{_decision(d)}</td></tr>"
+            for d in reversed(fast.get("recent_decisions") or [])]
+    if not rows:
+        return out + "<p>No decision yet.</p>"
+    return out + ("<table><tr><th>when</th><th>maps due within D</th><th>its holders serve</th>"
+                  "<th>decided, and why</th></tr>" + "".join(rows) + "</table>")
+
+
 def locality_trend(rounds: list[dict]) -> list[tuple[dict, float, float] | None]:
     """Per round: the share of its window's tasks (every engine's) that ran node-local and
     their mean wait for locality (s); None for a round that saw no task, or skipped."""
@@ -441,6 +460,7 @@ def render(status: dict, journal: list[dict], *, refresh_s: float | None = None,
 <p>Cluster: {where}. Rounds: {_e(status.get('rounds', 0))}; updated {_when(now_s)}.</p>
 {_scheduler(status)}
 <h2>Last rounds</h2>{_rounds(status)}
+{_fast_poll(status)}
 <h2>Hottest blocks of the last round</h2>{_hottest(status)}
 <h2>Files above their base replication</h2>{_raised(journal, now_s)}
 <h2 id="raises">Before and since each raise</h2>{_effects(effects or [])}

@@ -71,17 +71,44 @@ class Metrics:
             "dsbra_oldest_pending_action_rounds",
             "Rounds since the oldest change the NameNode has not completed was decided.",
             registry=r)
+        self.fast_polls = Counter("dsbra_fast_polls", "Fast polls of the live demand "
+                                  "(demand.enabled), failed ones included.", registry=r)
+        self.fast_poll_errors = Counter("dsbra_fast_poll_errors",
+                                        "Fast polls skipped: a Hadoop daemon failed.", registry=r)
+        self.fast_poll_requests = Counter(
+            "dsbra_fast_poll_requests", "The fast polls' requests to the ResourceManager, the "
+            "ApplicationMasters and the NameNode, by kind (rm.apps, am.tasks, hdfs.stat, ...).",
+            ["kind"], registry=r)
+        self.fast_poll_cpu = Counter("dsbra_fast_poll_cpu_seconds",
+                                     "CPU the fast polls used (part of the rounds').", registry=r)
+        self.pending_maps = Gauge("dsbra_fast_poll_pending_maps",
+                                  "Maps waiting for a container at the last fast poll.",
+                                  registry=r)
         self.last_round = Gauge("dsbra_last_round_timestamp_seconds",
                                 "End of the last round's window.", registry=r)
 
-    def observe_round(self, info: dict, journal) -> None:
-        for d in info["decisions"]:
+    def observe_decisions(self, decisions: list[dict]) -> None:
+        """A round's or a fast poll's file decisions (dsbra.act.apply.apply_plan's records)."""
+        for d in decisions:
             self.decisions.labels(rule=(d.get("reason") or {}).get("rule", "unknown")).inc()
             outcome = d["outcome"].split(":")[0]
             self.actions.labels(outcome=outcome).inc()
             if outcome == "sent":
                 delta = d["target"] - d["current"]
                 (self.replicas_added if delta > 0 else self.replicas_removed).inc(abs(delta))
+
+    def observe_fast_poll(self, requests: dict[str, int], cpu_s: float, pending_maps: int | None,
+                          decisions: list[dict]) -> None:
+        self.fast_polls.inc()
+        for kind, n in requests.items():
+            self.fast_poll_requests.labels(kind=kind).inc(n)
+        self.fast_poll_cpu.inc(cpu_s)
+        if pending_maps is not None:
+            self.pending_maps.set(pending_maps)
+        self.observe_decisions(decisions)
+
+    def observe_round(self, info: dict, journal) -> None:
+        self.observe_decisions(info["decisions"])
         self.map_tasks.inc(info["map_tasks"])
         for engine, counts in info.get("engines", {}).items():
             self.tasks.labels(engine=engine).inc(counts["tasks"])

@@ -43,7 +43,7 @@ def decide(window: Window, old: BlockState | None, journal_base: dict[str, int],
            profile: str | None, params: dict, rails: Rails,
            file_bytes: dict[str, int], stored_bytes: int | None = None,
            policy_name: str = "dsbra", holdout: Holdout | None = None,
-           off: bool = False, paused: bool = False) -> RoundResult:
+           off: bool = False, paused: bool = False, hold=()) -> RoundResult:
     """Run the policy (DSBRA's default profile unless ``profile``; ``policy_name`` scarlett or
     dare runs that baseline instead) and the rails on one window.
 
@@ -53,6 +53,7 @@ def decide(window: Window, old: BlockState | None, journal_base: dict[str, int],
     raised (the rails' held-out status). ``off``: a switchback's off period: the policy learns
     from the window, and the plan takes every file above its base back to it instead.
     ``paused``: the round decides and plans, and acts on nothing (:mod:`dsbra.policy.step`).
+    ``hold``: files the round does not lower, the fast poll's (dsbra.daemon.fastpoll).
     """
     paths = window.paths.tolist()
     file_of = {p: i for i, p in enumerate(dict.fromkeys(paths))}
@@ -92,8 +93,12 @@ def decide(window: Window, old: BlockState | None, journal_base: dict[str, int],
     policy = make_policy(policy_name, **kw)
     # the rails' ceiling never exceeds the policy's own max_replication
     ceiling = getattr(policy, "params", policy).max_replication
+    keep = None
+    if len(hold):  # by the round's own file lookup: no string copy of every path
+        keep = np.zeros(n_files, bool)
+        keep[[file_of[p] for p in hold if p in file_of]] = True
     done = step(policy, ri, st, rails.within(ceiling), control_group=holdout, off=off,
-                paused=paused)
+                paused=paused, keep=keep)
     del st
     return RoundResult(ri, done.decision, merge_state(done.state, unseen), done.plan, paths,
                        done.mode)

@@ -2,7 +2,9 @@
 
 One instance per state directory (an fcntl lock) and, in apply mode, one acting instance per
 cluster (a lock file in HDFS, dsbra.act.cluster_lock). SIGTERM finishes the round and exits; SIGHUP
-reloads the config at the next round. A ``paused`` file in the state directory (``dsbra
+reloads the config at the next round. With ``demand.enabled``, a fast poll between the
+collector's polls acts on the live demand through the same rails and journal
+(dsbra.daemon.fastpoll). A ``paused`` file in the state directory (``dsbra
 pause``) keeps the daemon observing and deciding but not acting. Any Hadoop failure inside a
 round (RM down, NameNode unreachable, malformed reply) is a logged skip; the loop goes on.
 """
@@ -10,7 +12,9 @@ round (RM down, NameNode unreachable, malformed reply) is a logged skip; the loo
 from __future__ import annotations
 
 import collections
+import dataclasses
 import fcntl
+import glob
 import logging
 import os
 import signal
@@ -24,19 +28,22 @@ import numpy as np
 from dsbra.act.apply import apply_plan
 from dsbra.act.cluster_lock import ClusterLock
 from dsbra.act.health import refusals
-from dsbra.act.journal import Journal
+from dsbra.act.journal import SENT, Journal
 from dsbra.daemon.config import Config, load_config
+from dsbra.daemon.fastpoll import RECENT_DECISIONS, FastPollMemory, decide_demand, demand_input
 from dsbra.daemon.page import experiment_estimate, raise_effects, read_journal
 from dsbra.daemon.page import render as render_page
 from dsbra.daemon.prometheus import Metrics
 from dsbra.daemon.round import decide, heat_document, top_hot_files
-from dsbra.errors import ConfigError, DsbraError, HadoopError, SafetyError
+from dsbra.errors import ConfigError, DsbraError, HadoopError, InputError, SafetyError
 from dsbra.experiment.assignment import ASSIGNMENTS_FILE, Assignments, switchback_of
 from dsbra.experiment.design import OFF, ON, Switchback
 from dsbra.experiment.records import JOBS_DIR, MAPS_DIR, RecordStore, job_records, map_records
 from dsbra.hadoop.auth import login_from_keytab, secure_session
 from dsbra.hadoop.hdfs import ACCESS_REFUSED, HdfsActor, make_client
+from dsbra.observe.demand import DemandPoller
 from dsbra.observe.spark import ENGINE as SPARK
+from dsbra.policy.demand import DemandPolicy
 from dsbra.policy.profiles import DEFAULT_PROFILE
 from dsbra.policy.state import load_state, save_state
 from dsbra.policy.step import PAUSED
@@ -98,6 +105,11 @@ class Daemon:
         self._arm: tuple[int, str] | None = None  #: the switchback's (period, arm) last logged
         self._round_started = time.monotonic()
         self._sent_before: dict[str, int] = {}  #: the endpoints' requests by kind at its start
+        self.demand_poller: DemandPoller | None = None
+        self.fast = FastPollMemory()
+        self.start_fast_round()
+        self._raised_bytes: dict[str, int] = {}  #: the length of each raised file, last read
+        self.recent_fast: collections.deque = collections.deque(maxlen=RECENT_DECISIONS)
 
     # --- lifecycle -------------------------------------------------------------------------
     def acquire_lock(self) -> None:
@@ -126,6 +138,7 @@ class Daemon:
                                    since_ms=int(time.time() * 1000),
                                    node_locality_delay=c.node_locality_delay)
         self.spark = self._spark_collector() if self.cfg.spark.enabled else None
+        self.demand_poller = DemandPoller(self.collector)
 
     def connect_hdfs(self) -> None:
         """The endpoints, the acting WebHDFS client and the journal: what acting needs (a
@@ -289,22 +302,38 @@ class Daemon:
 
     # --- one round -------------------------------------------------------------------------
     def _window(self) -> tuple[int, int]:
-        """Poll for one interval (or until SIGTERM); the window's (start, end) in ms."""
+        """Poll for one interval (or until SIGTERM); the window's (start, end) in ms. With the
+        fast poll on, it runs every demand.poll_s between the collector's polls, first right
+        after the first one (whose job.split reads map its pending maps to blocks)."""
         start = self.collector.cursor_ms
         deadline = time.monotonic() + self.cfg.interval_s
+        fast_s = self.cfg.demand.poll_s if self.cfg.demand.enabled else None
+        next_fast = time.monotonic()
         while True:
-            try:
-                self.collector.poll()
-                if self.spark is not None:
-                    self.spark.poll()  # its sources' failures are logged skips inside
-                self.last_poll_ok = time.time()
-            except HadoopError as exc:
-                log.warning("poll skipped: %s", exc)
-                self.metrics.poll_errors.inc()
+            self._collect()
             left = deadline - time.monotonic()
-            if left <= 0 or self.stop.wait(min(self.cfg.poll_s, left)):
+            if left <= 0:
+                break
+            wake = min(time.monotonic() + self.cfg.poll_s, deadline)
+            stopped = False
+            while fast_s is not None and next_fast < wake and not stopped:
+                stopped = self.stop.wait(max(next_fast - time.monotonic(), 0))
+                if not stopped:
+                    self._fast_poll()
+                    next_fast = max(next_fast + fast_s, time.monotonic())
+            if stopped or self.stop.wait(max(wake - time.monotonic(), 0)):
                 break
         return start, int(time.time() * 1000)
+
+    def _collect(self) -> None:
+        try:
+            self.collector.poll()
+            if self.spark is not None:
+                self.spark.poll()  # its sources' failures are logged skips inside
+            self.last_poll_ok = time.time()
+        except HadoopError as exc:
+            log.warning("poll skipped: %s", exc)
+            self.metrics.poll_errors.inc()
 
     def run_round(self) -> dict:
         from dsbra.observe.window import build_window, file_blocks, read_files
@@ -313,6 +342,7 @@ class Daemon:
         t0 = time.process_time()
         self._round_started = time.monotonic()
         self._sent_before = dict(self.ep.stats.by_kind)
+        self.start_fast_round()
         start, end = self._window()
         # refreshed every round, a skipped one too: an outage elsewhere must not let it go stale
         lock_refusal = self._cluster_lock_refusal()
@@ -356,12 +386,13 @@ class Daemon:
         self._keep_records(obs, window, jobs, end, switchback)
         holdout = self.assignments.holdout(e.holdout, e.seed)
         paused = self.paused
+        fast_held = self.journal.demand_held() if self.cfg.demand.enabled else {}
         # the loaded state is handed over, not kept: decide keeps only the rows it needs
         res = decide(window, load_state(self.dir / "state.parquet"), self.journal.base,
                      policy_name=self.cfg.policy.name, profile=self.cfg.policy.profile,
-                     params=self.cfg.policy.params, rails=self.cfg.rails, file_bytes=file_bytes,
-                     stored_bytes=health.get("capacity_used_bytes"), holdout=holdout, off=off,
-                     paused=paused)
+                     params=self.cfg.policy.params, rails=self._rails_left(),
+                     file_bytes=file_bytes, stored_bytes=health.get("capacity_used_bytes"),
+                     holdout=holdout, off=off, paused=paused, hold=fast_held)
         if holdout.enabled:
             raising = res.plan.would_target > res.plan.current
             for rec in self.assignments.assign(res.plan.paths[raising], holdout,
@@ -407,6 +438,11 @@ class Daemon:
                                           if v and p in base and v["replication"] < base[p])
         info["extra_replica_bytes"] = sum(file_bytes.get(p, 0) * (self.journal.replication[p] - b)
                                           for p, b in self.journal.raised_files().items())
+        self._raised_bytes = {p: file_bytes[p] for p in self.journal.raised_files()
+                              if p in file_bytes}
+        if self.cfg.demand.enabled:
+            self.fast.refresh(files, self.journal.touched)
+            info["fast_poll_held"] = sorted(self.journal.demand_held())
         pending = [a.round for a in self.journal.pending()]
         info["oldest_pending_rounds"] = self.round - min(pending) if pending else 0
         self.metrics.observe_round(info, self.journal)
@@ -415,6 +451,161 @@ class Daemon:
                  "input_gone=%d", self.round, len(res.ri), info["map_tasks"], res.decision.gavg,
                  len(info["decisions"]), acting, len(reasons), info["input_gone_tasks"])
         return self._finish(info, t0)
+
+    def _rails_left(self, files=None):
+        """The rails less what this round's fast polls changed (the per-round caps are the
+        round's and its fast polls' together); for a fast poll's ``files`` (a FileTable), its
+        storage budget less the bytes above base of the raised files outside it."""
+        used = self._fast_round["used"]
+        rails = self.cfg.rails
+        elsewhere = 0
+        if files is not None and rails.storage_budget_bytes is not None:
+            inside = set(files.paths.tolist())
+            lengths = self._raised_bytes | {p: r.length for p, r in self.fast.reads.items()}
+            elsewhere = sum(lengths.get(p, rails.block_bytes) * (self.journal.replication[p] - b)
+                            for p, b in self.journal.raised_files().items() if p not in inside)
+        return rails.remaining(*used, extra_elsewhere=elsewhere)
+
+    # --- the fast poll (demand.enabled; dsbra.daemon.fastpoll) ------------------------------
+    def start_fast_round(self) -> None:
+        """A round's fast polls start: none run yet, nothing of the round's caps used."""
+        #: this round's fast polls: how many, their CPU and requests, the caps their changes used
+        self._fast_round: dict = {"polls": 0, "cpu_s": 0.0, "requests": {}, "decisions": 0,
+                                  "used": [0, 0, 0]}
+
+    def _fast_poll(self) -> None:
+        """One fast poll: the live demand, the rule, the round's rails, refusals and apply
+        path. A Hadoop failure, or a reply the rule cannot take, is a logged skip (the fast
+        poll is an addition to the round, never a reason for the daemon to stop); its requests
+        and CPU are counted either way."""
+        t0 = time.process_time()
+        before = dict(self.ep.stats.by_kind)
+        pending, decisions = None, []
+        try:
+            pending, decisions = self._fast_decide()
+        except (HadoopError, InputError) as exc:
+            # not "skipped:", the round's word for a skipped round (log parsers count those)
+            log.warning("fast-poll round=%d failed: %s", self.round, exc)
+            self.metrics.fast_poll_errors.inc()
+        cpu = time.process_time() - t0
+        sent = {k: n - before.get(k, 0) for k, n in self.ep.stats.by_kind.items()
+                if n > before.get(k, 0)}
+        self.metrics.observe_fast_poll(sent, cpu, pending, decisions)
+        fast = self._fast_round
+        fast["polls"] += 1
+        fast["cpu_s"] += cpu
+        fast["decisions"] += len(decisions)
+        totals = fast["requests"]
+        for kind, n in sent.items():
+            totals[kind] = totals.get(kind, 0) + n
+        at_ms = int(time.time() * 1000)
+        self.recent_fast.extend({"at_ms": at_ms, "round": self.round} | d for d in decisions)
+        self.status["fast_poll"] = {"poll_s": self.cfg.demand.poll_s, "last_ms": at_ms,
+                                    "pending_maps": pending, "requests": sent,
+                                    "cpu_s": round(cpu, 4),
+                                    "held": sorted(self.journal.demand_held()),
+                                    "recent_decisions": list(self.recent_fast)}
+        if decisions:
+            self._write_status()
+
+    def _fast_decide(self) -> tuple[int, list[dict]]:
+        """(pending maps seen, the file decisions made) of one fast poll."""
+        d = self.cfg.demand
+        poll = self.demand_poller.poll()
+        pending = len(poll.map_rows)
+        sb = self._switchback
+        if self.cfg.experiment.switchback and (sb is None or
+                                               sb.arm_at(int(time.time() * 1000)) == OFF):
+            return pending, []  # an off period (or its arm not known yet): the policy is off
+        held = self.journal.demand_held()
+        paths = sorted({p for p, _ in poll.blocks} | set(held))
+        delay = d.delay_threshold_s or poll.delay_s
+        if not paths or not delay > 0:  # no delay scheduling: the round's refusal says so
+            self.fast.state = None
+            return pending, []
+        if self.cfg.apply and any(a.state == SENT for a in self.journal.pending()):
+            self.journal.settle(self.actor)  # copies made: done, and their files read anew
+        reads = self.fast.read(self.ep, paths, self.journal.touched)
+        base = {p: held.get(p, self.journal.base.get(p, r.replication)) for p, r in reads.items()}
+        ri = demand_input(poll, reads, base)
+        policy = DemandPolicy(delay, max_replication=d.max_replication,
+                              min_shortfall=d.min_shortfall, idle_polls=d.idle_polls)
+        e = self.cfg.experiment
+        holdout = self.assignments.holdout(e.holdout, e.seed)
+        paused = self.paused
+        rails = self._rails_left(ri.files)
+        # a file whose last change the NameNode has not completed is left alone: its holders
+        # are not yet what its replication says, and the rule would ask for the copies again
+        busy = tuple(glob.escape(a.path) for a in self.journal.pending() if a.path in reads)
+        if busy:
+            rails = dataclasses.replace(rails, protected=rails.protected + busy)
+        fs = decide_demand(ri, self.fast.state, policy, rails, held, control_group=holdout,
+                           paused=paused)
+        self.fast.state = fs.done.state
+        plan = fs.done.plan
+        if not len(plan.changed()) and not len(plan.held_out()):
+            return pending, []
+        if holdout.enabled:
+            raising = plan.would_target > plan.current
+            for rec in self.assignments.assign(plan.paths[raising], holdout, round_=self.round,
+                                               at_ms=int(time.time() * 1000)):
+                log.info("experiment round=%d file=%s group=%s", self.round, rec["file"],
+                         rec["group"])
+        reasons = self._fast_refusals(paused) if self.cfg.apply else []
+        why = {str(p): (float(a), float(b)) for p, a, b in zip(plan.paths, fs.due, fs.servable)}
+        records = apply_plan(plan, ri.node_names, self.journal, self.actor, round_=self.round,
+                             apply=self.cfg.apply and not reasons,
+                             log_decision=self._fast_logger(why, reasons))
+        decisions = [r for r in records if not r.pop("repeated", False)]
+        used = self._fast_round["used"]
+        for r in decisions:
+            if r["outcome"] in ("sent", "dry-run") and r["target"] != r["current"]:
+                added = max(r["target"] - r["current"], 0)
+                used[0] += 1
+                used[1] += added
+                used[2] += added * reads[r["file"]].length
+        return pending, decisions
+
+    def _fast_refusals(self, paused: bool) -> list[str]:
+        """Why a fast poll with a change to make may not act: the round's refusals, on the
+        NameNode's health read now and the journal settled at the poll's start (a raise the
+        NameNode completed no longer holds the next back), and the round's cluster lock."""
+        reasons = refusals(self.ep.jmx.namenode_health(), self.cfg.health,
+                           pending_actions=len(self.journal.pending_raises()),
+                           observation_age_s=time.time() - self.last_poll_ok)
+        if paused:
+            reasons.append(f"paused: {self.pause_reason()} (resume with dsbra resume)")
+        lock = self.cluster_lock
+        if self.cfg.cluster.lock_path and (lock is None or not lock.held):
+            reasons.append("cluster-lock: not held (the round takes it)")
+        scheduler = self.collector.settings().no_signal()
+        if scheduler:
+            reasons.append(scheduler)
+        return reasons
+
+    def _fast_logger(self, why: dict[str, tuple[float, float]], reasons: list[str]):
+        """The fast poll's decision line (key=value, as the round's): in apply mode a change
+        not sent for a refusal says ``outcome=refused`` and the refusal; a change not made that
+        repeats the file's last line this round is marked ``repeated`` and not logged again."""
+        refusal = reasons[0].split(":")[0].replace(" ", "_") if reasons else ""
+
+        def log_decision(round_: int, rec: dict, target: int) -> None:
+            if rec["outcome"] == "dry-run" and self.cfg.apply:
+                rec["outcome"] = "refused"
+            key = (rec["current"], target, rec["outcome"])
+            if rec["outcome"] != "sent" and self.fast.shown.get(rec["file"]) == key:
+                rec["repeated"] = True
+                return
+            self.fast.shown[rec["file"]] = key
+            due, servable = why.get(rec["file"], (0.0, 0.0))
+            rec["due"], rec["servable"] = round(due, 3), round(servable, 3)
+            log.info("fast-poll round=%d file=%s replication=%d->%d base=%d rule=%s due=%.2f "
+                     "servable=%.2f shortfall=%.2f status=%s outcome=%s%s", round_, rec["file"],
+                     rec["current"], target, rec["base"], rec["reason"]["rule"], due, servable,
+                     rec["reason"]["rf"], rec["status"], rec["outcome"].replace(" ", "_"),
+                     f" refusal={refusal}" if rec["outcome"] == "refused" else "")
+
+        return log_decision
 
     @property
     def heat_file(self) -> Path:
@@ -525,6 +716,11 @@ class Daemon:
                 log.error("%s records of round=%d not kept: %s", kind, self.round, exc)
 
     def _finish(self, info: dict, t0: float) -> dict:
+        if self.cfg.demand.enabled:  # what the round's fast polls cost and did (in cpu_s too)
+            fast = self._fast_round
+            info["fast_poll"] = {"polls": fast["polls"], "cpu_s": round(fast["cpu_s"], 3),
+                                 "requests": dict(sorted(fast["requests"].items())),
+                                 "decisions": fast["decisions"]}
         info["cpu_s"] = round(time.process_time() - t0, 3)
         # what the round asked of Hadoop (its REST reads by kind: hdfs.stat, rm.nodes, ...)
         info["requests"] = {kind: n - self._sent_before.get(kind, 0)

@@ -96,6 +96,21 @@ class Rails:
                 raise InputError(f"{name} must be >= 0, got {v!r}")
         object.__setattr__(self, "protected", tuple(self.protected))
 
+    def remaining(self, files: int = 0, replicas: int = 0, bytes_added: int = 0,
+                  extra_elsewhere: int = 0) -> "Rails":
+        """These rails less what is used already: ``files``, ``replicas`` and ``bytes_added``
+        changed earlier in the same round (the daemon's fast polls and its round share the
+        per-round caps), ``extra_elsewhere`` bytes above base held by files outside the plan's
+        file table (the budget counts every file's)."""
+        def less(cap, used):
+            return None if cap is None else max(cap - used, 0)
+
+        return dataclasses.replace(
+            self, max_files_per_round=less(self.max_files_per_round, files),
+            max_replicas_per_round=less(self.max_replicas_per_round, replicas),
+            max_bytes_per_round=less(self.max_bytes_per_round, bytes_added),
+            storage_budget_bytes=less(self.storage_budget_bytes, extra_elsewhere))
+
     def within(self, ceiling: int) -> "Rails":
         """These rails with ``max_replication`` at most ``ceiling`` (a policy's own maximum),
         and never below ``min_replication``, the floor every file is kept at anyway."""

@@ -1,4 +1,5 @@
-"""`dsbra run` on a real cluster with delay scheduling: dry run, safe mode, the held-out files.
+"""`dsbra run` on a real cluster with delay scheduling: dry run, safe mode, the held-out files,
+the fast poll acting on the live demand.
 
 The daemon tests' cluster in the second slot (harness.py: continuous scheduling, D = 10 s, two
 hot one-block files at replication 1, cold ones on every worker; each test starts with every
@@ -10,6 +11,7 @@ them back in apply mode: test_placement_heat.py, which checks where each replica
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 
@@ -17,7 +19,8 @@ import numpy as np
 import pytest
 import requests
 
-from harness import BASE, HOT, Daemon, daemon_config, dfsadmin, replay_until, replication, run_dsbra
+from harness import (BASE, HOT, Daemon, daemon_config, dfsadmin, replay_until, replication,
+                     run_dsbra, scan)
 
 pytestmark = pytest.mark.cluster
 
@@ -203,3 +206,55 @@ def test_the_guard_pauses_the_daemon_through_its_pause_path(daemon_cluster, tmp_
     assert status["guard"]["fired"] and status["guard"]["margin"] == 0.05
     assert status["rounds"] >= 3
     assert daemon.journal() == [] and replication(client) == BASE
+
+
+#: the fast poll's raise sent: `fast-poll round=N file=F replication=A->B base=.. rule=demand ...`
+FAST_RAISE = re.compile(r"fast-poll round=(\d+) file=(\S+) replication=(\d+)->(\d+) base=\d+ "
+                        r"rule=demand due=(\S+) servable=(\S+) .*outcome=sent")
+
+
+def test_the_fast_poll_raises_a_hot_file_within_its_round_and_the_round_keeps_it(daemon_cluster,
+                                                                                 tmp_path):
+    """`demand.enabled` (a fast poll every 2 s, a short D of 1 s: a map is due only where a
+    container frees within a second): the hot jobs' maps pile up on each hot file's one holder,
+    and the fast poll raises one of them (rule demand, its own decision line and journal intent)
+    while the round it falls in is still collecting; that round and the next do not lower it
+    (the fast poll holds it, docs/daemon.md "The fast poll"; idle_polls 90: its own lowering
+    waits three minutes without demand). Rounds of 60 s, so that the round's own rule, on the
+    default profile, has not raised the file first."""
+    layout, env, client = daemon_cluster
+    cfg = daemon_config(env, tmp_path / "fast", interval_s=60, poll_s=3,
+                        policy={"name": "dsbra"},
+                        demand={"enabled": True, "poll_s": 2, "delay_threshold_s": 1.0,
+                                "idle_polls": 90})
+    daemon = Daemon.configure(tmp_path, "fast", cfg).start()
+
+    def fast_raised() -> list[dict]:
+        return [r for r in daemon.raised(HOT, op="sent") if r["reason"]["rule"] == "demand"]
+
+    try:
+        assert replay_until(layout, daemon, fast_raised), daemon.text()[-3000:]
+        first = min(fast_raised(), key=lambda r: r["id"])
+        raised_in = first["round"]
+        while daemon.rounds() < raised_in + 1:  # the raise's round, and the next, ended
+            daemon.wait_rounds(1, timeout_s=180)
+    finally:
+        log = daemon.stop()
+    assert first["reason"]["policy"] == "dsbra-demand" and first["before"] == BASE[first["path"]]
+    line = next(m for m in FAST_RAISE.finditer(log) if m[2] == first["path"])
+    assert int(line[1]) == raised_in and int(line[4]) == first["target"], line[0]
+    assert float(line[5]) > float(line[6]), line[0]  # more maps due than the holder serves
+    round_end = re.search(rf"\bround={raised_in} blocks=", log)
+    assert round_end and line.start() < round_end.start(), "raised after its round ended"
+    # neither that round nor the next lowered it: it ended both held by the fast poll (unless
+    # the round raised it further, which makes it the round's)
+    changes = [r for r in daemon.journal() if r["op"] == "intent" and r["path"] == first["path"]]
+    assert [r for r in changes if r["target"] < r["before"]
+            and r["reason"]["rule"] != "demand-gone"] == [], changes
+    taken_over = any(r["reason"]["rule"] not in ("demand", "demand-gone") for r in changes)
+    rounds = {r["round"]: r for r in daemon.status()["recent_rounds"]}
+    for n in (raised_in, raised_in + 1):
+        assert taken_over or first["path"] in rounds[n].get("fast_poll_held", []), rounds[n]
+    fast = rounds[raised_in]["fast_poll"]  # what the round's fast polls asked of Hadoop
+    assert fast["polls"] >= 10 and fast["requests"].get("rm.apps", 0) >= fast["polls"] - 2, fast
+    scan(client, daemon.journal())
