@@ -155,10 +155,17 @@ def _slots(value: str, state_dir: Path | None) -> int:
 @click.option("--label", default="", help="Name of this run (its HDFS output dir) [default: a timestamp].")
 @click.option("--job-timeout-s", type=float, default=1800.0, show_default=True,
               help="Longest a job client (or Hive query) may run before it is stopped.")
-@click.option("--engine", type=click.Choice(["mapreduce", "hive"]), default="mapreduce", show_default=True,
+@click.option("--engine", type=click.Choice(["mapreduce", "hive", "spark"]), default="mapreduce",
+              show_default=True,
               help="mapreduce: each job a map-only grep job; hive: each job the query SELECT * FROM <its "
                    "table> WHERE field LIKE '%XYZ%' in its own session of the cluster's HiveServer2 (started "
-                   "for the replay unless `dsbra bench hive start` runs one; jars: `dsbra bench hive install`).")
+                   "for the replay unless `dsbra bench hive start` runs one; jars: `dsbra bench hive install`); "
+                   "spark: each job a Spark grep job (a cluster up with --spark; --spark-mode).")
+@click.option("--spark-mode", type=click.Choice(["shared"]), default="shared", show_default=True,
+              help="spark: shared runs every job in one long-running application, its executors held, "
+                   "each job in a Fair scheduler pool of its own (as a Thrift server or notebook).")
+@click.option("--executors", type=click.IntRange(min=1), default=None,
+              help="spark: the shared application's executors [default: two per worker, less one].")
 @click.option("--clients", type=click.Choice(["one", "per-job"]), default="one", show_default=True,
               help="mapreduce: submit every job from one JVM (no waiting client per job), or from a "
                    "client JVM per job that waits for it (how result sets before 2026-11-25 ran).")
@@ -166,22 +173,22 @@ def _slots(value: str, state_dir: Path | None) -> int:
               help="mapreduce: a Hadoop property set on every job over the cluster's mapred-site.xml "
                    "(repeatable), e.g. mapreduce.job.ubertask.enable=true; recorded in summary.json.")
 @state_dir_option
-def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engine, clients, job_conf,
-           state_dir) -> None:
+def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engine, spark_mode, executors,
+           clients, job_conf, state_dir) -> None:
     """Submit SCHEDULE_FILE's jobs (map-only greps for XYZ over their input files) on time to the
     running cluster, then write per-job and per-task results in the simulator's Parquet schema."""
     from dsbra.bench.replay import replay as run_replay
     from dsbra.schedule_format import load_schedule
 
     schedule = load_schedule(schedule_file)
-    if job_conf and engine == "hive":
-        raise click.BadParameter("sets MapReduce job properties; Hive's queries take theirs from its "
-                                 "HiveServer2", param_hint="--job-conf")
+    if job_conf and engine != "mapreduce":
+        raise click.BadParameter(f"sets MapReduce job properties; not for the {engine} engine",
+                                 param_hint="--job-conf")
     if daemon_config is not None and not daemon_config.is_file():
         raise click.BadParameter(f"{daemon_config} does not exist", param_hint="--daemon-config")
     summary = run_replay(schedule, StateLayout.at(state_dir), out, daemon_config=daemon_config, queue=queue,
                          job_timeout_s=job_timeout_s, label=label, engine=engine, clients=clients,
-                         job_conf=job_conf,
+                         job_conf=job_conf, spark_mode=spark_mode, executors=executors,
                          log=lambda m: click.echo(m, err=True))
     click.echo(f"{summary['jobs']} jobs, {summary['maps']} maps: mean response {summary['mean_response_s']} s, "
                f"node locality {summary['node_locality']}, mean map wait {summary['mean_map_wait_s']} s; "
@@ -193,6 +200,9 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engin
         why = summary.get("errors", {}).get(first)
         raise HadoopError(f"{len(summary['failed_jobs'])} jobs failed: {', '.join(summary['failed_jobs'][:5])}"
                           + (f" ({first}: {why})" if why else ""))
+    if summary.get("matches_mismatched"):
+        raise HadoopError(f"Spark counted other matches than the data holds for "
+                          f"{', '.join(summary['matches_mismatched'][:5])}; see {out / 'summary.json'}")
     if summary.get("rows_mismatched"):
         raise HadoopError(f"Hive returned other row counts than the data holds for "
                           f"{', '.join(summary['rows_mismatched'][:5])}; see {out / 'summary.json'}")

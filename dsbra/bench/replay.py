@@ -44,7 +44,7 @@ from dsbra.validate import one_of
 
 log = logging.getLogger(__name__)
 OUT_BASE = "/bench/out"
-ENGINES = ("mapreduce", "hive")
+ENGINES = ("mapreduce", "hive", "spark")
 #: how a mapreduce replay submits: one JVM for the schedule, or a client JVM per job
 CLIENTS = ("one", "per-job")
 STORAGE_EVERY_S = 10.0
@@ -117,18 +117,18 @@ def _daemon(config: Path, log_path: Path) -> subprocess.Popen:
 def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config: Path | None = None,
            queue: str | None = None, job_timeout_s: float = 1800.0, label: str = "",
            engine: str = "mapreduce", clients: str = "one", job_conf: dict[str, str] | None = None,
-           log=lambda msg: None) -> dict:
+           spark_mode: str = "shared", executors: int | None = None, log=lambda msg: None) -> dict:
     """engine: ``mapreduce`` (the map-only grep job) or ``hive`` (the grep query through the
     cluster's HiveServer2, started here if it does not run, and stopped again). clients: see
     CLIENTS (mapreduce only). job_conf: Hadoop properties set on every job (mapreduce only),
     over the cluster's mapred-site.xml, as a job's submitter sets them (for instance uber mode
-    or the ApplicationMaster's memory, to measure what each does to its start-up)."""
+    or the ApplicationMaster's memory, to measure what each does to its start-up). spark_mode and
+    executors: the spark engine's (spark_replay.py)."""
     one_of("engine", engine, ENGINES)
     one_of("clients", clients, CLIENTS)
     job_conf = dict(job_conf or {})
-    if job_conf and engine == "hive":
-        raise InputError("job_conf sets MapReduce job properties; Hive's queries take theirs from "
-                         "its HiveServer2 (hive-site.xml)")
+    if job_conf and engine != "mapreduce":
+        raise InputError(f"job_conf sets MapReduce job properties; not for the {engine} engine")
     if engine == "hive":
         from dsbra.bench.hive import installed
 
@@ -142,6 +142,12 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
     if engine == "hive":
         return _replay_hive(schedule, layout, out_dir, env, ep, run_tag, daemon_config=daemon_config,
                             queue=queue, job_timeout_s=job_timeout_s, log=log)
+    if engine == "spark":
+        from dsbra.bench.spark_replay import SPARK_MODES, replay_spark
+
+        one_of("spark_mode", spark_mode, SPARK_MODES)
+        return replay_spark(schedule, layout, out_dir, ep, run_tag, daemon_config=daemon_config,
+                            mode=spark_mode, executors=executors, job_timeout_s=job_timeout_s, log=log)
     jar = cluster_grep_jar(data)
     out_base = f"{OUT_BASE}/{run_tag}"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -192,14 +198,20 @@ def _submit_per_job(jobs, watch: _Watch, layout: StateLayout, jar: Path, out_bas
 
 def _finish(schedule: dict, out_dir: Path, watch: _Watch, hadoop_ids, submit_s, failed, end_wall_ms: int,
             daemon, cost: dict, *, engine: str, label: str,
-            extra: dict | None = None) -> dict:
-    """Both engines: the result tables, storage.json and summary.json of a replay (``extra``: the
-    engine's own fields, after the common ones)."""
+            extra: dict | None = None, obs=None, spark=None, files=None, as_job=None) -> dict:
+    """Every engine: the result tables, storage.json and summary.json of a replay (``extra``: the
+    engine's own fields, after the common ones). ``obs``: the tasks, if not the MapReduce
+    collector's; ``spark``: the SparkCollector that judges them, ``files`` what it read;
+    ``as_job``: each judged task as its schedule job's (its job_id one of ``hadoop_ids``), or
+    None for a task of no schedule job."""
     jobs = schedule["jobs"]
     collector, storage, t0_wall_ms = watch.collector, watch.storage, watch.t0_wall_ms
-    obs = collector.take()
+    if obs is None:
+        obs = collector.take()
     window = build_window(collector, obs, window_start_ms=t0_wall_ms, window_end_ms=end_wall_ms,
-                          detail=True)
+                          detail=True, files=files, spark=spark)
+    if as_job is not None:
+        obs = [o for o in map(as_job, obs) if o is not None]
     tables = result_tables(jobs, hadoop_ids, submit_s, obs, window.observe["tasks"], t0_wall_ms)
     write_results(out_dir, *tables)
     (out_dir / "storage.json").write_text(json.dumps(

@@ -470,6 +470,12 @@ class SparkApi(Endpoint):
         reply = self._app_json(app_id, "/stages", "spark.stages", {"details": "true"})
         return reply if isinstance(reply, list) else []
 
+    def jobs(self, app_id: str) -> list[dict]:
+        """The application's jobs: ``jobId``, ``jobGroup``, ``stageIds``, ``submissionTime``,
+        ``completionTime``, ``status``."""
+        reply = self._app_json(app_id, "/jobs", "spark.jobs")
+        return reply if isinstance(reply, list) else []
+
     def executors(self, app_id: str) -> list[dict]:
         """Every executor the application had, removed ones too (``allexecutors``)."""
         reply = self._app_json(app_id, "/allexecutors", "spark.executors")
