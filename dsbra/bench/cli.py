@@ -161,11 +161,14 @@ def _slots(value: str, state_dir: Path | None) -> int:
                    "table> WHERE field LIKE '%XYZ%' in its own session of the cluster's HiveServer2 (started "
                    "for the replay unless `dsbra bench hive start` runs one; jars: `dsbra bench hive install`); "
                    "spark: each job a Spark grep job (a cluster up with --spark; --spark-mode).")
-@click.option("--spark-mode", type=click.Choice(["shared"]), default="shared", show_default=True,
+@click.option("--spark-mode", type=click.Choice(["shared", "per-job"]), default="shared", show_default=True,
               help="spark: shared runs every job in one long-running application, its executors held, "
-                   "each job in a Fair scheduler pool of its own (as a Thrift server or notebook).")
+                   "each job in a Fair scheduler pool of its own (as a Thrift server or notebook); per-job "
+                   "submits each job as its own application in cluster mode with dynamic allocation "
+                   "(as batch pipelines run).")
 @click.option("--executors", type=click.IntRange(min=1), default=None,
-              help="spark: the shared application's executors [default: two per worker, less one].")
+              help="spark: the shared application's executors, or each per-job application's most "
+                   "[default: two per worker, less one].")
 @click.option("--clients", type=click.Choice(["one", "per-job"]), default="one", show_default=True,
               help="mapreduce: submit every job from one JVM (no waiting client per job), or from a "
                    "client JVM per job that waits for it (how result sets before 2026-11-25 ran).")
@@ -177,12 +180,13 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engin
            clients, job_conf, state_dir) -> None:
     """Submit SCHEDULE_FILE's jobs (map-only greps for XYZ over their input files) on time to the
     running cluster, then write per-job and per-task results in the simulator's Parquet schema."""
+    from dsbra.bench.replay import JOB_PROPERTIES_FROM
     from dsbra.bench.replay import replay as run_replay
     from dsbra.schedule_format import load_schedule
 
     schedule = load_schedule(schedule_file)
     if job_conf and engine != "mapreduce":
-        raise click.BadParameter(f"sets MapReduce job properties; not for the {engine} engine",
+        raise click.BadParameter(f"sets MapReduce job properties; {JOB_PROPERTIES_FROM[engine]}",
                                  param_hint="--job-conf")
     if daemon_config is not None and not daemon_config.is_file():
         raise click.BadParameter(f"{daemon_config} does not exist", param_hint="--daemon-config")

@@ -38,13 +38,16 @@ from dsbra.cluster.jobs import submit_at
 from dsbra.cluster.paths import StateLayout
 from dsbra.errors import DsbraError, HadoopError, InputError
 from dsbra.observe.collector import Collector, Endpoints
-from dsbra.observe.window import build_window
+from dsbra.observe.window import build_window, read_files
 from dsbra.results_schema import LOCALITY_NAMES, job_table, task_table, write_results
 from dsbra.validate import one_of
 
 log = logging.getLogger(__name__)
 OUT_BASE = "/bench/out"
 ENGINES = ("mapreduce", "hive", "spark")
+#: where the other engines' jobs take their properties from (job_conf is MapReduce's)
+JOB_PROPERTIES_FROM = {"hive": "Hive's queries take theirs from its HiveServer2 (hive-site.xml)",
+                       "spark": "Spark's jobs take theirs from spark-defaults.conf"}
 #: how a mapreduce replay submits: one JVM for the schedule, or a client JVM per job
 CLIENTS = ("one", "per-job")
 STORAGE_EVERY_S = 10.0
@@ -128,7 +131,7 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
     one_of("clients", clients, CLIENTS)
     job_conf = dict(job_conf or {})
     if job_conf and engine != "mapreduce":
-        raise InputError(f"job_conf sets MapReduce job properties; not for the {engine} engine")
+        raise InputError(f"job_conf sets MapReduce job properties; {JOB_PROPERTIES_FROM[engine]}")
     if engine == "hive":
         from dsbra.bench.hive import installed
 
@@ -143,11 +146,9 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
         return _replay_hive(schedule, layout, out_dir, env, ep, run_tag, daemon_config=daemon_config,
                             queue=queue, job_timeout_s=job_timeout_s, log=log)
     if engine == "spark":
-        from dsbra.bench.spark_replay import SPARK_MODES, replay_spark
-
-        one_of("spark_mode", spark_mode, SPARK_MODES)
-        return replay_spark(schedule, layout, out_dir, ep, run_tag, daemon_config=daemon_config,
-                            mode=spark_mode, executors=executors, job_timeout_s=job_timeout_s, log=log)
+        return _replay_spark(schedule, out_dir, env, ep, run_tag, daemon_config=daemon_config,
+                             mode=spark_mode, executors=executors, job_timeout_s=job_timeout_s,
+                             log=log)
     jar = cluster_grep_jar(data)
     out_base = f"{OUT_BASE}/{run_tag}"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -392,3 +393,56 @@ def summarize(jobs, tasks, storage) -> dict:
         "extra_storage_mean": round(float(np.mean(extra)), 4) if extra else None,
         "extra_storage_max": round(float(np.max(extra)), 4) if extra else None,
     }
+
+
+def _replay_spark(schedule: dict, out_dir: Path, env: dict, ep: Endpoints, run_tag: str, *,
+                  daemon_config: Path | None, mode: str, executors: int | None,
+                  job_timeout_s: float, log) -> dict:
+    """The spark engine (spark_replay.py): the schedule in one long-running application or an
+    application per job, followed by the daemon's Spark collector; its tasks judged by the
+    daemon's Spark rule."""
+    from dsbra.bench import spark_replay as sr
+    from dsbra.hadoop.rest import SparkApi
+
+    one_of("spark_mode", mode, sr.SPARK_MODES)
+    if not env.get("spark_submit"):
+        raise InputError("the bundled cluster runs no Spark: bring it up with dsbra cluster up --spark")
+    jobs = schedule["jobs"]
+    executors = executors or sr.default_executors(env)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    collector = sr.spark_collector(env)
+    history = SparkApi.history(env["spark_history"])
+    daemon = _daemon(daemon_config, out_dir / "daemon.log") if daemon_config else None
+    daemon_t0 = time.monotonic()
+    watch = _Watch(ep, schedule["dataset"])
+    timeout_s = max(float(j["submit_s"]) for j in jobs) + job_timeout_s
+    try:
+        if mode == "shared":
+            plan = sr.write_plan(out_dir, jobs, env["fs"])
+            records, app_id = sr.run_shared(env, plan, executors, watch, collector, out_dir,
+                                            timeout_s=timeout_s, log=log)
+            apps = [app_id]
+        else:
+            app_of, submit_s, failed = sr.run_per_job(env, jobs, executors, watch, collector,
+                                                      out_dir, timeout_s=timeout_s, log=log)
+            apps = list(app_of.values())
+        for app in apps:
+            sr.until_history(collector, app, watch)
+        end_wall_ms = int(time.time() * 1000)
+        watch.sample()
+    finally:
+        cost = daemon_cost(stop_daemon(daemon), time.monotonic() - daemon_t0, out_dir / "daemon.log")
+    files = read_files(ep, collector.paths_pending())
+    obs = collector.take(files)
+    extra: dict = {"spark_mode": mode, "executors": executors}
+    if mode == "shared":
+        job_of = sr.shared_job_of(app_id, history)
+        submit_s, failed, fields = sr.job_outcomes(records, jobs, schedule["dataset"], watch.t0_wall_ms)
+        extra |= {"spark_app": app_id} | fields
+    else:
+        job_of = sr.per_job_job_of(app_of)
+        extra |= {"spark_apps": app_of}
+    keys, as_job = sr.tasks_as_jobs(jobs, job_of)
+    return _finish(schedule, out_dir, watch, keys, submit_s, failed, end_wall_ms, daemon, cost,
+                   engine="spark", label=run_tag, obs=obs, spark=collector, files=files,
+                   as_job=as_job, extra=extra)

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
+import pyarrow.parquet as pq
 import pytest
 
 from dsbra.bench import spark_truth as truth
@@ -292,3 +293,44 @@ def test_spark_on_the_capacity_scheduler(second_cluster_slot):
         assert "job 0 matches 1000" in proc.stdout
         app = next(a for a in ResourceManager(env["rm"]).apps(app_type="SPARK") if a["id"] == app_of(proc.stderr))
         assert app["finalStatus"] == "SUCCEEDED" and app["queue"] in ("default", "root.default"), app
+
+
+@pytest.mark.parametrize("mode", ["shared", "per-job"])
+def test_the_replay_runs_a_schedule_both_ways_spark_is_run(spark_cluster, tmp_path, mode):
+    """`dsbra bench replay --engine spark`: a small schedule over the grep data set in one
+    application (executors held, a Fair pool per job; every job's count is the data's, the CLI
+    fails otherwise), or an application per job (cluster mode, dynamic allocation; each one
+    succeeded). Every input file of every job is one task of that job in the simulator's
+    schema, at a level Spark reported, with the daemon's judged wait."""
+    layout, env, _ = spark_cluster
+    state = ["--state-dir", str(layout.root)]
+    data = ["--size", "8m", "--block-size", "1m", "--path", "/ts/grep", "--replication", "1"]
+    done = run_dsbra("bench", "data", *data, *state)
+    assert done.returncode == 0, done.stderr[-2000:]
+    schedule = tmp_path / "schedule.json"
+    done = run_dsbra("bench", "schedule", "--out", str(schedule), "--jobs", "4", "--slots", "6",
+                     "--inter-arrival-s", "2", "--seed", "3", "--hot-fraction", "0.25",
+                     "--hot-share", "0.7", *data, *state)
+    assert done.returncode == 0, done.stderr[-2000:]
+    jobs = json.loads(schedule.read_text())["jobs"]
+    out = tmp_path / "replay"
+    done = run_dsbra("bench", "replay", str(schedule), "--out", str(out), "--engine", "spark",
+                     "--spark-mode", mode, "--executors", "4", *state, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["engine"], summary["spark_mode"], summary["executors"]) == ("spark", mode, 4)
+    assert summary["failed_jobs"] == []
+    if mode == "shared":
+        assert summary["matches_mismatched"] == [] and len(summary["matches_by_job"]) == len(jobs)
+    else:
+        assert sorted(summary["spark_apps"]) == sorted(j["job_id"] for j in jobs)
+        assert len(set(summary["spark_apps"].values())) == len(jobs)
+    assert summary["jobs"] == len(jobs) and summary["maps"] == sum(len(j["inputs"]) for j in jobs)
+    tasks = pq.read_table(out / "tasks.parquet").to_pylist()
+    read = sorted((t["job_id"], t["block_id"]) for t in tasks)
+    assert read == sorted((j["job_id"], int(p.rsplit("part-", 1)[1])) for j in jobs for p in j["inputs"])
+    assert all(t["locality"] in (0, 1, 2) and t["launch_s"] >= t["scheduled_s"] for t in tasks)
+    assert all(t["delay_wait_s"] >= 0 and (t["delayed"] or t["delay_wait_s"] == 0) for t in tasks)
+    by_job = {r["job_id"]: r for r in pq.read_table(out / "jobs.parquet").to_pylist()}
+    assert sorted(by_job) == sorted(j["job_id"] for j in jobs)
+    assert all(r["response_s"] > 0 for r in by_job.values())
