@@ -14,6 +14,10 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
 - ``dsbra-hold``: the daemon with ``adaptive-hold``, the default since 2026-12-02 (a hot block
   on at most 3/4 of the workers, every worker the ceiling otherwise; an extra replica held 3
   rounds without heat);
+- ``dsbra-hold-idle0`` (``--engine spark``): the same with ``spark.min_idle_s: 0``: a Spark task
+  counts as delayed when a core elsewhere was free for any time while it waited, not for half
+  a second (docs/spark.md: in a busy shared application a declined core goes to another job's
+  task at once, so it is never idle for long);
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
   dsbra/policy/baselines.py), on the same observed signals;
 - ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides
@@ -63,6 +67,17 @@ whose ``summary.json`` exists is kept, so an interrupted matrix resumes. At the 
 (`bench replay --engine hive`, the paper's benchmark) on a cluster with YARN's shared cache, so
 hive-exec is not shipped with every query (bench_hive_shared_cache.py measures what that saves).
 
+``--engine spark`` runs every job as a Spark grep job (`bench replay --engine spark`, issue 69)
+on a cluster up with ``--spark``, the way ``--spark-mode`` says: ``shared``, one long-running
+application with its executors held (``--executors``, two one-core executors a worker less the
+ApplicationMaster's place by default), each job in a Fair pool of its own; or ``per-job``, an
+application per job with dynamic allocation. The daemon arms read Spark through its Spark
+collector (the config's ``spark:`` section, the History Server and the NameNode's audit log).
+
+    python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-spark-hotspot \
+        --schedule benchmarks/results/hotspot-choice/1g-20jobs-gap6s-share0.9/schedule.json \
+        --engine spark --spark-mode shared --arms static dsbra-hold oracle --reps 6
+
 ``--record-grants`` records, beside each run, the locality level at which the Fair Scheduler
 granted every container of its jobs and the map attempt each went to (RUN/grants.json,
 container_grants.py: why a map ran off its data).
@@ -102,8 +117,9 @@ DAEMON_ARMS = {"dsbra": {"policy": _ADAPTIVE}, "calibrated": {"policy": {"profil
                "dsbra-dry-run": {"policy": _ADAPTIVE, "mode": "dry-run"},
                "dsbra-fast-poll-dry-run": {"policy": _ADAPTIVE, "mode": "dry-run",
                                            "demand": {"enabled": True, "poll_s": 3}},
-               "dsbra-hold": {"policy": {"profile": "adaptive-hold"}}}
-ARMS = ["static", "dsbra", "dsbra-hold", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
+               "dsbra-hold": {"policy": {"profile": "adaptive-hold"}},
+               "dsbra-hold-idle0": {"policy": {"profile": "adaptive-hold"}, "spark": {"min_idle_s": 0.0}}}
+ARMS = ["static", "dsbra", "dsbra-hold", "dsbra-hold-idle0", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
         "dsbra-holdout", "dsbra-dry-run", "dsbra-fast-poll-dry-run", "static-per-job",
         *JOB_CONF_ARMS, "static-nodelay"]
 #: the directory of --warm-up's run, which no report reads
@@ -118,14 +134,16 @@ def arm_name(arm: str, max_am_share: float | None) -> str:
 def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
             scheduler: str = "fair", node_delay: int = 40, max_load: float = 1.0,
             max_am_share: float | None = None, engine: str = "mapreduce",
-            name: str | None = None, record_grants: bool = False) -> None:
+            name: str | None = None, record_grants: bool = False, spark_mode: str = "shared",
+            executors: int | None = None) -> None:
     name = name or arm_name(arm, max_am_share)
     run_dir = out / name / f"rep{rep}"
     if (run_dir / "summary.json").exists():
         print(f"{name} rep{rep}: done before, kept", flush=True)
         return
     cluster_up(delay=arm != "static-nodelay", seed=data_seed(schedule),
-               scheduler=scheduler, node_delay=node_delay, shared_cache=engine == "hive")
+               scheduler=scheduler, node_delay=node_delay, shared_cache=engine == "hive",
+               spark=engine == "spark")
     if scheduler == "fair":
         set_max_am_share(max_am_share)
     env = cl.env(LAYOUT)
@@ -145,6 +163,9 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
             args += ["--job-conf", f"{key}={value}"]
     if engine == "hive":
         args += ["--engine", "hive", "--job-timeout-s", "900"]
+    if engine == "spark":
+        args += ["--engine", "spark", "--spark-mode", spark_mode]
+        args += ["--executors", str(executors)] if executors else []
     if arm in DAEMON_ARMS:
         sections = DAEMON_ARMS[arm]
         if "experiment" in sections:
@@ -201,9 +222,16 @@ def main() -> None:
     ap.add_argument("--max-am-share", type=float, nargs="+", default=None,
                     help="run every arm at each of these Fair Scheduler maxAMShare values (arms "
                          "<arm>-amshare<x>), set by rewriting fair-scheduler.xml")
-    ap.add_argument("--engine", choices=("mapreduce", "hive"), default="mapreduce",
-                    help="each job a map-only MapReduce grep, or the Hive grep query through the "
-                         "cluster's HiveServer2 (the cluster then runs YARN's shared cache)")
+    ap.add_argument("--engine", choices=("mapreduce", "hive", "spark"), default="mapreduce",
+                    help="each job a map-only MapReduce grep, the Hive grep query through the "
+                         "cluster's HiveServer2 (the cluster then runs YARN's shared cache), or a "
+                         "Spark grep job (the cluster then runs Spark; --spark-mode)")
+    ap.add_argument("--spark-mode", choices=("shared", "per-job"), default="shared",
+                    help="--engine spark: one long-running application for the schedule, its "
+                         "executors held, or an application per job with dynamic allocation")
+    ap.add_argument("--executors", type=int, default=None,
+                    help="--engine spark: the shared application's executors, or each per-job "
+                         "application's most (bench replay's default when not given)")
     ap.add_argument("--warm-up", action="store_true",
                     help="one run of the first arm before repetition 1, in OUT/warm-up, read by no "
                          "report (the first run after the data set is written was a sitting's "
@@ -214,8 +242,14 @@ def main() -> None:
     a = ap.parse_args()
     if a.reps < 1 or a.first_rep < 1:
         ap.error("--reps and --first-rep must be at least 1")
-    if a.engine == "hive" and {"static-per-job", *JOB_CONF_ARMS} & set(a.arms):
-        ap.error("static-per-job and the AM start-up arms are the MapReduce engine's; Hive has its server")
+    if a.engine != "mapreduce" and {"static-per-job", *JOB_CONF_ARMS} & set(a.arms):
+        ap.error(f"static-per-job and the AM start-up arms are the MapReduce engine's, not {a.engine}'s")
+    if a.engine == "spark" and a.record_grants:
+        ap.error("--record-grants follows MapReduce's maps to their containers; Spark's tasks run in executors")
+    if a.engine != "spark" and (a.spark_mode != "shared" or a.executors is not None):
+        ap.error("--spark-mode and --executors are --engine spark's")
+    if a.executors is not None and a.executors < 1:
+        ap.error("--executors must be at least 1")
     if a.max_am_share and a.scheduler != "fair":
         ap.error("--max-am-share is the Fair Scheduler's")
     if a.record_grants and a.scheduler != "fair":
@@ -230,8 +264,10 @@ def main() -> None:
     # a given schedule names its data set's seed, which need not be its own (`dsbra bench
     # schedule --seed 29` over data seed 0); a schedule made here uses --seed for both
     cluster_up(delay=a.arms != ["static-nodelay"], seed=data_seed(schedule) if schedule.exists() else a.seed,
-               **sched, shared_cache=a.engine == "hive")
+               **sched, shared_cache=a.engine == "hive", spark=a.engine == "spark")
     sched |= {"max_load": a.max_load, "engine": a.engine, "record_grants": a.record_grants}
+    if a.engine == "spark":
+        sched |= {"spark_mode": a.spark_mode, "executors": a.executors}
     if not schedule.exists():
         dsbra("bench", "schedule", "--out", str(schedule), "--jobs", str(a.jobs), "--seed", str(a.seed),
               "--slots", str(a.slots), "--inter-arrival-s", str(a.inter_arrival_s),
@@ -253,8 +289,12 @@ def main() -> None:
                         max_am_share=share)
     runs = [str(a.out / arm_name(arm, share)) for arm in ARMS for share in shares
             if (a.out / arm_name(arm, share)).is_dir()]
+    # the claims are about the adaptive arm where it ran (every committed MapReduce sitting),
+    # else about the default profile's
+    arm = next((arm_name(arm, shares[0]) for arm in ("dsbra", "dsbra-hold")
+                if (a.out / arm_name(arm, shares[0])).is_dir()), arm_name("dsbra", shares[0]))
     dsbra("report", *runs, "--out", str(a.out / "report"), "--baseline", arm_name("static", shares[0]),
-          "--arm", arm_name("dsbra", shares[0]), "--oracle", arm_name("oracle", shares[0]))
+          "--arm", arm, "--oracle", arm_name("oracle", shares[0]))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from dsbra.cluster import cluster as cl
 from dsbra.cluster.confdir import DEFAULT_QUEUES, allocation_file
 from dsbra.cluster.paths import StateLayout, default_state_dir
 from dsbra.cluster.spec import ClusterSpec
-from dsbra.daemon.config import bundled_cluster_section
+from dsbra.daemon.config import bundled_cluster_section, bundled_spark_section
 from dsbra.hadoop import locality
 from dsbra.hadoop.hdfs import HdfsActor
 
@@ -66,10 +66,10 @@ def arm_order(arms: list[str], rep: int) -> list[str]:
 
 def cluster_up(delay: bool, seed: int, scheduler: str = "fair",
                node_delay: int = locality.NODE_LOCALITY_DELAY,
-               shared_cache: bool = False) -> None:
-    """The cluster with delay scheduling on or off (and YARN's shared cache or not), restarted
-    when it runs otherwise, and the data set in it (a restarted cluster's HDFS starts empty;
-    `bench data` keeps what is there)."""
+               shared_cache: bool = False, spark: bool = False) -> None:
+    """The cluster with delay scheduling on or off (and YARN's shared cache or not, Spark or
+    not), restarted when it runs otherwise, and the data set in it (a restarted cluster's HDFS
+    starts empty; `bench data` keeps what is there)."""
     if scheduler == "capacity":
         want = {"scheduler": "capacity", "node_locality_delay": node_delay if delay else -1,
                 "rack_locality_additional_delay": -1 if delay else 0}
@@ -81,8 +81,9 @@ def cluster_up(delay: bool, seed: int, scheduler: str = "fair",
         want = {"scheduler": "fair", "locality_delay_node_ms": ms}
         flags = ["--continuous-scheduling", "--locality-delay-node-ms", str(ms),
                  "--locality-delay-rack-ms", str(ms)]
-    want |= {"net_mbit": NET_MBIT, "workers": WORKERS, "shared_cache": shared_cache}
+    want |= {"net_mbit": NET_MBIT, "workers": WORKERS, "shared_cache": shared_cache, "spark": spark}
     flags += ["--shared-cache"] if shared_cache else []
+    flags += ["--spark"] if spark else []
     current = cl.status(LAYOUT)
     running = ClusterSpec.from_dict(current.data["spec"]) if current.state == "up" else None
     if running is None or any(getattr(running, k) != v for k, v in want.items()):
@@ -173,9 +174,10 @@ def set_max_am_share(share: float | None, timeout_s: float = 90) -> None:
 def daemon_config(run_dir: Path, env: dict, sections: dict, interval_s: float) -> Path:
     cfg = {"mode": "apply", "interval_s": interval_s, "poll_s": 3,
            "state_dir": str(run_dir / "daemon-state"),
-           "cluster": bundled_cluster_section(env),
+           "cluster": bundled_cluster_section(env), "spark": bundled_spark_section(env),
            "http": {"enabled": False}}
-    cfg.update(sections)
+    for key, section in sections.items():  # an arm's section adds to the cluster's
+        cfg[key] = cfg[key] | section if isinstance(cfg.get(key), dict) else section
     path = run_dir / "daemon.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path

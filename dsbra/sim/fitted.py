@@ -2,7 +2,9 @@
 on 2 racks, replication 2, 64 MiB blocks, D = 10 s, the daemon's 30 s rounds, and the task
 model, slots, heartbeat and ApplicationMasters fitted on the sitting's static arm
 (dsbra/sim/calibration.py, the fit benchmarks/compare_sim_real.py records in the sitting's
-sim-vs-real.json: :func:`load_fit`). The scripts that predict real sittings in the simulator
+sim-vs-real.json: :func:`load_fit`); or, for a Spark sitting (`--engine spark --spark-mode
+shared`), the replay's one long-running application under the Spark binding
+(:func:`spark_arm_config`; compare_sim_spark.py, choose_spark_schedule.py). The scripts that predict real sittings in the simulator
 (compare_sim_real.py, sim_candidates_fitted.py, sim_yarn_binding.py, choose_hotspot_schedule.py,
 sim_churn.py) build their configurations here, so they simulate one cluster."""
 
@@ -12,7 +14,7 @@ import json
 from pathlib import Path
 
 from dsbra.policy.profiles import DEFAULT_PROFILE, PRE_HOLD_PROFILE, PROFILES, DsbraParams
-from dsbra.sim.config import SimConfig
+from dsbra.sim.config import SimConfig, SparkSettings
 from dsbra.sim.run import WorkloadSpec, simulate
 
 #: a replay arm -> (policy, delay scheduling on)
@@ -115,3 +117,41 @@ def load_fit(fit_path: Path) -> dict:
     return {"model": doc["task_model"], "slots": doc["slots_per_node"], "heartbeat_s": doc["heartbeat_s"],
             "am": {k: doc["am"][k] for k in ("am_slots", "max_am_share", "am_startup_s")},
             "schedule": fit_path.parent / "schedule.json"}
+
+
+#: the bundled cluster's task slots a worker under the Spark binding: two one-core executors fit
+#: a NodeManager (dsbra/bench/spark_replay.py)
+SPARK_SLOTS = 2
+
+
+def spark_arm_config(arm: str, model: dict, executors: int, heartbeat_s: float, wait_s: float,
+                     seed: int) -> SimConfig:
+    """The bundled cluster running ``arm`` with the Spark replay's shared application: its
+    ApplicationMaster a slot, ``executors`` one-core executors held from the start, a Fair pool
+    per job, spark.locality.wait ``wait_s`` (also D, DSBRA's normaliser), the daemon's rounds;
+    the task model ``model`` (calibration.task_model of the sitting's static tasks). The DSBRA
+    arms read the scheduler's own accounting (the observed rule is MapReduce's)."""
+    policy, _ = SIM_ARM_POLICY[arm]
+    ceiling = (PROFILES[PROFILE[arm]].get("max_replication", DsbraParams.max_replication)
+               if arm in PROFILE else SimConfig.max_replication)
+    return SimConfig(nodes=4, racks=2, replication=2, block_size_mb=BLOCK / (1 << 20),
+                     max_replication=min(4, ceiling), slots_per_node=SPARK_SLOTS,
+                     heartbeat_s=heartbeat_s, binding="spark",
+                     spark=SparkSettings(app="shared", executors=executors, locality_wait_s=wait_s),
+                     am_slots=1.0, delay_threshold_s=wait_s, policy=policy, interval_s=INTERVAL_S,
+                     signals="scheduler",
+                     policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
+                     seed=seed, **{k: v for k, v in model.items() if k != "sources"})
+
+
+def simulate_spark_arm(arm: str, schedule: Path, out: Path, seeds: int, **config) -> list[Path]:
+    """``arm`` on ``schedule`` over ``seeds`` placements (:func:`spark_arm_config` with
+    ``config``): the runs' directories ``out/seed<k>``, a run already there kept."""
+    dirs = []
+    for seed in range(seeds):
+        run_dir = out / f"seed{seed}"
+        if not (run_dir / "summary.json").exists():
+            simulate(spark_arm_config(arm, seed=seed, **config),
+                     WorkloadSpec(source=f"schedule:{schedule}"), out_dir=run_dir)
+        dirs.append(run_dir)
+    return dirs

@@ -31,3 +31,24 @@ def test_the_cluster_gets_the_data_set_the_schedule_names_not_the_schedules_own_
                     "--jobs", "5", "--seed", "29", "--slots", "16", "--size", "1g",
                     "--block-size", "64m", "--data-seed", "0"], check=True, capture_output=True)
     assert data_seed(schedule) == 0
+
+
+def test_a_daemon_arm_reads_spark_where_the_cluster_runs_it_and_only_there(tmp_path):
+    """run_bench_matrix.py's daemon arms (sitting.daemon_config): on a cluster up with --spark the
+    daemon follows its History Server and the NameNode's audit log (`--engine spark`); on one
+    without, Spark is off rather than polled for nothing."""
+    from dsbra.bench.sitting import daemon_config
+    from dsbra.daemon.config import load_config
+
+    env = {"rm": "http://10.77.0.1:8088", "namenode": "http://10.77.0.1:9870",
+           "jhs": "http://10.77.0.1:19888", "spark_history": "http://10.77.0.1:18080",
+           "audit_logs": {"namenode": "/s/logs/namenode-audit.log"}}
+    cfg = load_config(daemon_config(tmp_path, env, {"policy": {"profile": "adaptive-hold"}}, 30), env={})
+    assert (cfg.spark.enabled, cfg.spark.history, cfg.spark.audit_log) == (
+        True, "http://10.77.0.1:18080", "/s/logs/namenode-audit.log")
+    assert cfg.policy.profile == "adaptive-hold" and cfg.interval_s == 30
+    cfg = load_config(daemon_config(tmp_path, env | {"spark_history": None}, {}, 30), env={})
+    assert not cfg.spark.enabled
+    # an arm's spark section (dsbra-hold-idle0) adds to the cluster's rather than replacing it
+    cfg = load_config(daemon_config(tmp_path, env, {"spark": {"min_idle_s": 0.0}}, 30), env={})
+    assert (cfg.spark.history, cfg.spark.min_idle_s) == ("http://10.77.0.1:18080", 0.0)

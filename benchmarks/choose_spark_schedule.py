@@ -1,0 +1,100 @@
+"""Choose the real Spark sitting's hot-spot schedule in the simulator, before the sitting (issue 69).
+
+MapReduce's hot-spot schedule (docs/benchmark.md 6.2, 20 jobs 6 s apart) is too light for Spark:
+in one real static run of it (`run_bench_matrix.py --engine spark --arms static --reps 1`) a
+task took 3 s node-local against 14 s rack-local (the shaped links), jobs answered in 3.7 s and
+98% of the tasks ran node-local, so replication has nothing to win. A schedule is worth a
+sitting only if the oracle (every file on every worker) separates from static.
+
+Each candidate is a `dsbra bench schedule` (fb2009-bins scaled to the cluster's 8 slots, one of
+the 16 files hot for the whole run) of JOBS jobs GAP s apart with HOT_SHARE of the tasks reading
+the hot file; each runs in the simulator under the Spark binding as the bundled cluster runs
+the replay's shared application (dsbra.sim.fitted.spark_arm_config: 7 executors, a 3 s
+locality wait, a 0.5 s NodeManager heartbeat), with the task model of the given real static
+runs (``--fit``), as static, oracle and the default profile (``dsbra-hold``) over ``--seeds``
+placements. The choice: among the candidates where the oracle gains at least MIN_ORACLE_GAIN
+of static's mean response, the one where the default captures the largest share of that gain.
+OUT/choice.md, OUT/choice.json, OUT/schedule-<candidate>.json.
+
+    .venv/bin/python benchmarks/choose_spark_schedule.py --out benchmarks/results/spark-choice \\
+        --fit benchmarks/results/spark-choice/pilot-static
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from dsbra.report.runs import Run, find_runs
+from dsbra.sim import calibration
+from dsbra.sim.fitted import simulate_spark_arm
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CANDIDATES = ((40, 3.0, 0.5), (40, 3.0, 0.9), (40, 2.0, 0.9), (60, 2.0, 0.7), (60, 2.0, 0.9),
+              (60, 1.5, 0.9))
+ARMS = ("static", "oracle", "dsbra-hold")
+MIN_ORACLE_GAIN = 0.30
+EXECUTORS, HEARTBEAT_S, WAIT_S = 7, 0.5, 3.0
+
+
+def make_schedule(path: Path, jobs: int, gap_s: float, hot_share: float) -> None:
+    subprocess.run([sys.executable, "-m", "dsbra", "bench", "schedule", "--out", str(path),
+                    "--jobs", str(jobs), "--seed", "0", "--slots", "8", "--inter-arrival-s", f"{gap_s:g}",
+                    "--hot-fraction", "0.0625", "--hot-share", f"{hot_share:g}", "--hot-period-s", "1000000",
+                    "--size", "1g", "--block-size", "64m", "--data-seed", "0"],
+                   check=True, capture_output=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--fit", type=Path, nargs="+", required=True,
+                    help="real static runs of run_bench_matrix.py --engine spark (their tasks fit the task model)")
+    ap.add_argument("--seeds", type=int, default=4)
+    a = ap.parse_args()
+    if a.seeds < 1:
+        ap.error("--seeds must be at least 1")
+    static = [r for runs in find_runs(a.fit).values() for r in runs]
+    network = json.loads((RESULTS / "network.json").read_text())
+    model = calibration.task_model(calibration.sitting_maps(static), calibration.local_read_mbps(network))
+    a.out.mkdir(parents=True, exist_ok=True)
+    rows = {}
+    for jobs, gap_s, hot_share in CANDIDATES:
+        name = f"{jobs}jobs-gap{gap_s:g}s-share{hot_share:g}"
+        schedule = a.out / f"schedule-{name}.json"
+        make_schedule(schedule, jobs, gap_s, hot_share)
+        means = {}
+        for arm in ARMS:
+            runs = [Run.load(d) for d in simulate_spark_arm(
+                arm, schedule, a.out / "sim" / name / arm, a.seeds, model=model, executors=EXECUTORS,
+                heartbeat_s=HEARTBEAT_S, wait_s=WAIT_S)]
+            means[arm] = {k: statistics.fmean(r.metrics()[k] or 0.0 for r in runs)
+                          for k in ("mean_response_s", "node_locality", "extra_storage_mean")}
+        st, orc, dflt = (means[arm]["mean_response_s"] for arm in ARMS)
+        rows[name] = {"arms": means, "oracle_gain": (st - orc) / st,
+                      "captured": (st - dflt) / (st - orc) if st > orc else None}
+    eligible = {k: r for k, r in rows.items() if r["oracle_gain"] >= MIN_ORACLE_GAIN and r["captured"] is not None}
+    choice = max(eligible, key=lambda k: eligible[k]["captured"]) if eligible else None
+    doc = {"command": f".venv/bin/python benchmarks/choose_spark_schedule.py --out {a.out} --fit "
+                      + " ".join(map(str, a.fit)) + f" --seeds {a.seeds}",
+           "task_model": model, "candidates": rows, "choice": choice}
+    (a.out / "choice.json").write_text(json.dumps(doc, indent=1) + "\n")
+    lines = [f"`{doc['command']}`", "", "| candidate | static s / node % | oracle s | default s / node % "
+             "/ storage % | oracle gain | default's captured share |", "| --- | --- | --- | --- | --- | --- |"]
+    for name, r in rows.items():
+        s, o, d = (r["arms"][arm] for arm in ARMS)
+        cap = "-" if r["captured"] is None else f"{100 * r['captured']:.0f}%"
+        lines.append(f"| {name}{' (chosen)' if name == choice else ''} | {s['mean_response_s']:.1f} / "
+                     f"{s['node_locality']:.1f} | {o['mean_response_s']:.1f} | {d['mean_response_s']:.1f} / "
+                     f"{d['node_locality']:.1f} / {d['extra_storage_mean']:.1f} | "
+                     f"{100 * r['oracle_gain']:.0f}% | {cap} |")
+    (a.out / "choice.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
