@@ -114,7 +114,9 @@ def task_model(maps: Maps, local_mbps: float) -> dict:
     rounded to 0.01, with its ``sources``: the median map's seconds and the maps per level."""
     med = {k: statistics.median(v) if v else None for k, v in maps.seconds.items()}
     med_mb = {k: statistics.median(v) if v else None for k, v in maps.mb.items()}
-    overhead = med[0] - med_mb[0] / local_mbps
+    # a task's fixed cost cannot be negative: a Spark task (an executor already running) can be
+    # quicker than the local read network.json measured through a new client
+    overhead = max(0.0, med[0] - med_mb[0] / local_mbps)
 
     def rate(level: int, fallback: float) -> float:
         """The median map's MB over its time beyond the overhead; ``fallback`` without such maps."""
