@@ -75,8 +75,8 @@ application per job with dynamic allocation. The daemon arms read Spark through 
 collector (the config's ``spark:`` section, the History Server and the NameNode's audit log).
 
     python benchmarks/run_bench_matrix.py --out benchmarks/results/bench-spark-hotspot \
-        --schedule benchmarks/results/hotspot-choice/1g-20jobs-gap6s-share0.9/schedule.json \
-        --engine spark --spark-mode shared --arms static dsbra-hold oracle --reps 6
+        --schedule benchmarks/results/spark-choice/schedule-60jobs-gap2s-share0.9.json \
+        --engine spark --spark-mode shared --arms static oracle dsbra-hold-idle0 --reps 3
 
 ``--record-grants`` records, beside each run, the locality level at which the Fair Scheduler
 granted every container of its jobs and the map attempt each went to (RUN/grants.json,
