@@ -47,6 +47,12 @@ def scheduler_config(delay: bool, capacity_node_delay: int | None) -> dict:
             "rack_locality_additional_delay": -1 if delay else 0, "assign_multiple": True}
 
 
+def _ceiling(arm: str) -> int:
+    """The most replicas ``arm``'s profile allows a block (the simulator's cap for the others)."""
+    return (PROFILES[PROFILE[arm]].get("max_replication", DsbraParams.max_replication)
+            if arm in PROFILE else SimConfig.max_replication)
+
+
 def arm_config(arm: str, model: dict, slots: int, interval_s: float, heartbeat_s: float, am: dict,
                binding: dict, seed: int, capacity_node_delay: int | None = None, nodes: int = 4,
                racks: int = 2) -> SimConfig:
@@ -55,8 +61,7 @@ def arm_config(arm: str, model: dict, slots: int, interval_s: float, heartbeat_s
     or the ceiling the arm's profile sets: adaptive-hold's 512, every worker, as on a real
     cluster; the simulator's default cap for the others)."""
     policy, delay = SIM_ARM_POLICY[arm]
-    ceiling = (PROFILES[PROFILE[arm]].get("max_replication", DsbraParams.max_replication)
-               if arm in PROFILE else SimConfig.max_replication)
+    ceiling = _ceiling(arm)
     return SimConfig(nodes=nodes, racks=racks, replication=2, block_size_mb=64.0,
                      max_replication=min(nodes, ceiling),
                      slots_per_node=slots, heartbeat_s=heartbeat_s, **binding,
@@ -132,8 +137,7 @@ def spark_arm_config(arm: str, model: dict, executors: int, heartbeat_s: float, 
     the task model ``model`` (calibration.task_model of the sitting's static tasks). The DSBRA
     arms read the scheduler's own accounting (the observed rule is MapReduce's)."""
     policy, _ = SIM_ARM_POLICY[arm]
-    ceiling = (PROFILES[PROFILE[arm]].get("max_replication", DsbraParams.max_replication)
-               if arm in PROFILE else SimConfig.max_replication)
+    ceiling = _ceiling(arm)
     return SimConfig(nodes=4, racks=2, replication=2, block_size_mb=BLOCK / (1 << 20),
                      max_replication=min(4, ceiling), slots_per_node=SPARK_SLOTS,
                      heartbeat_s=heartbeat_s, binding="spark",
