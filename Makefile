@@ -70,17 +70,19 @@ ui-deps:
 	      chromium chromium-driver prometheus)
 
 unit: setup ui-deps
-	$(PY) -m pytest tests/unit
+	$(PY) -m pytest tests/unit -n auto
 
 # every test, the demo's (tests/integration/test_demo.py) and the Kerberized TLS and HA
-# clusters' included: CI (.ci/run) runs this and must end within 60 minutes on 2 cores. The
+# clusters' included: CI (.ci/run) runs this and must end within 60 minutes on 2 cores. The unit
+# tests run on every core (pytest-xdist; they share no cluster), the cluster tests one at a time. The
 # Docker engine's set-up (mostly building the Compose plugin, on a fresh machine) runs beside
 # the rest of the set-up (downloads, mostly), once the Debian packages are in (one apt at a time)
 test: system-deps ui-deps
 	@mkdir -p .dsbra; bash hadoop-docker/setup-engine.sh >.dsbra/docker-deps.log 2>&1 & engine=$$!; \
 	  $(MAKE) --no-print-directory setup hive spark placement-test; rc=$$?; \
 	  wait $$engine; cat .dsbra/docker-deps.log; exit $$rc
-	$(PY) -m pytest --durations=40
+	$(PY) -m pytest tests/unit -n auto --durations=10
+	$(PY) -m pytest tests/integration --durations=40
 
 # only the tests against `dsbra cluster up --kerberos --tls`, `--tls` and `--ha`
 test-production: setup

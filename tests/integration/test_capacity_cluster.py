@@ -1,11 +1,14 @@
 """The bundled cluster on the Capacity Scheduler (issue 22), started from a values file: its
 queues and assignment settings, a grep job in one of them, dsbra reading its delay scheduling,
-and `dsbra conf check` against it."""
+`dsbra conf check` against it, and Spark (enabled in the values) running in a queue of its."""
 
 from __future__ import annotations
 
+import re
+import subprocess
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 import requests
@@ -14,6 +17,7 @@ from hdfs import InsecureClient
 
 from dsbra.cluster.jobs import run_grep
 from dsbra.cluster.values import parse_values
+from dsbra.hadoop.rest import ResourceManager
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.delay_threshold import settings_from_conf
 from netslots import SECOND
@@ -26,7 +30,8 @@ pytestmark = pytest.mark.cluster
 VALUES = {"cluster": {"workers": 4, **SECOND}, "hdfs": {"replication": 2},
           "yarn": {"scheduler": "capacity", "node_locality_delay": 2, "max_container_assignments": 8,
                    "max_offswitch_assignments": 2},
-          "capacity_queues": [{"name": "default", "capacity": 50}, {"name": "benchmark", "capacity": 50}]}
+          "capacity_queues": [{"name": "default", "capacity": 50}, {"name": "benchmark", "capacity": 50}],
+          "spark": {"enabled": True}}
 SPEC = parse_values(VALUES).spec
 
 
@@ -125,3 +130,20 @@ def test_a_grep_job_runs_in_a_capacity_queue(capacity_cluster):
     assert job["queue"].split(".")[-1] == "benchmark"
     with client.read(f"{root}/out/part-r-00000") as reader:
         assert reader.read().decode().split() == ["1200", "needle"]
+
+
+def test_spark_runs_in_the_capacity_schedulers_default_queue(capacity_cluster):
+    """Spark on this cluster as the values enabled it: PySpark's grep (two executors) in the
+    default queue, its count the file's."""
+    layout, env = capacity_cluster
+    client = InsecureClient(env["namenode"], user="root")
+    path = f"/tests/spark-{uuid.uuid4().hex}"
+    client.write(path, data=b"alpha hot beta\n" * 1000)
+    grep = Path(__file__).resolve().parents[2] / "dsbra" / "bench" / "spark" / "grep.py"
+    proc = subprocess.run([env["spark_submit"], "--conf", "spark.executor.instances=2", str(grep), "hot",
+                           env["fs"] + path], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "job 0 matches 1000" in proc.stdout
+    app_id = re.search(r"application_\d+_\d+", proc.stderr).group(0)
+    app = next(a for a in ResourceManager(env["rm"]).apps(app_type="SPARK") if a["id"] == app_id)
+    assert app["finalStatus"] == "SUCCEEDED" and app["queue"] in ("default", "root.default"), app

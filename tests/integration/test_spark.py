@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -317,21 +316,3 @@ def test_the_replay_runs_a_schedule_both_ways_spark_is_run(spark_cluster, tmp_pa
     by_job = {r["job_id"]: r for r in pq.read_table(out / "jobs.parquet").to_pylist()}
     assert sorted(by_job) == sorted(j["job_id"] for j in jobs)
     assert all(r["response_s"] > 0 for r in by_job.values())
-
-
-def test_spark_on_the_capacity_scheduler(second_cluster_slot):
-    """The Capacity Scheduler's cluster with Spark: a PySpark job in its default queue. Last in
-    the module: its own cluster takes the second slot, bringing spark_cluster's down."""
-    from harness import bundled_cluster
-
-    with bundled_cluster(second_cluster_slot, replace(SPARK_SPEC, scheduler="capacity",
-                                                      continuous_scheduling=False, locality_delay_node_ms=-1,
-                                                      locality_delay_rack_ms=-1, block_placement="default")) as (
-            layout, env):
-        client = cl.hdfs_client(env["namenode"])
-        client.write(COLD, data=LINE * 1000, overwrite=True)
-        proc = submit(env, "--conf", "spark.executor.instances=2", str(GREP), "hot", env["fs"] + COLD)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        assert "job 0 matches 1000" in proc.stdout
-        app = next(a for a in ResourceManager(env["rm"]).apps(app_type="SPARK") if a["id"] == app_of(proc.stderr))
-        assert app["finalStatus"] == "SUCCEEDED" and app["queue"] in ("default", "root.default"), app
