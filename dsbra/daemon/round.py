@@ -116,7 +116,7 @@ def split_state(old: BlockState | None, ri: RoundInput) -> tuple[BlockState, Blo
         block_ids=old.block_ids[unseen], y=old.y[unseen], n=old.n[unseen],
         base_replication=old.base_replication[unseen], file_index=old.file_index[unseen],
         idle_rounds=old.idle_rounds[unseen], round=old.round,
-        hot_history=old.hot_history[unseen], since_hot=old.since_hot[unseen])
+        hot_history=old.hot_history[unseen])
     return old.aligned_to(ri), rest
 
 
@@ -210,8 +210,7 @@ def merge_state(new: BlockState, old: BlockState | None) -> BlockState:
                       base_replication=cat(new.base_replication, old.base_replication),
                       file_index=np.full(len(new) + int(unseen.sum()), -1, np.int32),
                       idle_rounds=cat(new.idle_rounds, old.idle_rounds), round=new.round,
-                      hot_history=cat(new.hot_history, old.hot_history),
-                      since_hot=cat(new.since_hot, old.since_hot))
+                      hot_history=cat(new.hot_history, old.hot_history))
 
 
 _SEEN_CHUNK = 1 << 18

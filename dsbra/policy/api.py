@@ -59,7 +59,6 @@ RULE_NAMES: dict[int, str] = {
 }
 
 STATE_FORMAT_VERSION = 2
-SINCE_HOT_NEVER = 1 << 30  #: BlockState.since_hot of a block never seen hot
 
 
 def _as(a, dtype) -> np.ndarray:
@@ -333,10 +332,9 @@ class BlockState:
     (row in that round's FileTable). ``idle_rounds``: rounds since the block was last read (DARE
     ages extra replicas out on it). ``round``: rounds completed so far (seeds DARE's RNG).
     ``hot_history``: bit k set when the block was hot (DSBRA's adaptive hot rule, before any
-    hysteresis) k + 1 rounds ago (uint8, the last 8 rounds). ``since_hot``: rounds completed
-    since the block was last hot (int32, saturating at SINCE_HOT_NEVER, its value for a block
-    never seen hot). Both default when omitted (no history), so states written before them
-    load as blocks without hot rounds.
+    hysteresis) k + 1 rounds ago (uint8, the last 8 rounds; the rounds since a block was last
+    hot are its lowest set bit, which is all the hold rule needs). It defaults when omitted (no
+    history), so states written before it load as blocks without hot rounds.
     """
 
     block_ids: np.ndarray
@@ -348,19 +346,14 @@ class BlockState:
     round: int = 0
     format_version: int = STATE_FORMAT_VERSION
     hot_history: np.ndarray | None = None
-    since_hot: np.ndarray | None = None
 
     def __post_init__(self):
         for name, dt in (("y", np.float64), ("n", np.int32), ("base_replication", np.int16),
                          ("file_index", np.int32), ("idle_rounds", np.int32)):
             object.__setattr__(self, name, _as(getattr(self, name), dt))
         k = len(self.y)
-        if self.hot_history is None:
-            object.__setattr__(self, "hot_history", np.zeros(k, np.uint8))
-        if self.since_hot is None:
-            object.__setattr__(self, "since_hot", np.full(k, SINCE_HOT_NEVER, np.int32))
-        for name, dt in (("hot_history", np.uint8), ("since_hot", np.int32)):
-            object.__setattr__(self, name, _as(getattr(self, name), dt))
+        history = np.zeros(k, np.uint8) if self.hot_history is None else self.hot_history
+        object.__setattr__(self, "hot_history", _as(history, np.uint8))
         ids = np.asarray(self.block_ids)
         if ids.dtype.kind in "iu":
             ids = ids.astype(np.int64, copy=False)
@@ -374,7 +367,7 @@ class BlockState:
         """Bytes held by the per-block arrays (object ids count their pointers only)."""
         return sum(getattr(self, f).nbytes for f in
                    ("block_ids", "y", "n", "base_replication", "file_index", "idle_rounds",
-                    "hot_history", "since_hot"))
+                    "hot_history"))
 
     @classmethod
     def empty(cls) -> BlockState:
@@ -416,13 +409,13 @@ class BlockState:
         src = order[pos_c[hit]]
         y, n = out.y.copy(), out.n.copy()
         base, idle = out.base_replication.copy(), out.idle_rounds.copy()
-        hist, since = out.hot_history.copy(), out.since_hot.copy()
+        hist = out.hot_history.copy()
         y[hit], n[hit] = self.y[src], self.n[src]
         base[hit], idle[hit] = self.base_replication[src], self.idle_rounds[src]
-        hist[hit], since[hit] = self.hot_history[src], self.since_hot[src]
+        hist[hit] = self.hot_history[src]
         return BlockState(block_ids=ri.block_ids, y=y, n=n, base_replication=base,
                           file_index=ri.file_index, idle_rounds=idle, round=self.round,
-                          hot_history=hist, since_hot=since)
+                          hot_history=hist)
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,7 @@ def _next_state(ri: RoundInput, st: BlockState) -> BlockState:
     idle = np.where(ri.tasks > 0, 0, st.idle_rounds + 1)
     return BlockState(block_ids=ri.block_ids, y=st.y, n=st.n,
                       base_replication=st.base_replication, file_index=ri.file_index,
-                      idle_rounds=idle, round=st.round + 1, hot_history=st.hot_history,
-                      since_hot=st.since_hot)
+                      idle_rounds=idle, round=st.round + 1, hot_history=st.hot_history)
 
 
 def _prepare(ri: RoundInput, state: BlockState | None) -> BlockState:

@@ -167,7 +167,7 @@ class DemandPolicy:
         new_state = BlockState(block_ids=ri.block_ids, y=st.y, n=st.n,
                                base_replication=st.base_replication, file_index=ri.file_index,
                                idle_rounds=idle, round=st.round + 1,
-                               hot_history=st.hot_history, since_hot=st.since_hot)
+                               hot_history=st.hot_history)
         rc = ri.replica_count()
         indptr, nodes = ri.replica_indptr, ri.replica_nodes
         short = np.zeros(len(ri))

@@ -22,7 +22,7 @@ import numpy as np
 
 from dsbra.policy import placement
 from dsbra.policy.api import (RULE_BUDGET, RULE_CO_READ, RULE_COLD, RULE_COOL, RULE_HOT,
-                              RULE_HOT_AT_CAP, RULE_HOT_PENDING, SINCE_HOT_NEVER, BlockState,
+                              RULE_HOT_AT_CAP, RULE_HOT_PENDING, BlockState,
                               Decision, RoundInput)
 from dsbra.policy.profiles import DEFAULT_PROFILE, DsbraParams, params_for
 
@@ -99,15 +99,24 @@ def replica_ceiling(ri: RoundInput, st: BlockState, p: DsbraParams):
     top = min(p.max_replication, ri.n_nodes)
     if p.replica_cap_fraction is None and p.replicas_per_read is None:
         return top
-    base_plus_one = st.base_replication.astype(np.int64) + 1
-    out = np.full(len(ri), top, np.int64)
+    # replica counts, as narrow as the node ids (int16 up to 32,767 DataNodes): the array
+    # lives through the round beside its outputs
+    dtype = np.int16 if top <= np.iinfo(np.int16).max else np.int64
+    base_plus_one = st.base_replication.astype(dtype)
+    base_plus_one += 1
+    out = np.full(len(ri), top, dtype)
     if p.replica_cap_fraction is not None:
         cap = max(int(np.ceil(p.replica_cap_fraction * ri.n_nodes - _FLOOR_EPS)), ri.n_racks)
-        np.minimum(out, np.maximum(base_plus_one, cap), out=out)
+        np.minimum(out, np.maximum(base_plus_one, min(cap, top)), out=out)
     if p.replicas_per_read is not None:
-        demand = np.ceil(p.replicas_per_read * ri.tasks - _FLOOR_EPS).astype(np.int64)
-        np.minimum(out, np.maximum(base_plus_one, demand), out=out)
-    return np.minimum(out, top)
+        demand = np.multiply(ri.tasks, p.replicas_per_read, dtype=np.float64)
+        demand -= _FLOOR_EPS
+        np.ceil(demand, out=demand)
+        np.minimum(demand, top, out=demand)
+        np.minimum(out, np.maximum(base_plus_one, demand.astype(dtype)), out=out)
+        del demand
+    np.minimum(out, top, out=out)
+    return out
 
 
 def hot_confirmed(st: BlockState, p: DsbraParams, hot_now: np.ndarray, rc: np.ndarray,
@@ -177,8 +186,8 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     cold &= ~hot_now
     cold &= need < rc
     if p.min_hold_rounds > 1:
-        # rounds without heat, this one included: the state's count (saturating) plus one
-        cold &= st.since_hot >= p.min_hold_rounds - 1
+        # rounds without heat, this one included: not hot in the min_hold_rounds - 1 before it
+        cold &= (st.hot_history & np.uint8((1 << (p.min_hold_rounds - 1)) - 1)) == 0
     rule[hot_now & ~hot_mask] = RULE_HOT_PENDING
     del hot_mask
     rule[cold] = RULE_COOL
@@ -189,16 +198,7 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     rule[hot] = np.where(r > 0, RULE_HOT, RULE_HOT_AT_CAP)
     if p.budget_fraction is not None and len(hot):
         size = _block_bytes(ri)
-        # replicas above base after this round's drops, then the bytes they hold; the same
-        # float array then holds the base bytes
-        over = rc - st.base_replication
-        over -= cold
-        np.maximum(over, 0, out=over)
-        held_bytes = np.multiply(over, size)
-        del over
-        extra_now = float(np.sum(held_bytes))
-        base_bytes = float(np.sum(np.multiply(st.base_replication, size, out=held_bytes)))
-        del held_bytes
+        extra_now, base_bytes = _extra_and_base_bytes(rc, st.base_replication, cold, size)
         left = p.budget_fraction * ri.budget_base_bytes(base_bytes) - extra_now
         # round-robin as Scarlett grants: every hot block one more replica, hottest first,
         # before any gets a second; the budget takes a prefix of that order
@@ -231,6 +231,24 @@ def co_read_actions(ri: RoundInput, p: DsbraParams, rule: np.ndarray, rc: np.nda
     rule[grow] = RULE_CO_READ
     return (cold_rows[~kept], np.concatenate((hot_rows, grow)),
             np.concatenate((r, wanted[grow] - rc[grow])))
+
+
+_CHUNK = 1 << 18
+
+
+def _extra_and_base_bytes(rc: np.ndarray, base: np.ndarray, cold: np.ndarray,
+                          size: np.ndarray) -> tuple[float, float]:
+    """The bytes held above base replication once this round's drops are made, and the base
+    bytes: a chunk of blocks at a time, as the round's peak memory is the arrays it keeps."""
+    extra = base_bytes = 0.0
+    for lo in range(0, len(rc), _CHUNK):
+        hi = lo + _CHUNK
+        over = rc[lo:hi] - base[lo:hi]
+        over -= cold[lo:hi]
+        np.maximum(over, 0, out=over)
+        extra += float(np.dot(over, size[lo:hi]))
+        base_bytes += float(np.dot(base[lo:hi], size[lo:hi]))
+    return extra, base_bytes
 
 
 def _block_bytes(ri: RoundInput) -> np.ndarray:
@@ -294,6 +312,7 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
     co_read = ri.job_indptr is not None
     if co_read and p.co_read_share is not None:
         cold_rows, hot_rows, r = co_read_actions(ri, p, rule, rc, ceiling, cold_rows, hot_rows, r)
+    del ceiling
     drop_node = placement.hottest_holder(ri.replica_indptr, ri.replica_nodes, cold_rows,
                                          rank, order)
     if p.placement_order == "ascending":
@@ -310,6 +329,12 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
         indptr, nodes = placement.coolest_non_holders(ri.replica_indptr, ri.replica_nodes,
                                                       hot_rows, r, p_order, p_rank)
     del rc
+    # hysteresis history: this round's hot flag shifted in
+    if hot_now is None:
+        hot_now = np.isin(rule, (RULE_HOT, RULE_HOT_AT_CAP))
+    hist = st.hot_history << np.uint8(1)
+    hist |= hot_now.view(np.uint8)
+    del hot_now
     idle = st.idle_rounds + 1
     idle[tasks > 0] = 0
     # 3. history update (Y_i n_i + RF_i) / (n_i + 1); n_i + 1 is exact in float64
@@ -317,18 +342,9 @@ def run_round(ri: RoundInput, st: BlockState, p: DsbraParams) -> dict:
     y_next = st.y * st.n
     y_next += rf
     y_next /= n_next
-    # hysteresis history: this round's hot flag shifted in, rounds since the block was hot
-    if hot_now is None:
-        hot_now = np.isin(rule, (RULE_HOT, RULE_HOT_AT_CAP))
-    hist = st.hot_history << np.uint8(1)
-    hist |= hot_now.view(np.uint8)
-    since = np.minimum(st.since_hot, SINCE_HOT_NEVER - 1)
-    since += 1
-    since[hot_now] = 0
     new_state = BlockState(block_ids=ri.block_ids, y=y_next, n=n_next,
                            base_replication=st.base_replication, file_index=ri.file_index,
-                           idle_rounds=idle, round=st.round + 1, hot_history=hist,
-                           since_hot=since)
+                           idle_rounds=idle, round=st.round + 1, hot_history=hist)
     return {
         "decision": dict(replicate_block=hot_rows, replicate_indptr=indptr,
                          replicate_nodes=nodes, dereplicate_block=cold_rows,

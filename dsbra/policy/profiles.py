@@ -133,6 +133,9 @@ class DsbraParams:
             at_least(name, getattr(self, name), low, integer=True)
         at_most("hot_window", self.hot_window, MAX_HOT_WINDOW,
                 note="the rounds a block's hot history keeps")
+        # this round and the MAX_HOT_WINDOW before it, whose hot flags the history keeps
+        at_most("min_hold_rounds", self.min_hold_rounds, MAX_HOT_WINDOW + 1,
+                note="this round and the rounds a block's hot history keeps")
         if self.hot_rounds > self.hot_window:
             raise InputError(f"hot_rounds ({self.hot_rounds}) must be <= hot_window "
                              f"({self.hot_window})")

@@ -1,8 +1,9 @@
 """Per-block history between rounds, on disk: one Parquet file, replaced atomically.
 
 The file holds one row per block (block_id, y, n, base_replication, file_index, idle_rounds,
-and the hysteresis columns hot_history and since_hot, optional on read: a file without them
-loads as blocks without hot rounds, and a reader that does not know them ignores them) and,
+and the hysteresis column hot_history, optional on read: a file without it loads as blocks
+without hot rounds, and a reader that does not know it ignores it, as this one ignores the
+since_hot column files written before 2026-12-07 hold) and,
 in the schema metadata, ``dsbra.format_version`` and ``dsbra.round``. A write goes to a
 temporary file in the same directory, is fsynced, renamed over the old file, and the directory
 is fsynced: a crash leaves either the old state or the new one, never a torn file.
@@ -36,7 +37,7 @@ _META_ROUND = b"dsbra.round"
 _COLUMNS = ("block_id", "y", "n", "base_replication", "file_index", "idle_rounds")
 _DTYPES = {"y": np.float64, "n": np.int32, "base_replication": np.int16,
            "file_index": np.int32, "idle_rounds": np.int32}
-_OPTIONAL = {"hot_history": np.uint8, "since_hot": np.int32}  #: absent from older files
+_OPTIONAL = {"hot_history": np.uint8}  #: absent from older files (their since_hot is not read)
 _NAMES_VERSION = 1  #: the last version holding the daemon's ids as "blk_<n>" names
 _BATCH_ROWS = 1 << 16
 
@@ -52,7 +53,6 @@ def save_state(path: str | os.PathLike, state: BlockState) -> None:
         "file_index": pa.array(state.file_index),
         "idle_rounds": pa.array(state.idle_rounds),
         "hot_history": pa.array(state.hot_history),
-        "since_hot": pa.array(state.since_hot),
     }).replace_schema_metadata({_META_VERSION: str(state.format_version).encode(),
                                 _META_ROUND: str(state.round).encode()})
     with atomic_file(path, "wb") as fh:
@@ -107,13 +107,12 @@ def load_state(path: str | os.PathLike, missing_ok: bool = True) -> BlockState |
         raise StateError(f"state file {path} is unreadable: {exc}") from None
     pa.default_memory_pool().release_unused()  # the read buffers: the round allocates via numpy
     if rows and (np.any(col["n"] < 0) or np.any(col["base_replication"] < 1)
-                 or not np.all(np.isfinite(col["y"]))
-                 or ("since_hot" in col and np.any(col["since_hot"] < 0))):
+                 or not np.all(np.isfinite(col["y"]))):
         raise StateError(f"state file {path} holds invalid values (n < 0, base < 1 or bad y)")
     return BlockState(block_ids=ids, y=col["y"], n=col["n"],
                       base_replication=col["base_replication"], file_index=col["file_index"],
                       idle_rounds=col["idle_rounds"], round=round_,
-                      hot_history=col.get("hot_history"), since_hot=col.get("since_hot"))
+                      hot_history=col.get("hot_history"))
 
 
 def as_arrow_ids(ids: np.ndarray) -> pa.Array:

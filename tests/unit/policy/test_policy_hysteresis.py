@@ -2,7 +2,7 @@
 replica bound by demand.
 
 Both are options of the adaptive round (off by default); their per-block state is columnar
-(BlockState.hot_history, BlockState.since_hot)."""
+(BlockState.hot_history)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dsbra.daemon.round import merge_state, split_state
 from dsbra.errors import InputError
-from dsbra.policy.api import (RULE_COOL, RULE_HOT, RULE_HOT_PENDING, SINCE_HOT_NEVER,
+from dsbra.policy.api import (RULE_COOL, RULE_HOT, RULE_HOT_PENDING,
                               BlockState)
 from dsbra.policy.dsbra import DsbraPolicy, replica_ceiling
 from dsbra.policy.profiles import DEFAULT_PROFILE, PROFILES, params_for
@@ -57,12 +57,11 @@ def raised(d):
     return "h" in replicate_map(window(), d)
 
 
-def test_state_records_hot_rounds_and_rounds_since_hot():
+def test_state_records_hot_rounds():
     _, s = run(policy(), [window(True), window(False), window(True), window(False)])
     # bit 0 = last round: rounds 4..1 were not hot, hot, not hot, hot
-    assert s.hot_history[0] == 0b1010 and s.since_hot[0] == 1
-    assert s.hot_history.dtype == np.uint8 and s.since_hot.dtype == np.int32
-    assert np.all(s.hot_history[1:] == 0) and np.all(s.since_hot[1:] == SINCE_HOT_NEVER)
+    assert s.hot_history[0] == 0b1010 and s.hot_history.dtype == np.uint8
+    assert np.all(s.hot_history[1:] == 0)
 
 
 def test_default_raises_on_one_rounds_evidence():
@@ -110,6 +109,15 @@ def test_min_hold_keeps_an_extra_replica_until_enough_rounds_without_heat():
     lowered = ["h" in dereplicate_map(raised_ri, d) for d in ds[1:]]
     assert lowered == [False, False, True]  # after 3 rounds without heat, this one included
     assert ds[3].rule[0] == RULE_COOL
+
+
+def test_min_hold_at_its_longest_reads_the_whole_hot_history():
+    """min_hold_rounds 9: this round and the eight before it, every bit the history keeps."""
+    raised_ri = window(False, hot_nodes=("dn1", "dn2", "dn3"))
+    first = window(True, hot_nodes=("dn1", "dn2", "dn3"))
+    ds, _ = run(policy(min_hold_rounds=9), [first] + [raised_ri] * 10)
+    lowered = ["h" in dereplicate_map(raised_ri, d) for d in ds[1:]]
+    assert lowered == [False] * 8 + [True, True]
 
 
 def test_min_hold_does_not_keep_a_replica_of_a_block_never_seen_hot():
@@ -203,8 +211,7 @@ def test_hysteresis_off_by_default_changes_no_decision(round_and_state):
     ri, state = round_and_state
     rng = np.random.default_rng(len(ri))
     st_hist = dataclasses.replace(
-        state, hot_history=rng.integers(0, 256, len(ri)).astype(np.uint8),
-        since_hot=rng.integers(0, 5, len(ri)).astype(np.int32))
+        state, hot_history=rng.integers(0, 256, len(ri)).astype(np.uint8))
     a, _ = policy().decide(ri, state)
     b, _ = policy().decide(ri, st_hist)
     for f in ("replicate_block", "replicate_indptr", "replicate_nodes", "dereplicate_block",
@@ -228,6 +235,7 @@ def test_candidate_profiles_differ_from_adaptive_only_in_the_new_options():
     (dict(hot_window=9, hot_rounds=1), "hot_window"),
     (dict(hot_rounds=0), "hot_rounds"),
     (dict(min_hold_rounds=-1), "min_hold_rounds"),
+    (dict(min_hold_rounds=10), "min_hold_rounds"),  # beyond the rounds the history keeps
     (dict(replica_cap_fraction=0.0), "replica_cap_fraction"),
     (dict(replica_cap_fraction=1.5), "replica_cap_fraction"),
     (dict(confirm_bypass=0.5), "confirm_bypass"),
@@ -249,28 +257,38 @@ def sample_state():
     ids = np.array([11, 5, 7], np.int64)
     return BlockState(block_ids=ids, y=[0.1, 0.2, 0.3], n=[1, 2, 3], base_replication=[2, 2, 3],
                       file_index=[0, 1, 2], idle_rounds=[0, 1, 2], round=4,
-                      hot_history=[0b101, 0, 1], since_hot=[1, SINCE_HOT_NEVER, 0])
+                      hot_history=[0b101, 0, 1])
 
 
-def test_state_file_round_trips_the_hysteresis_columns(tmp_path):
+def test_state_file_round_trips_the_hysteresis_column(tmp_path):
     save_state(tmp_path / "s.parquet", sample_state())
     got = load_state(tmp_path / "s.parquet")
     np.testing.assert_array_equal(got.hot_history, [0b101, 0, 1])
-    np.testing.assert_array_equal(got.since_hot, [1, SINCE_HOT_NEVER, 0])
+    assert pq.read_schema(tmp_path / "s.parquet").names[-1] == "hot_history"
 
 
-def test_a_state_file_without_the_columns_loads_without_history(tmp_path):
+def test_a_state_file_without_the_column_loads_without_history(tmp_path):
     path = tmp_path / "s.parquet"
     save_state(path, sample_state())
     table = pq.read_table(path)
-    old = table.drop(["hot_history", "since_hot"]).replace_schema_metadata(
-        table.schema.metadata)
+    old = table.drop(["hot_history"]).replace_schema_metadata(table.schema.metadata)
     pq.write_table(old, path)
     got = load_state(path)
     np.testing.assert_array_equal(got.hot_history, [0, 0, 0])
-    np.testing.assert_array_equal(got.since_hot, [SINCE_HOT_NEVER] * 3)
     np.testing.assert_array_equal(got.y, [0.1, 0.2, 0.3])
     assert isinstance(table, pa.Table)
+
+
+def test_a_state_file_with_the_former_since_hot_column_loads(tmp_path):
+    """Files written before 2026-12-07 also hold since_hot (int32): it is not read."""
+    path = tmp_path / "s.parquet"
+    save_state(path, sample_state())
+    table = pq.read_table(path)
+    pq.write_table(table.append_column("since_hot", pa.array([1, 1 << 30, 0], pa.int32()))
+                   .replace_schema_metadata(table.schema.metadata), path)
+    got = load_state(path)
+    np.testing.assert_array_equal(got.hot_history, [0b101, 0, 1])
+    assert not hasattr(got, "since_hot")
 
 
 def test_alignment_and_the_daemons_merge_carry_the_history():
@@ -280,10 +298,8 @@ def test_alignment_and_the_daemons_merge_carry_the_history():
     ri = dataclasses.replace(ri, block_ids=np.array([7, 11, 99], np.int64))
     a = s.aligned_to(ri)
     np.testing.assert_array_equal(a.hot_history, [1, 0b101, 0])
-    np.testing.assert_array_equal(a.since_hot, [0, 1, SINCE_HOT_NEVER])
     aligned, rest = split_state(s, ri)
     np.testing.assert_array_equal(rest.block_ids, [5])
     merged = merge_state(aligned, rest)
-    by_id = dict(zip(merged.block_ids.tolist(), merged.since_hot.tolist()))
-    assert by_id == {7: 0, 11: 1, 99: SINCE_HOT_NEVER, 5: SINCE_HOT_NEVER}
-    assert dict(zip(merged.block_ids.tolist(), merged.hot_history.tolist()))[11] == 0b101
+    by_id = dict(zip(merged.block_ids.tolist(), merged.hot_history.tolist()))
+    assert by_id == {7: 1, 11: 0b101, 99: 0, 5: 0}
