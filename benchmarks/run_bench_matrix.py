@@ -97,8 +97,8 @@ import time
 from pathlib import Path
 
 from dsbra.bench import grants
-from dsbra.bench.sitting import (BLOCK, JOB_CONF_ARMS, LAYOUT, SIZE, WORKERS, arm_job_conf, arm_order, cluster_up,
-                                 daemon_config, data_seed, dsbra, set_data_replication, set_max_am_share,
+from dsbra.bench.sitting import (BLOCK, JOB_CONF_ARMS, LAYOUT, SIZE, WORKERS, arm_job_conf, arm_order, claims_arm,
+                                 cluster_up, daemon_config, data_seed, dsbra, set_data_replication, set_max_am_share,
                                  wait_for_quiet)
 from dsbra.cluster import cluster as cl
 from dsbra.hadoop.hdfs import HdfsActor
@@ -239,7 +239,12 @@ def main() -> None:
     ap.add_argument("--record-grants", action="store_true",
                     help="record the level at which the Fair Scheduler granted each container and the map "
                          "it went to (RUN/grants.json; container_grants.py reads them)")
+    ap.add_argument("--claims-arm", choices=list(DAEMON_ARMS), default=None,
+                    help="the daemon arm the final `dsbra report`'s claims are about (default: "
+                         "dsbra where it ran, else dsbra-hold); one of --arms")
     a = ap.parse_args()
+    if a.claims_arm is not None and a.claims_arm not in a.arms:
+        ap.error(f"--claims-arm {a.claims_arm} is not among --arms")
     if a.reps < 1 or a.first_rep < 1:
         ap.error("--reps and --first-rep must be at least 1")
     if a.engine != "mapreduce" and {"static-per-job", *JOB_CONF_ARMS} & set(a.arms):
@@ -289,10 +294,8 @@ def main() -> None:
                         max_am_share=share)
     runs = [str(a.out / arm_name(arm, share)) for arm in ARMS for share in shares
             if (a.out / arm_name(arm, share)).is_dir()]
-    # the claims are about the adaptive arm where it ran (every committed MapReduce sitting),
-    # else about the default profile's
-    arm = next((arm_name(arm, shares[0]) for arm in ("dsbra", "dsbra-hold")
-                if (a.out / arm_name(arm, shares[0])).is_dir()), arm_name("dsbra", shares[0]))
+    ran = [arm for arm in ARMS if (a.out / arm_name(arm, shares[0])).is_dir()]
+    arm = arm_name(claims_arm(ran, a.claims_arm), shares[0])
     dsbra("report", *runs, "--out", str(a.out / "report"), "--baseline", arm_name("static", shares[0]),
           "--arm", arm, "--oracle", arm_name("oracle", shares[0]))
 

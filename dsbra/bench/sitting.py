@@ -64,6 +64,12 @@ def arm_order(arms: list[str], rep: int) -> list[str]:
     return arms[k:] + arms[:k]
 
 
+def claims_arm(ran: list[str], chosen: str | None = None) -> str:
+    """The arm a sitting's report makes its claims about: ``chosen``, else the adaptive arm
+    where it ran (every committed MapReduce sitting), else the default profile's."""
+    return chosen or next((arm for arm in ("dsbra", "dsbra-hold") if arm in ran), "dsbra")
+
+
 def cluster_up(delay: bool, seed: int, scheduler: str = "fair",
                node_delay: int = locality.NODE_LOCALITY_DELAY,
                shared_cache: bool = False, spark: bool = False) -> None:

@@ -3,7 +3,7 @@ runs first (the sittings up to docs/benchmark.md 6.6 ran static first every time
 
 from __future__ import annotations
 
-from dsbra.bench.sitting import arm_order, data_seed
+from dsbra.bench.sitting import arm_order, claims_arm, data_seed
 
 
 def test_each_arm_runs_in_each_place_once_over_as_many_repetitions_as_arms():
@@ -52,3 +52,21 @@ def test_a_daemon_arm_reads_spark_where_the_cluster_runs_it_and_only_there(tmp_p
     # an arm's spark section (dsbra-hold-idle0) adds to the cluster's rather than replacing it
     cfg = load_config(daemon_config(tmp_path, env, {"spark": {"min_idle_s": 0.0}}, 30), env={})
     assert (cfg.spark.history, cfg.spark.min_idle_s) == ("http://10.77.0.1:18080", 0.0)
+
+
+def test_the_reports_claims_arm_is_the_one_chosen_else_the_adaptive_one_else_the_default():
+    assert claims_arm(["static", "dsbra", "dsbra-hold", "oracle"]) == "dsbra"
+    assert claims_arm(["static", "dsbra-hold", "dsbra-hold-idle0"]) == "dsbra-hold"
+    assert claims_arm(["static", "dsbra-hold", "dsbra-hold-idle0"], "dsbra-hold-idle0") == "dsbra-hold-idle0"
+
+
+def test_a_claims_arm_outside_the_arms_run_is_refused_in_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "run_bench_matrix.py"
+    done = subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "m"), "--arms", "static",
+                           "dsbra-hold", "--claims-arm", "dsbra-hold-idle0"], capture_output=True, text=True)
+    assert done.returncode == 2 and "--claims-arm dsbra-hold-idle0 is not among --arms" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "m").exists()
