@@ -4,15 +4,23 @@ cost is its own."""
 
 from __future__ import annotations
 
+import json
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+from repo_scripts import ROOT
 
 from dsbra.errors import ConfigError
+from dsbra.report.runs import find_runs
+from dsbra.sim import calibration
 from dsbra.sim.config import SimConfig, SparkSettings
 from dsbra.sim.replicas import Replicas
 from dsbra.sim.spark import SparkSimulation
 from dsbra.sim.workload import Dataset, Workload
 
+SITTING = ROOT / "benchmarks" / "results" / "bench-spark-hotspot"
+NETWORK = json.loads((ROOT / "benchmarks" / "results" / "network.json").read_text())
 SUBMIT_S = 10.0  # every executor is up by then: the job's tasks launch at its submission
 
 
@@ -110,3 +118,39 @@ def test_contention_is_off_by_default_and_absent_from_summaries():
 def test_bad_contention_settings_are_errors(kw, message):
     with pytest.raises(ConfigError, match=message):
         SimConfig(**kw).validated()
+
+
+# --- the fit on real runs (calibration.shared_work_s, contended_task_model) ----------------
+def fake_run(tasks: list[tuple[float, float, int, str]]) -> SimpleNamespace:
+    """A real run's tasks as (launch s, finish s, level, node)."""
+    launch, finish, level, node = zip(*tasks)
+    return SimpleNamespace(tasks={"launch_s": list(launch), "finish_s": list(finish),
+                                  "locality": list(level), "node": list(node)})
+
+
+def test_a_tasks_work_is_its_time_at_its_share():
+    run = fake_run([(0.0, 4.0, 0, "a"), (0.0, 4.0, 0, "b"), (0.0, 4.0, 0, "c"), (0.0, 4.0, 0, "d"),
+                    (0.0, 8.0, 1, "a"), (4.0, 8.0, 1, "a"), (0.0, 3.0, 1, "b")])
+    # four node-local tasks on 2 cores: 2 s of work each; the remote ones on node a's link
+    # share it from 4 s on; node b's remote read has its link to itself
+    assert calibration.shared_work_s(run, 2).tolist() == [2.0, 2.0, 2.0, 2.0, 6.0, 2.0, 3.0]
+
+
+def test_the_contended_model_takes_the_median_works_and_the_executors_warm_up():
+    # 2 executors: the first two tasks are their first (5 s of work alone each, at 1 core
+    # each of 2), the warm ones 1 s node-local, 16 s remote
+    run = fake_run([(0.0, 5.0, 0, "a"), (0.0, 5.0, 0, "b"), (5.0, 6.0, 0, "a"),
+                    (5.0, 21.0, 1, "b"), (6.0, 7.0, 0, "a")])
+    model, warmup = calibration.contended_task_model([run], 32.0, 2, executors=2, map_mb=64.0)
+    assert (model["task_overhead_s"], model["read_mbps_local"], model["read_mbps_rack"],
+            model["read_mbps_remote"]) == (0.0, 64.0, 4.0, 4.0)
+    assert warmup == 4.0
+
+
+def test_the_spark_sittings_contended_fit_is_the_committed_one():
+    doc = json.loads((SITTING / "sim-vs-real-spark.json").read_text())
+    static = find_runs([SITTING / "static"])["static"]
+    model, warmup = calibration.contended_task_model(
+        static, calibration.local_read_mbps(NETWORK), NETWORK["cpus"], doc["executors"])
+    assert model == doc["task_model"]
+    assert doc["contention"] == {"host_cores": 2, "share_links": True, "warmup_s": warmup}
