@@ -9,11 +9,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from repo_scripts import ROOT
 
 from dsbra.errors import ConfigError
 from dsbra.report.runs import find_runs
 from dsbra.sim import calibration
+from dsbra.sim.cli import sim
 from dsbra.sim.config import SimConfig, SparkSettings
 from dsbra.sim.replicas import Replicas
 from dsbra.sim.spark import SparkSimulation
@@ -154,3 +156,14 @@ def test_the_spark_sittings_contended_fit_is_the_committed_one():
         static, calibration.local_read_mbps(NETWORK), NETWORK["cpus"], doc["executors"])
     assert model == doc["task_model"]
     assert doc["contention"] == {"host_cores": 2, "share_links": True, "warmup_s": warmup}
+
+
+def test_dsbra_sim_takes_the_contention_options(tmp_path):
+    args = ["--setup", "hotspot-stress", "--binding", "spark", "--spark-executors", "20",
+            "--spark-executor-cores", "2", "--out", str(tmp_path)]
+    result = CliRunner().invoke(sim, args + ["--host-cores", "2", "--share-links",
+                                             "--spark-executor-warmup-s", "4"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((tmp_path / "summary.json").read_text())["config"]
+    assert (config["host_cores"], config["share_links"], config["spark"]["executor_warmup_s"]) \
+        == (2, True, 4.0)
