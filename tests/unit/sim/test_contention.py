@@ -13,10 +13,11 @@ from click.testing import CliRunner
 from repo_scripts import ROOT
 
 from dsbra.errors import ConfigError
-from dsbra.report.runs import find_runs
+from dsbra.report.runs import Run, find_runs
 from dsbra.sim import calibration
 from dsbra.sim.cli import sim
 from dsbra.sim.config import SimConfig, SparkSettings
+from dsbra.sim.fitted import simulate_spark_arm
 from dsbra.sim.replicas import Replicas
 from dsbra.sim.spark import SparkSimulation
 from dsbra.sim.workload import Dataset, Workload
@@ -167,3 +168,15 @@ def test_dsbra_sim_takes_the_contention_options(tmp_path):
     config = json.loads((tmp_path / "summary.json").read_text())["config"]
     assert (config["host_cores"], config["share_links"], config["spark"]["executor_warmup_s"]) \
         == (2, True, 4.0)
+
+
+def test_the_fit_recovers_the_simulators_own_contention(tmp_path):
+    # the Spark sitting's schedule simulated with known rules; its tasks fitted as real ones
+    model = {"task_overhead_s": 0.0, "cpu_s_per_mb": 0.0, "read_mbps_local": 32.0,
+             "read_mbps_rack": 4.0, "read_mbps_remote": 4.0}
+    runs = [Run.load(d) for d in simulate_spark_arm(
+        "static", SITTING / "schedule.json", tmp_path, 2, model=model, executors=7, heartbeat_s=0.5,
+        wait_s=3.0, host_cores=2, share_links=True, warmup_s=3.0)]
+    fitted, warmup = calibration.contended_task_model(runs, 32.0, 2, executors=7)
+    assert {k: fitted[k] for k in model} == model and warmup == 3.0
+    assert fitted["sources"]["maps"]["rack"] > 0  # the links were fitted, not defaulted
