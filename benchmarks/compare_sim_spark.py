@@ -18,12 +18,17 @@ from the median remote tasks', the warm-up from the executors' first tasks) and 
 NodeManagers' heartbeat (which places the executors), the value of calibration.HEARTBEATS
 whose simulated static arm is closest to the real one in mean response and node locality.
 ``--no-contention``: the binding as fitted before (calibration.task_model, each task's cost its
-own: the medians of the real tasks' times). Every other arm is then a prediction. Per arm, real against
+own: the medians of the real tasks' times). Every other arm is then a prediction.
+``--link-rate-copies``, a sensitivity, not a fit: the policies' copies as DataNode traffic at
+the link's fitted full-share rate, HDFS's 2 streams a node sharing its disk with the tasks
+(SimConfig.copy_mbps, copy_streams), where by default they take 1.6 s and cost the tasks
+nothing. Per arm, real against
 simulated: node locality, mean response, the share of tasks launched at each level, the
 extra storage and the oracle's captured share; and the issue's validation targets (node
 locality within 5 points, mean response within 15%, each level's share within 10 points).
 Output: OUT/sim-spark/<fit or arm>/seed<k>/ runs, OUT/sim-vs-real-spark.json and .md (with
-``--no-contention``: OUT/sim-spark-uncontended/, OUT/sim-vs-real-spark-uncontended.json, .md).
+``--no-contention``: OUT/sim-spark-uncontended/, OUT/sim-vs-real-spark-uncontended.json, .md;
+with ``--link-rate-copies``: ``-link-rate-copies``).
 
     .venv/bin/python benchmarks/compare_sim_spark.py benchmarks/results/bench-spark-hotspot --seeds 10
 """
@@ -42,6 +47,8 @@ from dsbra.stats import mean_or_none
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE, GOAL_LEVEL_POINTS = 5.0, 0.15, 10.0
+#: dfs.namenode.replication.max-streams, Hadoop's default (the bundled cluster keeps it)
+HDFS_REPLICATION_STREAMS = 2
 #: a real arm -> the simulated arm that predicts it: the simulator judges Spark's waits by the
 #: scheduler's own accounting, so the daemon's idle threshold has no twin there
 SIMULATED_AS = {**{arm: arm for arm in SIM_ARM_POLICY}, "dsbra-hold-idle0": "dsbra-hold"}
@@ -77,9 +84,14 @@ def main() -> None:
                     help="spark.locality.wait as the cluster ran it (the bundled cluster's default)")
     ap.add_argument("--no-contention", action="store_true",
                     help="each task's cost its own, the binding's fit before the contention model")
+    ap.add_argument("--link-rate-copies", action="store_true",
+                    help="the policies' copies at the link's fitted rate, HDFS's 2 streams a node "
+                         "(a sensitivity)")
     a = ap.parse_args()
     if a.seeds < 1:
         ap.error("--seeds must be at least 1")
+    if a.no_contention and a.link_rate_copies:
+        ap.error("--link-rate-copies needs the contention model's link rate")
     dirs = [a.results / arm for arm in SIMULATED_AS if (a.results / arm).is_dir()]
     real = find_runs(dirs)
     if "static" not in real:
@@ -102,9 +114,12 @@ def main() -> None:
                                                          kw["executors"])
         contention = {"host_cores": network["cpus"], "share_links": True, "warmup_s": warmup}
         kw |= contention
+    copies = ({"copy_mbps": model["read_mbps_rack"], "copy_streams": HDFS_REPLICATION_STREAMS}
+              if a.link_rate_copies else None)
+    kw |= copies or {}
     kw["model"] = model
     real_static = summarize(real["static"])
-    suffix = "-uncontended" if a.no_contention else ""
+    suffix = "-uncontended" if a.no_contention else "-link-rate-copies" if a.link_rate_copies else ""
     out = a.results / f"sim-spark{suffix}"
     fit = {}
     for hb in calibration.HEARTBEATS:
@@ -128,8 +143,10 @@ def main() -> None:
             rows[arm]["captured_sim"] = captured(t_sim, arm, "static", "oracle", "mean_response_s")
     doc = {"command": f".venv/bin/python benchmarks/compare_sim_spark.py {a.results} --seeds {a.seeds}"
                       + (f" --locality-wait-s {a.locality_wait_s:g}" if a.locality_wait_s != 3.0 else "")
-                      + (" --no-contention" if a.no_contention else ""),
-           "task_model": model, "contention": contention, "executors": kw["executors"],
+                      + (" --no-contention" if a.no_contention else "")
+                      + (" --link-rate-copies" if a.link_rate_copies else ""),
+           "task_model": model, "contention": contention, "copies": copies,
+           "executors": kw["executors"],
            "locality_wait_s": a.locality_wait_s,
            "heartbeat_s": heartbeat,
            "fit_on_static": {"real": real_static,
@@ -150,6 +167,9 @@ def markdown(doc: dict) -> str:
     shared = ("" if c is None else
               f" Contention: {c['host_cores']} CPUs shared by the node-local tasks, a holder's link "
               f"by its remote reads; an executor's first task {c['warmup_s']:g} s more work.")
+    if doc.get("copies"):
+        shared += (f" The policies' copies at {doc['copies']['copy_mbps']:g} MB/s, "
+                   f"{doc['copies']['copy_streams']} streams a node.")
     lines = [f"`{doc['command']}`", "",
              f"Fitted on static: a task's overhead {m['task_overhead_s']:g} s, reads "
              f"{m['read_mbps_local']:g} / {m['read_mbps_rack']:g} / {m['read_mbps_remote']:g} MB/s "

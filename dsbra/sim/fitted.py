@@ -131,20 +131,23 @@ SPARK_SLOTS = 2
 
 def spark_arm_config(arm: str, model: dict, executors: int, heartbeat_s: float, wait_s: float,
                      seed: int, host_cores: int = 0, share_links: bool = False,
-                     warmup_s: float = 0.0) -> SimConfig:
+                     warmup_s: float = 0.0, copy_mbps: float = SimConfig.copy_mbps,
+                     copy_streams: int = SimConfig.copy_streams) -> SimConfig:
     """The bundled cluster running ``arm`` with the Spark replay's shared application: its
     ApplicationMaster a slot, ``executors`` one-core executors held from the start, a Fair pool
     per job, spark.locality.wait ``wait_s`` (also D, DSBRA's normaliser), the daemon's rounds;
     the task model ``model`` (calibration.task_model of the sitting's static tasks, or
     calibration.contended_task_model with the contention ``host_cores``, ``share_links`` and an
-    executor's first-task ``warmup_s``). The DSBRA arms read the scheduler's own accounting
-    (the observed rule is MapReduce's)."""
+    executor's first-task ``warmup_s``), the policies' copies at ``copy_mbps`` with
+    ``copy_streams``. The DSBRA arms read the scheduler's own accounting (the observed rule is
+    MapReduce's)."""
     policy, _ = SIM_ARM_POLICY[arm]
     ceiling = _ceiling(arm)
     return SimConfig(nodes=4, racks=2, replication=2, block_size_mb=BLOCK / (1 << 20),
                      max_replication=min(4, ceiling), slots_per_node=SPARK_SLOTS,
                      heartbeat_s=heartbeat_s, binding="spark",
-                     host_cores=host_cores, share_links=share_links,
+                     host_cores=host_cores, share_links=share_links, copy_mbps=copy_mbps,
+                     copy_streams=copy_streams,
                      spark=SparkSettings(app="shared", executors=executors, locality_wait_s=wait_s,
                                          executor_warmup_s=warmup_s),
                      am_slots=1.0, delay_threshold_s=wait_s, policy=policy, interval_s=INTERVAL_S,
