@@ -8,15 +8,27 @@ application (its ApplicationMaster one slot, its executors as many as the runs h
 the start, a Fair pool per job), Spark's locality waits as the cluster's spark-defaults.conf
 sets them (``--locality-wait-s``, 3 s, Spark's default), the daemon arms' 30 s rounds.
 
-Fitted on the static arm only: the task model (dsbra/sim/calibration.py's, the median
-node-local task less its read at the measured local rate; the rack and off-rack rates from the
-median tasks at those levels) and the NodeManagers' heartbeat (which places the executors), the
-value of calibration.HEARTBEATS whose simulated static arm is closest to the real one in mean
-response and node locality. Every other arm is then a prediction. Per arm, real against
+The bundled cluster's workers share one host (network.json's ``cpus``, 2) and their shaped
+links, so the simulator runs with its contention on (SimConfig.host_cores, share_links: the
+node-local tasks share the host's CPUs, the remote reads their holder's link) and an
+executor's first task costs a warm-up (its JVM's). Fitted on the static arm only: the task
+model under those rules (calibration.contended_task_model: each real task's work, its time at
+its share of the CPUs or its link; the median node-local task's, the rack and off-rack rates
+from the median remote tasks', the warm-up from the executors' first tasks) and the
+NodeManagers' heartbeat (which places the executors), the value of calibration.HEARTBEATS
+whose simulated static arm is closest to the real one in mean response and node locality.
+``--no-contention``: the binding as fitted before (calibration.task_model, each task's cost its
+own: the medians of the real tasks' times). Every other arm is then a prediction.
+``--link-rate-copies``, a sensitivity, not a fit: the policies' copies as DataNode traffic at
+the link's fitted full-share rate, HDFS's 2 streams a node sharing its disk with the tasks
+(SimConfig.copy_mbps, copy_streams), where by default they take 1.6 s and cost the tasks
+nothing. Per arm, real against
 simulated: node locality, mean response, the share of tasks launched at each level, the
 extra storage and the oracle's captured share; and the issue's validation targets (node
 locality within 5 points, mean response within 15%, each level's share within 10 points).
-Output: OUT/sim-spark/<fit or arm>/seed<k>/ runs, OUT/sim-vs-real-spark.json and .md.
+Output: OUT/sim-spark/<fit or arm>/seed<k>/ runs, OUT/sim-vs-real-spark.json and .md (with
+``--no-contention``: OUT/sim-spark-uncontended/, OUT/sim-vs-real-spark-uncontended.json, .md;
+with ``--link-rate-copies``: ``-link-rate-copies``).
 
     .venv/bin/python benchmarks/compare_sim_spark.py benchmarks/results/bench-spark-hotspot --seeds 10
 """
@@ -25,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from pathlib import Path
 
 from dsbra.report.paper import captured
@@ -36,6 +47,8 @@ from dsbra.stats import mean_or_none
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE, GOAL_LEVEL_POINTS = 5.0, 0.15, 10.0
+#: dfs.namenode.replication.max-streams, Hadoop's default (the bundled cluster keeps it)
+HDFS_REPLICATION_STREAMS = 2
 #: a real arm -> the simulated arm that predicts it: the simulator judges Spark's waits by the
 #: scheduler's own accounting, so the daemon's idle threshold has no twin there
 SIMULATED_AS = {**{arm: arm for arm in SIM_ARM_POLICY}, "dsbra-hold-idle0": "dsbra-hold"}
@@ -69,9 +82,16 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--locality-wait-s", type=float, default=3.0,
                     help="spark.locality.wait as the cluster ran it (the bundled cluster's default)")
+    ap.add_argument("--no-contention", action="store_true",
+                    help="each task's cost its own, the binding's fit before the contention model")
+    ap.add_argument("--link-rate-copies", action="store_true",
+                    help="the policies' copies at the link's fitted rate, HDFS's 2 streams a node "
+                         "(a sensitivity)")
     a = ap.parse_args()
     if a.seeds < 1:
         ap.error("--seeds must be at least 1")
+    if a.no_contention and a.link_rate_copies:
+        ap.error("--link-rate-copies needs the contention model's link rate")
     dirs = [a.results / arm for arm in SIMULATED_AS if (a.results / arm).is_dir()]
     real = find_runs(dirs)
     if "static" not in real:
@@ -84,11 +104,23 @@ def main() -> None:
         ap.error(f"{a.results}: runs with different executor counts {sorted(executors)}")
     schedule = a.results / "schedule.json"
     network = json.loads((RESULTS / "network.json").read_text())
-    model = calibration.task_model(calibration.sitting_maps(real["static"]),
-                                   calibration.local_read_mbps(network))
-    kw = {"model": model, "executors": executors.pop(), "wait_s": a.locality_wait_s}
+    local_mbps = calibration.local_read_mbps(network)
+    kw = {"executors": executors.pop(), "wait_s": a.locality_wait_s}
+    if a.no_contention:
+        model = calibration.task_model(calibration.sitting_maps(real["static"]), local_mbps)
+        contention = None
+    else:
+        model, warmup = calibration.contended_task_model(real["static"], local_mbps, network["cpus"],
+                                                         kw["executors"])
+        contention = {"host_cores": network["cpus"], "share_links": True, "warmup_s": warmup}
+        kw |= contention
+    copies = ({"copy_mbps": model["read_mbps_rack"], "copy_streams": HDFS_REPLICATION_STREAMS}
+              if a.link_rate_copies else None)
+    kw |= copies or {}
+    kw["model"] = model
     real_static = summarize(real["static"])
-    out = a.results / "sim-spark"
+    suffix = "-uncontended" if a.no_contention else "-link-rate-copies" if a.link_rate_copies else ""
+    out = a.results / f"sim-spark{suffix}"
     fit = {}
     for hb in calibration.HEARTBEATS:
         s = summarize(simulated("static", schedule, out / f"fit-hb{hb:g}", a.seeds, heartbeat_s=hb, **kw))
@@ -110,15 +142,19 @@ def main() -> None:
             rows[arm]["captured_real"] = captured(t_real, arm, "static", "oracle", "mean_response_s")
             rows[arm]["captured_sim"] = captured(t_sim, arm, "static", "oracle", "mean_response_s")
     doc = {"command": f".venv/bin/python benchmarks/compare_sim_spark.py {a.results} --seeds {a.seeds}"
-                      + (f" --locality-wait-s {a.locality_wait_s:g}" if a.locality_wait_s != 3.0 else ""),
-           "task_model": model, "executors": kw["executors"], "locality_wait_s": a.locality_wait_s,
+                      + (f" --locality-wait-s {a.locality_wait_s:g}" if a.locality_wait_s != 3.0 else "")
+                      + (" --no-contention" if a.no_contention else "")
+                      + (" --link-rate-copies" if a.link_rate_copies else ""),
+           "task_model": model, "contention": contention, "copies": copies,
+           "executors": kw["executors"],
+           "locality_wait_s": a.locality_wait_s,
            "heartbeat_s": heartbeat,
            "fit_on_static": {"real": real_static,
                              "grid": [{"heartbeat_s": hb, "error": round(e, 3), "response_s": s["response_s"],
                                        "node_locality": s["node_locality"]} for hb, (e, s) in fit.items()]},
            "arms": rows}
-    (a.results / "sim-vs-real-spark.json").write_text(json.dumps(doc, indent=1) + "\n")
-    (a.results / "sim-vs-real-spark.md").write_text(markdown(doc))
+    (a.results / f"sim-vs-real-spark{suffix}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (a.results / f"sim-vs-real-spark{suffix}.md").write_text(markdown(doc))
     print(markdown(doc))
 
 
@@ -127,12 +163,19 @@ def _f(v, digits: int = 1) -> str:
 
 
 def markdown(doc: dict) -> str:
-    m = doc["task_model"]
+    m, c = doc["task_model"], doc["contention"]
+    shared = ("" if c is None else
+              f" Contention: {c['host_cores']} CPUs shared by the node-local tasks, a holder's link "
+              f"by its remote reads; an executor's first task {c['warmup_s']:g} s more work.")
+    if doc.get("copies"):
+        shared += (f" The policies' copies at {doc['copies']['copy_mbps']:g} MB/s, "
+                   f"{doc['copies']['copy_streams']} streams a node.")
     lines = [f"`{doc['command']}`", "",
              f"Fitted on static: a task's overhead {m['task_overhead_s']:g} s, reads "
              f"{m['read_mbps_local']:g} / {m['read_mbps_rack']:g} / {m['read_mbps_remote']:g} MB/s "
-             f"(node / rack / off), the NodeManagers' heartbeat {doc['heartbeat_s']:g} s; "
-             f"{doc['executors']} executors, spark.locality.wait {doc['locality_wait_s']:g} s.", "",
+             f"(node / rack / off){' at a full share' if c else ''}, the NodeManagers' heartbeat "
+             f"{doc['heartbeat_s']:g} s; {doc['executors']} executors, spark.locality.wait "
+             f"{doc['locality_wait_s']:g} s.{shared}", "",
              "| arm | reps / seeds | node locality % real / sim | mean response s real / sim "
              "| tasks node / rack / off % real | sim | extra storage % real / sim "
              "| captured % real / sim | within goal (locality, response, levels) |",

@@ -134,6 +134,69 @@ def task_model(maps: Maps, local_mbps: float) -> dict:
                         "local_read_mbps": round(local_mbps, 1)}}
 
 
+def shared_work_s(run, host_cores: int) -> np.ndarray:
+    """Each task of a real ``run``: the seconds of work it did at the simulator's contention
+    rules (SimConfig.host_cores, share_links), its time integrated at its share: a node-local
+    task at min(1, host_cores / the node-local tasks running), a remote one at 1 / the remote
+    tasks running on its link. The real runs do not record which holder a remote task read
+    from; its reader's node stands for it: on the bundled cluster (2 workers a rack, a block on
+    both racks) a worker's rack-local reads all come from its one rack-mate."""
+    t = run.tasks
+    launch, finish = np.asarray(t["launch_s"], float), np.asarray(t["finish_s"], float)
+    local = np.asarray(t["locality"]) == 0
+    node = np.asarray(t["node"])
+    times = np.unique(np.concatenate([launch, finish]))
+    mid, dt = (times[:-1] + times[1:]) / 2, np.diff(times)
+    running = (launch[:, None] <= mid) & (finish[:, None] > mid)  # task x interval
+    share = np.empty(running.shape)
+    share[local] = np.minimum(1.0, host_cores / np.maximum(running[local].sum(0), 1))
+    for n in np.unique(node[~local]):
+        on_link = ~local & (node == n)
+        share[on_link] = 1.0 / np.maximum(running[on_link].sum(0), 1)
+    return (running * share * dt).sum(1)
+
+
+def contended_task_model(runs, local_mbps: float, host_cores: int, executors: int,
+                         map_mb: float = SITTING_MAP_MB) -> tuple[dict, float]:
+    """The task model under contention (:func:`task_model`'s fields) and the executors'
+    warm-up, from a Spark sitting's real ``runs`` (each of ``executors`` one-core executors
+    held from the start) by :func:`shared_work_s`: a node-local task's work is the median
+    node-local task's (its overhead: that less the read at ``local_mbps``, or none and the read
+    faster when the task is quicker than that read); a remote level's rate, ``map_mb`` over the
+    median remote task's work beyond the overhead (no off-rack task: the rack-local rate); the
+    warm-up, the median extra work of the executors' first tasks (each run's first
+    ``executors`` launched) over a warm node-local task."""
+    work: dict[int, list[float]] = {0: [], 1: [], 2: []}
+    first: list[float] = []
+    for run in runs:
+        w = shared_work_s(run, host_cores)
+        loc = np.asarray(run.tasks["locality"])
+        cold = np.zeros(len(w), bool)
+        cold[np.argsort(np.asarray(run.tasks["launch_s"]), kind="stable")[:executors]] = True
+        first += w[cold & (loc == 0)].tolist()
+        for level in work:
+            work[level] += w[~cold & (loc == level)].tolist()
+    med = {k: statistics.median(v) if v else None for k, v in work.items()}
+    overhead = max(0.0, med[0] - map_mb / local_mbps)
+    local = local_mbps if overhead > 0 else map_mb / med[0]
+
+    def rate(level: int, fallback: float) -> float:
+        seconds = med[level]
+        return map_mb / (seconds - overhead) if seconds is not None and seconds > overhead else fallback
+
+    rack = rate(1, local)
+    warmup = max(0.0, statistics.median(first) - med[0]) if first else 0.0
+    model = {"task_overhead_s": round(overhead, 2), "cpu_s_per_mb": 0.0,
+             "read_mbps_local": round(local, 2), "read_mbps_rack": round(rack, 2),
+             "read_mbps_remote": round(rate(2, rack), 2),
+             "sources": {"median_work_s": {n: (round(v, 2) if v is not None else None)
+                                           for n, v in zip(LEVELS, med.values())},
+                         "maps": {n: len(v) for n, v in zip(LEVELS, work.values())},
+                         "first_tasks": len(first), "host_cores": host_cores,
+                         "local_read_mbps": round(local_mbps, 1)}}
+    return model, round(warmup, 2)
+
+
 def map_cost_s(model: dict, mb: np.ndarray, level: int) -> np.ndarray:
     """A map's seconds in the simulator under ``model`` (:func:`task_model`'s): overhead +
     MB x (cpu s/MB + 1 / the level's read rate)."""

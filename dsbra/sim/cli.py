@@ -71,6 +71,10 @@ log = logging.getLogger(__name__)
 @click.option("--spark-executor-startup-s", type=float,
               default=SparkSettings.executor_startup_s, show_default=True,
               help="spark: from YARN's grant of an executor's container to its registration.")
+@click.option("--spark-executor-warmup-s", type=float,
+              default=SparkSettings.executor_warmup_s, show_default=True,
+              help="spark: the work an executor's first task costs beyond the task model (its "
+                   "JVM warming up).")
 @click.option("--spark-locality-wait-s", type=float, default=SparkSettings.locality_wait_s,
               show_default=True, help="spark: spark.locality.wait.")
 @click.option("--spark-locality-wait-node-s", type=float, default=None,
@@ -145,6 +149,12 @@ log = logging.getLogger(__name__)
               help="Copies a DataNode sends at once (dfs.namenode.replication.max-streams; "
                    "Hadoop's default is 2); a running copy slows the maps reading on its source "
                    "and its target. 0: copies cost the maps nothing.")
+@click.option("--host-cores", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Every node's node-local maps share one host of this many CPUs, by processor "
+                   "sharing (the bundled cluster's workers are one machine's). 0: no sharing.")
+@click.option("--share-links/--no-share-links", default=False, show_default=True,
+              help="A remote read shares its holder's link with the remote reads it serves at "
+                   "once, by processor sharing.")
 @click.option("--policy", default="static", show_default=True,
               help="static, dsbra, dsbra-literal, scarlett, dare, oracle (every block on "
                    "every node from the start: the limit of what replication can do), or "
@@ -211,7 +221,8 @@ def sim(**kw) -> None:
         task_overhead_s=kw["task_overhead_s"],
         cpu_s_per_mb=kw["cpu_s_per_mb"], read_mbps_local=local, read_mbps_rack=rack,
         read_mbps_remote=remote, copy_mbps=kw["copy_mbps"],
-        copy_streams=kw["copy_streams"], policy=kw["policy"],
+        copy_streams=kw["copy_streams"], host_cores=kw["host_cores"],
+        share_links=kw["share_links"], policy=kw["policy"],
         policy_params=parse_assignments(kw["policy_param"], "--policy-param"), interval_s=kw["interval_s"],
         delay_threshold_s=kw["delay_threshold_s"], placement=kw["placement"],
         signals=kw["signals"],

@@ -52,7 +52,9 @@ class SparkSettings:
     held throughout) or one application ``per-job``. Executors: ``executors``
     (spark.executor.instances; with ``dynamic`` the initial number) of ``executor_cores`` task
     slots each (spark.executor.cores, each core one of the node's slots), usable
-    ``executor_startup_s`` after YARN grants the container. Delay scheduling: ``locality_wait_s``
+    ``executor_startup_s`` after YARN grants the container; an executor's first task costs
+    ``executor_warmup_s`` more (its JVM loading classes and compiling: the Spark sitting's first
+    tasks). Delay scheduling: ``locality_wait_s``
     (spark.locality.wait), ``locality_wait_node_s`` / ``locality_wait_rack_s`` overriding it for
     one level (None: inherit); ``legacy_reset`` the timer reset before Spark 3.1
     (spark.locality.wait.legacyResetOnTaskLaunch); ``revive_s`` spark.scheduler.revive.interval.
@@ -67,6 +69,7 @@ class SparkSettings:
     executors: int = 4
     executor_cores: int = 1
     executor_startup_s: float = 0.0
+    executor_warmup_s: float = 0.0
     locality_wait_s: float = 3.0
     locality_wait_node_s: float | None = None
     locality_wait_rack_s: float | None = None
@@ -104,7 +107,7 @@ class SparkSettings:
                      error=ConfigError)
         at_least("spark-max-executors", self.max_executors, 1, integer=True, none_ok=True,
                  error=ConfigError)
-        for name in ("executor_startup_s", "locality_wait_s"):
+        for name in ("executor_startup_s", "executor_warmup_s", "locality_wait_s"):
             at_least(f"spark-{_option(name)}", getattr(self, name), 0, error=ConfigError)
         for name in ("locality_wait_node_s", "locality_wait_rack_s"):
             at_least(f"spark-{_option(name)}", getattr(self, name), 0, none_ok=True,
@@ -176,6 +179,15 @@ class SimConfig:
     shares that node's disk with it: the map reads at its level's bandwidth / (1 + the copies
     running there).
 
+    Contention (off by default: a map's cost is its own whatever else runs). ``host_cores`` > 0:
+    every node's maps share one host of that many CPUs (the bundled cluster's workers are
+    network namespaces of one machine); a map reading node-locally is CPU work and progresses at
+    min(1, host_cores / the node-local maps running), re-timed whenever that number changes
+    (processor sharing). ``share_links``: a remote read goes over its holder's link (the nearest
+    holder, the first in the block's replica order at that distance), shared equally by the
+    remote reads it serves at once; the remote map's whole cost progresses at that share (its
+    link is its bottleneck: it adds no load to the CPUs).
+
     Policy: ``policy`` name for :func:`dsbra.policy.make_policy`, called every ``interval_s``;
     ``policy_params`` passed through; ``delay_threshold_s`` D (default: W1 in hfs mode, else
     the expected wait of the yarn threshold: threshold x nodes opportunities at nodes per
@@ -221,6 +233,8 @@ class SimConfig:
     read_mbps_remote: float = 10.0
     copy_mbps: float = 40.0
     copy_streams: int = 0
+    host_cores: int = 0
+    share_links: bool = False
 
     policy: str = "static"
     policy_params: dict = field(default_factory=dict)
@@ -246,6 +260,10 @@ class SimConfig:
             at_least(_option(name), getattr(self, name), 1, integer=True, error=ConfigError)
         at_least("copy-streams", self.copy_streams, 0, integer=True,
                  note="0: copies cost the maps nothing", error=ConfigError)
+        at_least("host-cores", self.host_cores, 0, integer=True,
+                 note="0: the nodes' maps do not share CPUs", error=ConfigError)
+        if not isinstance(self.share_links, bool):
+            raise ConfigError(f"share-links must be true or false, got {self.share_links!r}")
         if self.racks > self.nodes:
             raise ConfigError(f"racks ({self.racks}) cannot exceed nodes ({self.nodes})")
         if self.replication > self.nodes:
@@ -341,12 +359,19 @@ class SimConfig:
         """The oracle's storage above base replication, as a fraction of the base bytes."""
         return self.nodes / self.replication - 1.0
 
+    @property
+    def contended(self) -> bool:
+        """Whether maps share CPUs or links (a map's cost then depends on what else runs)."""
+        return self.host_cores > 0 or self.share_links
+
     def as_dict(self) -> dict:
-        """Every field; the Spark settings only under binding spark (so that the other bindings'
-        summaries read as they did before it)."""
+        """Every field; the Spark settings only under binding spark, the contention only when on
+        (so that summaries read as they did before either)."""
         d = dataclasses.asdict(self)
         if self.binding != "spark":
             del d["spark"]
+        if not self.contended:
+            del d["host_cores"], d["share_links"]
         return d
 
 

@@ -42,6 +42,9 @@ ARRIVE, AM_READY, FINISH, COPY, HEARTBEAT, AM_HEARTBEAT, POLICY = 0, 1, 2, 3, 4,
 # a node's free capacity is counted in thousandths of a map slot, so an ApplicationMaster can
 # hold a fraction of a slot more than a map (YARN's 640 MB AM beside 512 MB maps) exactly
 SLOT = 1000
+# what a running map's progress is shared on (``host_cores`` / ``share_links``): nothing, the
+# host's CPUs, or (any node id >= 0) the link of the holder it reads from
+UNSHARED, CPUS = -2, -1
 
 
 @dataclass
@@ -109,7 +112,10 @@ class Simulation:
         # the reactive oracle
         "asked", "min_jobs", "block_bytes", "base_bytes", "all_nodes", "copied_extra_bytes",
         # copies
-        "copies_in_flight", "streams", "copy_backlog", "sending", "copying", "copy_source")
+        "copies_in_flight", "streams", "copy_backlog", "sending", "copying", "copy_source",
+        # contention: the maps sharing each CPU pool or link, their work left and its clock
+        "contended", "host_cores", "share_links", "sharing", "t_share", "work_left",
+        "work_since", "finish_token")
 
     def __init__(self, config: SimConfig, workload: Workload, policy_driver=None):
         cfg = config.validated()
@@ -226,6 +232,7 @@ class Simulation:
         self.cur_time = 0.0
         self.cur_live = False
         self._setup_copies()
+        self._setup_contention(wl.n_tasks)
         self.heap = [(self.submit[j], ARRIVE, j, j, 0) for j in range(n_jobs)]  # tokens 0..
         heapify(self.heap)
         self.seq = n_jobs
@@ -297,6 +304,18 @@ class Simulation:
             self.base_bytes = float((reps.count.astype(np.int64)
                                      * self.workload.dataset.block_bytes).sum())
             self.all_nodes = list(range(cfg.nodes))
+
+    def _setup_contention(self, n_tasks: int) -> None:
+        """Nothing running shares anything yet (cfg.host_cores, cfg.share_links)."""
+        cfg = self.cfg
+        self.contended = cfg.contended
+        self.host_cores, self.share_links = cfg.host_cores, cfg.share_links
+        self.sharing: dict[int, list[int]] = {}  # CPUS or a holder -> its running maps
+        if self.contended:
+            self.t_share = array("i", [UNSHARED]) * n_tasks
+            self.work_left = array("d", bytes(8 * n_tasks))  # seconds at a full share
+            self.work_since = array("d", bytes(8 * n_tasks))
+            self.finish_token = array("q", bytes(8 * n_tasks))  # its live FINISH event
 
     def _result(self, now: float, events: int, heartbeats: int, t_wall: float) -> RawResult:
         """The records as RawResult's columns; raises if some job never finished."""
@@ -501,8 +520,10 @@ class Simulation:
         if am >= 0 and free[am] >= SLOT:
             self._wake(am, now)
 
-    def _launch(self, job: Job, task: int, node: int, level: int, now: float) -> None:
-        """Start ``task`` on ``node`` now; ``level`` as the AM counts it."""
+    def _launch(self, job: Job, task: int, node: int, level: int, now: float,
+                extra_s: float = 0.0) -> None:
+        """Start ``task`` on ``node`` now; ``level`` as the AM counts it; ``extra_s`` its work
+        beyond the cost model (a cold Spark executor's warm-up)."""
         if job.first_launch < 0.0:
             job.first_launch = now
             self.job_start[job.index] = now
@@ -526,20 +547,91 @@ class Simulation:
             self.stale_reads += 1
         mb = self.task_mb[task]
         mbps = self.mbps[actual]
-        dur = self.overhead + self.cpu * mb + mb / mbps
+        dur = self.overhead + self.cpu * mb + mb / mbps + extra_s
         if self.streams:  # the node's disk shared with the copies it sends or receives now
             dur += mb / mbps * self.copying[node]
         self.t_launch[task] = now
         self.t_node[task] = node
         self.t_level[task] = level
-        self._push(now + dur, FINISH, task, node)
+        if self.contended:
+            self._share_start(task, self._shared_on(blk, node, actual), dur, now)
+        else:
+            self._push(now + dur, FINISH, task, node)
         self.window.tasks.append(task)
         self.window.reading(blk)
 
+    # --- contention: maps sharing the host's CPUs or a holder's link --------------------
+    def _shared_on(self, blk: int, node: int, actual: int) -> int:
+        """What a map reading ``blk`` on ``node`` at level ``actual`` shares: the host's CPUS
+        (a node-local read), the link of its nearest holder (a remote read: the first holder in
+        the replica order on its rack, else the first), or nothing (that sharing off)."""
+        if actual == NODE_LOCAL:
+            return CPUS if self.host_cores else UNSHARED
+        if not self.share_links:
+            return UNSHARED
+        row = self.rep_nodes[blk][:self.rep_count[blk]].tolist()
+        if actual == RACK_LOCAL:
+            rk = self.rack_of[node]
+            return next(h for h in row if self.rack_of[h] == rk)
+        return row[0]
+
+    def _share(self, key: int, n: int) -> float:
+        """The share of a full rate each of ``n`` maps on ``key`` progresses at: the cores over
+        the maps, at most one core a map; a link split equally."""
+        return min(1.0, self.host_cores / n) if key == CPUS else 1.0 / n
+
+    def _share_start(self, task: int, key: int, work: float, now: float) -> None:
+        """``task`` starts with ``work`` seconds at a full share, sharing ``key``: if that
+        changes the share, the maps already on ``key`` are re-timed."""
+        self.t_share[task] = key
+        if key == UNSHARED:
+            self.finish_token[task] = self._push(now + work, FINISH, task, self.t_node[task])
+            return
+        self.work_left[task], self.work_since[task] = work, now
+        members = self.sharing.setdefault(key, [])
+        members.append(task)
+        n = len(members)
+        after = self._share(key, n)
+        if n > 1 and after != self._share(key, n - 1):
+            self._progress(members, self._share(key, n - 1), now)  # its own clock starts now
+            self._retime(members, after, now)
+        else:
+            self._retime([task], after, now)
+
+    def _share_end(self, task: int, token: int, now: float) -> bool:
+        """``task``'s FINISH event fired: False if a re-timing superseded it; else the map leaves
+        what it shared, the others re-timed if their share grows, and True."""
+        if token != self.finish_token[task]:
+            return False
+        key = self.t_share[task]
+        if key != UNSHARED:
+            members = self.sharing[key]
+            before = self._share(key, len(members))
+            members.remove(task)
+            if members and self._share(key, len(members)) != before:
+                self._progress(members, before, now)
+                self._retime(members, self._share(key, len(members)), now)
+        return True
+
+    def _progress(self, members: list[int], share: float, now: float) -> None:
+        """The maps' work done since their clocks, at ``share``."""
+        left, since = self.work_left, self.work_since
+        for t in members:
+            left[t] = max(0.0, left[t] - (now - since[t]) * share)
+            since[t] = now
+
+    def _retime(self, maps: list[int], share: float, now: float) -> None:
+        """Queue each map's finish at ``share`` (its earlier FINISH event goes stale)."""
+        left, token, t_node = self.work_left, self.finish_token, self.t_node
+        for t in maps:
+            token[t] = self._push(now + left[t] / share, FINISH, t, t_node[t])
+
     # --- events: maps finish, AMs heartbeat ---------------------------------------------
-    def _on_finish(self, now: float, _token: int, task: int, node: int) -> None:
+    def _on_finish(self, now: float, token: int, task: int, node: int) -> None:
         """A map ends: its slot is free, and with the job's last map its AM's container and
-        the containers it never used."""
+        the containers it never used (under contention: unless a re-timing moved its end)."""
+        if self.contended and not self._share_end(task, token, now):
+            return
         self.t_finish[task] = now
         self.maps_running -= 1
         self.window.done_reading(self.task_block[task])

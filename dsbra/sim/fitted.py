@@ -130,18 +130,26 @@ SPARK_SLOTS = 2
 
 
 def spark_arm_config(arm: str, model: dict, executors: int, heartbeat_s: float, wait_s: float,
-                     seed: int) -> SimConfig:
+                     seed: int, host_cores: int = 0, share_links: bool = False,
+                     warmup_s: float = 0.0, copy_mbps: float = SimConfig.copy_mbps,
+                     copy_streams: int = SimConfig.copy_streams) -> SimConfig:
     """The bundled cluster running ``arm`` with the Spark replay's shared application: its
     ApplicationMaster a slot, ``executors`` one-core executors held from the start, a Fair pool
     per job, spark.locality.wait ``wait_s`` (also D, DSBRA's normaliser), the daemon's rounds;
-    the task model ``model`` (calibration.task_model of the sitting's static tasks). The DSBRA
-    arms read the scheduler's own accounting (the observed rule is MapReduce's)."""
+    the task model ``model`` (calibration.task_model of the sitting's static tasks, or
+    calibration.contended_task_model with the contention ``host_cores``, ``share_links`` and an
+    executor's first-task ``warmup_s``), the policies' copies at ``copy_mbps`` with
+    ``copy_streams``. The DSBRA arms read the scheduler's own accounting (the observed rule is
+    MapReduce's)."""
     policy, _ = SIM_ARM_POLICY[arm]
     ceiling = _ceiling(arm)
     return SimConfig(nodes=4, racks=2, replication=2, block_size_mb=BLOCK / (1 << 20),
                      max_replication=min(4, ceiling), slots_per_node=SPARK_SLOTS,
                      heartbeat_s=heartbeat_s, binding="spark",
-                     spark=SparkSettings(app="shared", executors=executors, locality_wait_s=wait_s),
+                     host_cores=host_cores, share_links=share_links, copy_mbps=copy_mbps,
+                     copy_streams=copy_streams,
+                     spark=SparkSettings(app="shared", executors=executors, locality_wait_s=wait_s,
+                                         executor_warmup_s=warmup_s),
                      am_slots=1.0, delay_threshold_s=wait_s, policy=policy, interval_s=INTERVAL_S,
                      signals="scheduler",
                      policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
@@ -150,12 +158,23 @@ def spark_arm_config(arm: str, model: dict, executors: int, heartbeat_s: float, 
 
 def simulate_spark_arm(arm: str, schedule: Path, out: Path, seeds: int, **config) -> list[Path]:
     """``arm`` on ``schedule`` over ``seeds`` placements (:func:`spark_arm_config` with
-    ``config``): the runs' directories ``out/seed<k>``, a run already there kept."""
+    ``config``): the runs' directories ``out/seed<k>``, a run already there kept if it ran
+    this configuration."""
     dirs = []
     for seed in range(seeds):
         run_dir = out / f"seed{seed}"
-        if not (run_dir / "summary.json").exists():
-            simulate(spark_arm_config(arm, seed=seed, **config),
-                     WorkloadSpec(source=f"schedule:{schedule}"), out_dir=run_dir)
+        cfg = spark_arm_config(arm, seed=seed, **config)
+        if not _ran(run_dir, cfg):
+            simulate(cfg, WorkloadSpec(source=f"schedule:{schedule}"), out_dir=run_dir)
         dirs.append(run_dir)
     return dirs
+
+
+def _ran(run_dir: Path, cfg: SimConfig) -> bool:
+    """Whether ``run_dir`` holds a run of ``cfg`` (its summary's configuration has every field
+    of ``cfg`` at the same value)."""
+    summary = run_dir / "summary.json"
+    if not summary.exists():
+        return False
+    ran = json.loads(summary.read_text())["config"]
+    return all(ran.get(k) == v for k, v in json.loads(json.dumps(cfg.as_dict())).items())

@@ -38,16 +38,17 @@ ALLOCATION_TICK_S = 0.1
 
 
 class Executor:
-    """One executor: its node, its cores and how many are free, its running tasks, and since
-    when it has been idle (ExecutorMonitor's idle clock)."""
+    """One executor: its node, its cores and how many are free, its running tasks, since when
+    it has been idle (ExecutorMonitor's idle clock), and whether it ran a task yet (warm)."""
 
-    __slots__ = ("id", "node", "rack", "cores", "free", "running", "idle_since", "alive")
+    __slots__ = ("id", "node", "rack", "cores", "free", "running", "idle_since", "alive", "warm")
 
     def __init__(self, eid: int, node: int, rack: int, cores: int):
         self.id, self.node, self.rack, self.cores = eid, node, rack, cores
         self.free, self.running = cores, 0
         self.idle_since = -1.0
         self.alive = False  # registered with the driver (LaunchedExecutor), not yet removed
+        self.warm = False
 
 
 class TaskSet:
@@ -639,7 +640,9 @@ class SparkSimulation(Simulation):
             self.containers_granted += 1
             self.task_exec[task] = e
             e.idle_since = -1.0
-            self._launch(ts.job, task, e.node, level, now)
+            self._launch(ts.job, task, e.node, level, now,
+                         0.0 if e.warm else self.spark.executor_warmup_s)
+            e.warm = True
         if app.revive_next < 0.0 and any(ts.job.pending for pool in app.driver.pools.values()
                                          for ts in pool.tasksets):
             revive = self.spark.revive_s
@@ -661,9 +664,12 @@ class SparkSimulation(Simulation):
                 "forever the same way): lower --spark-executor-cores or --max-am-share")
         self._offer_round(app, app.driver.executors, now, True)
 
-    def _on_task_finish(self, now: float, _token: int, task: int, _node: int) -> None:
+    def _on_task_finish(self, now: float, token: int, task: int, _node: int) -> None:
         """A task ends: its core is free; with the job's last task the job ends (and a per-job
-        application with it); otherwise makeOffers for its executor (StatusUpdate)."""
+        application with it); otherwise makeOffers for its executor (StatusUpdate). Under
+        contention: unless a re-timing moved its end."""
+        if self.contended and not self._share_end(task, token, now):
+            return
         self.t_finish[task] = now
         self.window.done_reading(self.task_block[task])
         e = self.task_exec.pop(task)
