@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
 import random
 import subprocess
@@ -38,6 +39,7 @@ from dsbra.bench import spark_truth as truth
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.paths import StateLayout
 from dsbra.hadoop.rest import ResourceManager, SparkApi, WebHdfs
+from dsbra.hadoop.spark_conf import DEFAULT_WAIT, spark_time_ms
 from dsbra.observe import spark as sp
 from dsbra.observe.collector import MapObservation
 from dsbra.observe.window import attribute_spark, map_to_blocks, read_files
@@ -104,6 +106,7 @@ def run(args) -> dict:
     files = read_files(ep, collector.paths_pending())
     obs = collector.take(files)
     timelines = {a: collector.timeline(a) for a in {o.job_id for o in obs}}
+    node_waits = {a: collector.node_wait_s(a) for a in timelines}
     driver_logs = {}
     for i in range(len(procs)):
         text = (logs / f"driver-{i}.log").read_text(errors="replace")
@@ -118,21 +121,30 @@ def run(args) -> dict:
             "obs": [asdict(o) for o in obs], "files": files,
             "timelines": {a: {"tasks": [asdict(t) for t in ts], "executors": [asdict(e) for e in es]}
                           for a, (ts, es) in timelines.items()},
+            "node_wait_s": node_waits,
             "driver_logs": driver_logs}
 
 
 def score(raw: dict) -> dict:
-    """Judge the recorded tasks both ways at each min_idle_s."""
+    """Judge the recorded tasks both ways at each min_idle_s: by the collector's rule as the
+    daemon runs it, and by its idle-core rule alone (``..._idle_only``, the rule before the
+    launch rule; a record from before 2026-12-07 holds no node waits: Spark's default, the
+    bundled cluster's, stands for them)."""
     obs = [MapObservation(**o) for o in raw["obs"]]
     blocks = map_to_blocks(obs, raw["files"])
     holders = [blocks.rows[b][1] if b >= 0 else None for b in blocks.block_of]
     timelines = {a: ([sp.SparkTask(**t) for t in v["tasks"]], [sp.Executor(**e) for e in v["executors"]])
                  for a, v in raw["timelines"].items()}
-    source = SimpleNamespace(timeline=lambda app: timelines.get(app, ([], [])))
+    default_wait = spark_time_ms(DEFAULT_WAIT) / 1000
+    node_waits = raw.get("node_wait_s", {})
+    rules = {"": SimpleNamespace(timeline=lambda app: timelines.get(app, ([], [])),
+                                 node_wait_s=lambda app: node_waits.get(app, default_wait)),
+             "_idle_only": SimpleNamespace(timeline=lambda app: timelines.get(app, ([], [])),
+                                           node_wait_s=lambda app: None)}
     hot = set(raw["hot_files"])
     out = {"tasks": len(obs), "unmapped_tasks": blocks.unmapped,
            "by_level": {lv: sum(o.locality == lv for o in obs) for lv in truth.LEVELS}}
-    for min_idle in MIN_IDLE_S:
+    for (suffix, source), min_idle in itertools.product(rules.items(), MIN_IDLE_S):
         judged = attribute_spark(obs, holders, source, raw["end_ms"], min_idle)
         rows = {"all": {}, "hot": {}, "cold": {}}
         for app, text in raw["driver_logs"].items():
@@ -149,8 +161,8 @@ def score(raw: dict) -> dict:
                     for part in ("all", side):
                         rows[part].setdefault("inferred", {})[(app, tid)] = inferred
                         rows[part].setdefault("truth", {})[(app, tid)] = real[tid]
-        out[f"min_idle_{min_idle:g}s"] = {part: truth.compare(r.get("inferred", {}), r.get("truth", {}))
-                                          for part, r in rows.items()}
+        out[f"min_idle_{min_idle:g}s{suffix}"] = {part: truth.compare(r.get("inferred", {}), r.get("truth", {}))
+                                                  for part, r in rows.items()}
     return out
 
 

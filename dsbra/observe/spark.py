@@ -20,7 +20,11 @@ waited. So:
   declines leaves the core idle until the next offer; one it accepts fills it within
   milliseconds). Its wait runs from the first such moment to its launch. Validated against
   the driver's DEBUG log of its locality levels (benchmarks/validate_spark_waits.py,
-  docs/spark.md).
+  docs/spark.md). In a busy application of many jobs (Fair pools) a declined core goes at once
+  to another job's task and is never idle; there the launch itself says it: a task that ran
+  off its data at a rack or any level, its node-level wait or more after it became pending,
+  while an executor was up on a holder of its block, waited out that wait (Spark escalates a
+  task set's level only then), and is delayed by at least the wait.
 """
 
 from __future__ import annotations
@@ -334,11 +338,14 @@ def idle_intervals(tasks: list[SparkTask], executors: list[Executor], now_ms: in
 
 
 def attribute(tasks: list[SparkTask], holders: list[list[str] | None], executors: list[Executor],
-              now_ms: int, min_idle_s: float = MIN_IDLE_S) -> dict[str, np.ndarray]:
+              now_ms: int, min_idle_s: float = MIN_IDLE_S,
+              node_wait_s: float | None = None) -> dict[str, np.ndarray]:
     """Per task: ``delayed`` (waited for locality: see the module's docstring), ``delay_s`` (from
-    the first idle core elsewhere to its launch), ``local`` (ran on a holder of its block, or at
-    a local level when the holders are unknown). ``holders[j]``: the hosts of task j's block
-    replicas, None when not known (then it is never judged delayed). Pure."""
+    the first idle core elsewhere to its launch; at least ``node_wait_s``, the application's
+    spark.locality.wait.node, for a task that ran off its data after waiting it out), ``local``
+    (ran on a holder of its block, or at a local level when the holders are unknown).
+    ``holders[j]``: the hosts of task j's block replicas, None when not known (then it is never
+    judged delayed). ``node_wait_s`` None: the launch rule is off. Pure."""
     n = len(tasks)
     delayed, local, delay_s = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n)
     idle = idle_intervals(tasks, executors, now_ms)
@@ -358,7 +365,27 @@ def attribute(tasks: list[SparkTask], holders: list[list[str] | None], executors
         if ok.any():
             delayed[j] = True
             delay_s[j] = (t.launch_ms - int(s[ok].min())) / 1000.0
+        if node_wait_s is not None and waited_out_node_level(t, where, executors, node_wait_s):
+            delayed[j] = True
+            delay_s[j] = max(delay_s[j], node_wait_s)
     return {"delayed": delayed, "delay_s": delay_s, "local": local}
+
+
+def waited_out_node_level(task: SparkTask, holders: list[str], executors: list[Executor],
+                          node_wait_s: float) -> bool:
+    """Whether ``task`` ran off its data at a rack or any level, ``node_wait_s`` or more after
+    it became pending, while an executor of its application was up on a holder of its block
+    for that wait: its task set could launch it node-local (the level was valid) and held it
+    until the wait let it go elsewhere (TaskSetManager.getAllowedLocalityLevel)."""
+    if (node_wait_s <= 0 or task.host in holders or task.locality in LOCAL_LEVELS
+            or task.locality == "NO_PREF"):
+        return False
+    wait_ms = node_wait_s * 1000
+    if task.launch_ms - task.submitted_ms < wait_ms:
+        return False
+    since = task.launch_ms - wait_ms
+    return any(e.host in holders and e.add_ms <= since
+               and (e.remove_ms is None or e.remove_ms >= task.launch_ms) for e in executors)
 
 
 def attempt_id(app_id: str, task_id: int) -> str:

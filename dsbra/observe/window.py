@@ -178,9 +178,9 @@ def attribute_spark(obs: list[MapObservation], holders: list[list[str] | None], 
         where: list[list[str] | None] = [None] * len(tasks)
         for j in known:
             where[at[obs[j].attempt_id]] = holders[j]
-        judged = spark_rule.attribute(tasks, where, executors, now_ms, min_idle_s)
-        wait = spark.node_wait_s(app_id) if delay_threshold_s else 0.0
-        scale = delay_threshold_s / wait if delay_threshold_s and wait > 0 else 1.0
+        wait = spark.node_wait_s(app_id)
+        judged = spark_rule.attribute(tasks, where, executors, now_ms, min_idle_s, wait)
+        scale = delay_threshold_s / wait if delay_threshold_s and wait else 1.0
         for j in known:
             k = at[obs[j].attempt_id]
             out["delayed"][j], out["local"][j] = judged["delayed"][k], judged["local"][k]
