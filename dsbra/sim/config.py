@@ -186,7 +186,9 @@ class SimConfig:
     (processor sharing). ``share_links``: a remote read goes over its holder's link (the nearest
     holder, the first in the block's replica order at that distance), shared equally by the
     remote reads it serves at once; the remote map's whole cost progresses at that share (its
-    link is its bottleneck: it adds no load to the CPUs).
+    link is its bottleneck: it adds no load to the CPUs). With ``copy_streams`` > 0 too, a copy
+    is one more flow on its source's link (HDFS sends it from that holder's DataNode over the
+    link its remote reads use): its block at ``copy_mbps`` is its work at a full share.
 
     Policy: ``policy`` name for :func:`dsbra.policy.make_policy`, called every ``interval_s``;
     ``policy_params`` passed through; ``delay_threshold_s`` D (default: W1 in hfs mode, else

@@ -115,7 +115,10 @@ class Simulation:
         "copies_in_flight", "streams", "copy_backlog", "sending", "copying", "copy_source",
         # contention: the maps sharing each CPU pool or link, their work left and its clock
         "contended", "host_cores", "share_links", "sharing", "t_share", "work_left",
-        "work_since", "finish_token")
+        "work_since", "finish_token",
+        # copies on the shared links: flows numbered after the maps, each one's block and
+        # target, and the flow of each live COPY event by its token
+        "link_copies", "first_copy_flow", "copy_target", "copy_flow")
 
     def __init__(self, config: SimConfig, workload: Workload, policy_driver=None):
         cfg = config.validated()
@@ -310,12 +313,19 @@ class Simulation:
         cfg = self.cfg
         self.contended = cfg.contended
         self.host_cores, self.share_links = cfg.host_cores, cfg.share_links
-        self.sharing: dict[int, list[int]] = {}  # CPUS or a holder -> its running maps
+        # CPUS or a holder -> its running flows: maps (by task id), and copies on its link
+        self.sharing: dict[int, list[int]] = {}
         if self.contended:
             self.t_share = array("i", [UNSHARED]) * n_tasks
             self.work_left = array("d", bytes(8 * n_tasks))  # seconds at a full share
             self.work_since = array("d", bytes(8 * n_tasks))
             self.finish_token = array("q", bytes(8 * n_tasks))  # its live FINISH event
+        # a copy is DataNode traffic from its source over that holder's link: one more flow
+        # there, numbered from n_tasks on as copies start
+        self.link_copies = cfg.share_links and cfg.copy_streams > 0
+        self.first_copy_flow = n_tasks
+        self.copy_target: dict[int, tuple[int, int]] = {}  # copy flow -> (block, target)
+        self.copy_flow: dict[int, int] = {}  # live COPY event's token -> its copy flow
 
     def _result(self, now: float, events: int, heartbeats: int, t_wall: float) -> RawResult:
         """The records as RawResult's columns; raises if some job never finished."""
@@ -621,10 +631,18 @@ class Simulation:
             since[t] = now
 
     def _retime(self, maps: list[int], share: float, now: float) -> None:
-        """Queue each map's finish at ``share`` (its earlier FINISH event goes stale)."""
+        """Queue each flow's end at ``share``: a map's FINISH, a copy's COPY (its earlier
+        event goes stale)."""
         left, token, t_node = self.work_left, self.finish_token, self.t_node
+        first_copy = self.first_copy_flow
         for t in maps:
-            token[t] = self._push(now + left[t] / share, FINISH, t, t_node[t])
+            if t < first_copy:
+                token[t] = self._push(now + left[t] / share, FINISH, t, t_node[t])
+            else:
+                self.copy_flow.pop(token[t], None)
+                blk, node = self.copy_target[t]
+                token[t] = self._push(now + left[t] / share, COPY, blk, node)
+                self.copy_flow[token[t]] = t
 
     # --- events: maps finish, AMs heartbeat ---------------------------------------------
     def _on_finish(self, now: float, token: int, task: int, node: int) -> None:
@@ -799,11 +817,18 @@ class Simulation:
             mean_map_s=mean_map_s if mean_map_s is None or mean_map_s > 0 else None)
 
     def _on_copy(self, now: float, token: int, blk: int, node: int) -> None:
-        """A copy lands: the replica counts from now, and its source's stream is free."""
+        """A copy lands: the replica counts from now, and its source's stream is free (on the
+        shared links: unless a re-timing moved its end; its source's link has one flow less)."""
+        if self.link_copies:
+            flow = self.copy_flow.pop(token, None)
+            if flow is None:
+                return  # superseded: a re-timing queued its end again
+            self._share_end(flow, token, now)
+            del self.copy_target[flow]
         self._forget_copy(blk, node)
         self.replicas.add(blk, node)
         if self.streams:
-            source = self.copy_source.pop(token)
+            source = self.t_share[flow] if self.link_copies else self.copy_source.pop(token)
             self.sending[source] -= 1
             self.copying[source] -= 1
             self.copying[node] -= 1
@@ -825,8 +850,22 @@ class Simulation:
             sending[source] += 1
             copying[source] += 1
             copying[node] += 1
-            self.copy_source[self._push(now + dur, COPY, blk, node)] = source
+            if self.link_copies:
+                self._start_link_copy(blk, node, dur, source, now)
+            else:
+                self.copy_source[self._push(now + dur, COPY, blk, node)] = source
         self.copy_backlog[:] = waiting
+
+    def _start_link_copy(self, blk: int, node: int, dur: float, source: int,
+                         now: float) -> None:
+        """The copy starts as one more flow on ``source``'s link, ``dur`` seconds of work at a
+        full share: HDFS sends it from the holder's DataNode over the link the remote reads
+        from that holder use."""
+        flow = len(self.work_left)
+        for column in (self.t_share, self.work_left, self.work_since, self.finish_token):
+            column.append(0)
+        self.copy_target[flow] = (blk, node)
+        self._share_start(flow, source, dur, now)
 
     def _drop_waiting_copies(self, lowered: set[int] | None) -> None:
         """The copies not started of a lowered block (None: of every block) are dropped:

@@ -180,3 +180,90 @@ def test_the_fit_recovers_the_simulators_own_contention(tmp_path):
     fitted, warmup = calibration.contended_task_model(runs, 32.0, 2, executors=7)
     assert {k: fitted[k] for k in model} == model and warmup == 3.0
     assert fitted["sources"]["maps"]["rack"] > 0  # the links were fitted, not defaulted
+
+
+# --- the policies' copies on the holders' links (share_links with copy_streams) -------------
+class CopiesAt:
+    """A policy driver that starts the given (block, target, seconds) copies at its first round
+    and nothing after."""
+
+    reads_demand = False
+
+    def __init__(self, copies: list[tuple[int, int, float]]):
+        self.copies = copies
+
+    def round(self, now, window, in_flight, attributed, **_):
+        copies, self.copies = self.copies, []
+        return {"copies": copies, "lowered_blocks": []}
+
+
+class LandingClock(SparkSimulation):
+    """Records when each copy's replica lands (a superseded COPY event adds none)."""
+
+    def _on_copy(self, now, token, blk, node):
+        had = self.replicas.holds(blk, node)
+        super()._on_copy(now, token, blk, node)
+        if not had and self.replicas.holds(blk, node):
+            self.landed.append(now - SUBMIT_S)
+
+
+def read_beside_copies(holders: list[int], copies: list[tuple[int, int, float]],
+                       **config) -> LandingClock:
+    """One task reading block 0 (64 MB: 2 s alone) on an executor's node, block b on node
+    ``holders[b]`` only; the copies start with it, at SUBMIT_S (the first policy round). A
+    second job, 30 s later, keeps the run going until every copy has landed."""
+    wl = Workload(name="hand-built", job_ids=np.array(["j0", "j1"], object),
+                  submit_s=np.array([SUBMIT_S, SUBMIT_S + 30.0]), bins=np.full(2, 3, np.int8),
+                  task_indptr=np.array([0, 1, 2]), task_block=np.array([0, 0]),
+                  task_mb=np.array([64.0, 64.0]),
+                  dataset=Dataset.one_block_files(len(holders), 64 << 20))
+    cfg = SimConfig(nodes=4, slots_per_node=2, racks=2, replication=1, max_replication=4,
+                    binding="spark", policy="static", task_overhead_s=1.0, cpu_s_per_mb=0.0,
+                    read_mbps_local=64.0, read_mbps_rack=64.0, read_mbps_remote=64.0, seed=0,
+                    interval_s=SUBMIT_S, spark=SparkSettings(executors=2, locality_wait_s=0.0),
+                    **config)
+    sim = LandingClock(cfg, wl, CopiesAt(copies))
+    sim.landed = []
+    sim.replicas = Replicas(np.array(holders)[:, None], width=4)
+    sim.run()
+    return sim
+
+
+def test_a_copy_and_a_remote_read_from_one_holder_share_its_link():
+    busy = executor_nodes(2)
+    idle = [n for n in range(4) if n not in busy]
+    # block 0 on idle[0], read remotely; its copy to idle[1] from the same holder: each at
+    # half the link, 4 s where alone each takes 2 s
+    both = read_beside_copies([idle[0]], [(0, idle[1], 2.0)], share_links=True, copy_streams=2)
+    assert int(both.t_node[0]) in busy
+    assert durations(both)[0] == 4.0 and both.landed == [4.0]
+    alone = read_beside_copies([idle[0]], [], share_links=True, copy_streams=2)
+    assert durations(alone)[0] == 2.0
+
+
+def test_a_copy_from_another_holder_does_not_slow_the_read():
+    busy = executor_nodes(2)
+    idle = [n for n in range(4) if n not in busy]
+    sim = read_beside_copies([idle[0], idle[1]], [(1, idle[0], 2.0)], share_links=True,
+                             copy_streams=2)
+    assert durations(sim)[0] == 2.0 and sim.landed == [2.0]
+
+
+def test_copies_on_a_link_respect_the_stream_limit():
+    busy = executor_nodes(2)
+    idle = [n for n in range(4) if n not in busy]
+    holders = [idle[1], idle[0], idle[0]]  # the read from idle[1]; two copies from idle[0]
+    copies = [(1, idle[1], 2.0), (2, idle[1], 2.0)]
+    one = read_beside_copies(holders, copies, share_links=True, copy_streams=1)
+    assert one.landed == [2.0, 4.0]  # one at a time, each with the link to itself
+    two = read_beside_copies(holders, copies, share_links=True, copy_streams=2)
+    assert two.landed == [4.0, 4.0]  # both at once, each at half the link
+    assert durations(one)[0] == durations(two)[0] == 2.0  # another holder's link
+
+
+def test_copies_stay_off_the_links_without_streams_or_without_shared_links():
+    busy = executor_nodes(2)
+    idle = [n for n in range(4) if n not in busy]
+    for config in ({"share_links": True}, {"copy_streams": 2}):
+        sim = read_beside_copies([idle[0]], [(0, idle[1], 2.0)], **config)
+        assert durations(sim)[0] == 2.0 and sim.landed == [2.0]
