@@ -17,18 +17,21 @@ its share of the CPUs or its link; the median node-local task's, the rack and of
 from the median remote tasks', the warm-up from the executors' first tasks) and the
 NodeManagers' heartbeat (which places the executors), the value of calibration.HEARTBEATS
 whose simulated static arm is closest to the real one in mean response and node locality.
-``--no-contention``: the binding as fitted before (calibration.task_model, each task's cost its
-own: the medians of the real tasks' times). Every other arm is then a prediction.
-``--link-rate-copies``, a sensitivity, not a fit: the policies' copies as DataNode traffic at
-the link's fitted full-share rate, HDFS's 2 streams a node sharing its disk with the tasks
-(SimConfig.copy_mbps, copy_streams), where by default they take 1.6 s and cost the tasks
-nothing. Per arm, real against
+The policies' copies are what HDFS makes of them there: DataNode traffic, HDFS's 2 streams a
+node (SimConfig.copy_streams), each copy one more flow on its source's link beside the remote
+reads from that holder, its block at the link's fitted full-share rate (copy_mbps): no parameter
+of its own, and nothing fitted on an arm that copies (static copies nothing; the oracle's
+replicas are there before its run). ``--free-copies``: the copies as the simulator's default
+has them (40 MB/s, 1.6 s a block, costing the tasks nothing), the table before they shared the
+links. ``--no-contention``: the binding as fitted before the contention model
+(calibration.task_model, each task's cost its own: the medians of the real tasks' times; the
+copies free). Every arm but static is a prediction. Per arm, real against
 simulated: node locality, mean response, the share of tasks launched at each level, the
 extra storage and the oracle's captured share; and the issue's validation targets (node
 locality within 5 points, mean response within 15%, each level's share within 10 points).
 Output: OUT/sim-spark/<fit or arm>/seed<k>/ runs, OUT/sim-vs-real-spark.json and .md (with
 ``--no-contention``: OUT/sim-spark-uncontended/, OUT/sim-vs-real-spark-uncontended.json, .md;
-with ``--link-rate-copies``: ``-link-rate-copies``).
+with ``--free-copies``: ``-free-copies``).
 
     .venv/bin/python benchmarks/compare_sim_spark.py benchmarks/results/bench-spark-hotspot --seeds 10
 """
@@ -42,6 +45,7 @@ from pathlib import Path
 from dsbra.report.paper import captured
 from dsbra.report.runs import Run, arm_table, find_runs
 from dsbra.sim import calibration
+from dsbra.sim.config import SimConfig
 from dsbra.sim.fitted import SIM_ARM_POLICY, simulate_spark_arm
 from dsbra.stats import mean_or_none
 
@@ -84,14 +88,14 @@ def main() -> None:
                     help="spark.locality.wait as the cluster ran it (the bundled cluster's default)")
     ap.add_argument("--no-contention", action="store_true",
                     help="each task's cost its own, the binding's fit before the contention model")
-    ap.add_argument("--link-rate-copies", action="store_true",
-                    help="the policies' copies at the link's fitted rate, HDFS's 2 streams a node "
-                         "(a sensitivity)")
+    ap.add_argument("--free-copies", action="store_true",
+                    help="the policies' copies at the simulator's default, costing the tasks "
+                         "nothing (the table before they shared the links)")
     a = ap.parse_args()
     if a.seeds < 1:
         ap.error("--seeds must be at least 1")
-    if a.no_contention and a.link_rate_copies:
-        ap.error("--link-rate-copies needs the contention model's link rate")
+    if a.no_contention and a.free_copies:
+        ap.error("--no-contention has the copies free already")
     dirs = [a.results / arm for arm in SIMULATED_AS if (a.results / arm).is_dir()]
     real = find_runs(dirs)
     if "static" not in real:
@@ -114,12 +118,13 @@ def main() -> None:
                                                          kw["executors"])
         contention = {"host_cores": network["cpus"], "share_links": True, "warmup_s": warmup}
         kw |= contention
-    copies = ({"copy_mbps": model["read_mbps_rack"], "copy_streams": HDFS_REPLICATION_STREAMS}
-              if a.link_rate_copies else None)
+    # on the shared links (share_links with copy_streams), at the link's rate fitted on static
+    copies = (None if a.no_contention or a.free_copies else
+              {"copy_mbps": model["read_mbps_rack"], "copy_streams": HDFS_REPLICATION_STREAMS})
     kw |= copies or {}
     kw["model"] = model
     real_static = summarize(real["static"])
-    suffix = "-uncontended" if a.no_contention else "-link-rate-copies" if a.link_rate_copies else ""
+    suffix = "-uncontended" if a.no_contention else "-free-copies" if a.free_copies else ""
     out = a.results / f"sim-spark{suffix}"
     fit = {}
     for hb in calibration.HEARTBEATS:
@@ -144,7 +149,7 @@ def main() -> None:
     doc = {"command": f".venv/bin/python benchmarks/compare_sim_spark.py {a.results} --seeds {a.seeds}"
                       + (f" --locality-wait-s {a.locality_wait_s:g}" if a.locality_wait_s != 3.0 else "")
                       + (" --no-contention" if a.no_contention else "")
-                      + (" --link-rate-copies" if a.link_rate_copies else ""),
+                      + (" --free-copies" if a.free_copies else ""),
            "task_model": model, "contention": contention, "copies": copies,
            "executors": kw["executors"],
            "locality_wait_s": a.locality_wait_s,
@@ -168,8 +173,12 @@ def markdown(doc: dict) -> str:
               f" Contention: {c['host_cores']} CPUs shared by the node-local tasks, a holder's link "
               f"by its remote reads; an executor's first task {c['warmup_s']:g} s more work.")
     if doc.get("copies"):
-        shared += (f" The policies' copies at {doc['copies']['copy_mbps']:g} MB/s, "
+        shared += (f" The policies' copies on their source's link beside its remote reads, "
+                   f"{doc['copies']['copy_mbps']:g} MB/s at a full share, "
                    f"{doc['copies']['copy_streams']} streams a node.")
+    elif c is not None:
+        shared += (f" The policies' copies at the simulator's default {SimConfig.copy_mbps:g} MB/s, "
+                   "costing the tasks nothing.")
     lines = [f"`{doc['command']}`", "",
              f"Fitted on static: a task's overhead {m['task_overhead_s']:g} s, reads "
              f"{m['read_mbps_local']:g} / {m['read_mbps_rack']:g} / {m['read_mbps_remote']:g} MB/s "
