@@ -154,7 +154,7 @@ log = logging.getLogger(__name__)
                    "sharing (the bundled cluster's workers are one machine's). 0: no sharing.")
 @click.option("--share-links/--no-share-links", default=False, show_default=True,
               help="A remote read shares its holder's link with the remote reads it serves at "
-                   "once, by processor sharing.")
+                   "once, by processor sharing; with --copy-streams, so does each copy it sends.")
 @click.option("--policy", default="static", show_default=True,
               help="static, dsbra, dsbra-literal, scarlett, dare, oracle (every block on "
                    "every node from the start: the limit of what replication can do), or "
