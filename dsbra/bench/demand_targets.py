@@ -95,7 +95,7 @@ def markdown_table(table: list[dict]) -> list[str]:
         lines.append(
             f"| {t['setup']} | {t['variant']} | {t['seeds']} | {_ci(t['response_vs_static_pct'], 2)} "
             f"| {_ci(t['response_vs_default_pct'], 2)} | {_ci(t['node_locality_vs_static_points'])} "
-            f"| {t['extra_storage_mean_pct']:.1f} | "
+            f"| {t['extra_storage_mean_pct']:.2f} | "
             + ("yes" if t["not_worse_than_static"] else "**no**") + " | "
             + ("yes" if t["storage_within_target"] else "**no**") + " |")
     return lines

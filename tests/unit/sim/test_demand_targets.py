@@ -50,7 +50,7 @@ def test_the_table_marks_a_missed_target():
     lines = markdown_table(target_rows(ROWS))
     assert len(lines) == 2 + 4
     assert lines[-1].startswith("| large | dsbra-demand | 3 | +9.95 [")
-    assert lines[-1].endswith("| 1.0 | **no** | yes |")
+    assert lines[-1].endswith("| 1.00 | **no** | yes |")
 
 
 def test_matrix_rows_take_the_setups_asked_for_in_percent():
