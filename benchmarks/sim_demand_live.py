@@ -149,9 +149,9 @@ def setups_lines(command: str, table: list[dict]) -> list[str]:
             lines.append(f"- {v}: meets every target.")
         else:
             lines.append(f"- {v}: worse than static on "
-                         + (", ".join(verdict["worse_than_static_on"]) or "none")
+                         + ("; ".join(verdict["worse_than_static_on"]) or "none")
                          + f"; storage over {STORAGE_TARGET_PCT:g}% on "
-                         + (", ".join(verdict["storage_over_target_on"]) or "none") + ".")
+                         + ("; ".join(verdict["storage_over_target_on"]) or "none") + ".")
     return lines
 
 
@@ -181,7 +181,7 @@ def main() -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     runs = scale_runs(load_fit(FIT), a.out, a.workers, a.seeds, a.large_seeds, tuple(a.variants))
     if a.setups_matrix:
-        rows = [{**r, "setup": f"6.11, {r['nodes']} workers"} for got in runs.values() for r in got]
+        rows = [{**r, "setup": f"6.11 at {r['nodes']} workers"} for got in runs.values() for r in got]
         rows.sort(key=lambda r: r["nodes"])  # the scales in order, each's variants as run
         rows += matrix_rows(json.loads((a.setups_matrix / "sim-matrix-runs.json").read_text()),
                             MATRIX_SETUPS)
