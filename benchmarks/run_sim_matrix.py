@@ -343,6 +343,9 @@ def main() -> None:
     ap.add_argument("--results-dir", type=Path, default=None,
                     help="write runs, sim-matrix-runs.json, sim-summary.md and plots here "
                          "instead of benchmarks/results (a separate result set)")
+    ap.add_argument("--everywhere", action="store_true",
+                    help="run the variants marked small_only on the large setups too (the mark "
+                         "keeps the default matrix's time down, not a limit of the variant)")
     args = ap.parse_args()
     global RESULTS
     if args.results_dir is not None:
@@ -350,7 +353,7 @@ def main() -> None:
     command = "python benchmarks/run_sim_matrix.py " + " ".join(sys.argv[1:])
     jobs = [(setup, variant, seed) for setup in args.setups for variant in args.variants
             for seed in range(SEED_BASE, SEED_BASE + (args.seeds or SETUPS[setup]["seeds"]))
-            if setup in SMALL_SETUPS or not VARIANTS[variant].get("small_only")]
+            if args.everywhere or setup in SMALL_SETUPS or not VARIANTS[variant].get("small_only")]
     rows_file = RESULTS / "sim-matrix-runs.json"
     rows = json.loads(rows_file.read_text()) if rows_file.exists() else []
     if args.markdown_only:

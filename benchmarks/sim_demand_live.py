@@ -3,11 +3,22 @@ seed: on the 20-node hot-spot setups from a run_sim_matrix.py result set (``--ma
 made with the variants static, oracle, dsbra-hold and the demand ones), the captured share of
 the oracle's response gain, response against static and the default, extra storage (every
 variant of the matrix but static, the oracles and ``dsbra``); and on 6.11's schedule copied to
-20 workers (the fitted simulator of benchmarks/sim_hold_cap.py, YARN binding, AM heartbeat
-0.5 s), response and node locality against static. Writes OUT/demand.json and OUT/demand.md.
+``--workers`` (the fitted simulator of benchmarks/sim_hold_cap.py, YARN binding, AM heartbeat
+0.5 s; racks max(2, W // 30); ``--large-seeds`` over 100 workers, as
+benchmarks/sim_yarn_binding.py scales it), response and node locality against static. Writes
+OUT/demand.json and OUT/demand.md.
+
+With ``--setups-matrix DIR`` (a run_sim_matrix.py result set of the paper, bundled and
+fb2009-day setups with static, dsbra-hold and the demand variants) it writes instead
+OUT/setups.json and OUT/setups.md: issue 68's targets for a new default (not worse than static
+on every scale of 6.11 and every setup, extra storage within 5 points), per setup or scale and
+variant (dsbra.bench.demand_targets).
 
     python benchmarks/sim_demand_live.py --matrix benchmarks/results/sim-demand-live/hotspot \\
         --out benchmarks/results/sim-demand-live --seeds 10
+    python benchmarks/sim_demand_live.py --setups-matrix benchmarks/results/sim-demand-live/setups \\
+        --out benchmarks/results/sim-demand-live --workers 4 20 100 600 --seeds 10 --large-seeds 3 \\
+        --variants dsbra-demand dsbra-demand0.1
 """
 
 from __future__ import annotations
@@ -20,6 +31,8 @@ import sys
 from pathlib import Path
 
 from dsbra.bench.schedule import scaled_schedule
+from dsbra.bench.demand_targets import (STORAGE_TARGET_PCT, markdown_table, matrix_rows, target_rows,
+                                        verdicts)
 from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
@@ -29,6 +42,8 @@ from dsbra.stats import t_interval
 
 FIT = Path(__file__).resolve().parent / "results" / "bench-hotspot-long-grants" / "sim-vs-real.json"
 BASE_WORKERS = 4
+LARGE_WORKERS = 100  # over it, --large-seeds (a 600-worker dsbra-hold run takes minutes)
+MATRIX_SETUPS = ("paper", "bundled", "fb2009-day")
 DEMAND_VARIANTS = tuple(v for v, spec in VARIANTS.items() if spec["policy"] == "dsbra-demand")
 HOTSPOT_SETUPS = ("hotspot-stress", "hotspot-stress-long")
 #: the matrix's variants that are not compared: the references and the earlier default
@@ -82,35 +97,32 @@ def hotspot_lines(matrix: Path) -> list[str]:
     return lines
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--matrix", type=Path, required=True,
-                    help="a run_sim_matrix.py --results-dir with the hot-spot setups")
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--workers", type=int, default=20)
-    a = ap.parse_args()
-    if a.seeds < 2:
-        ap.error(f"--seeds must be at least 2 (intervals are paired over seeds), got {a.seeds}")
-    if a.workers < BASE_WORKERS or a.workers % BASE_WORKERS:
-        ap.error(f"--workers must be a multiple of {BASE_WORKERS}, got {a.workers}")
-    command = "python benchmarks/sim_demand_live.py " + " ".join(sys.argv[1:])
-    lines = ["# Live demand (issue 68) against static and the default", "", f"`{command}`", "",
-             "Paired by seed, mean [95% t-interval]. Captured share: (static - variant) / "
-             "(static - oracle) of the mean response.", "", "## The 20-node hot-spot setups",
-             ""] + hotspot_lines(a.matrix)
-    fit = load_fit(FIT)
-    a.out.mkdir(parents=True, exist_ok=True)
-    path = a.out / f"schedule-{a.workers}w.json"
-    write_schedule(path, scaled_schedule(load_schedule(fit["schedule"]), a.workers // BASE_WORKERS))
-    runs = {v: [run_scaled(fit, path, s, a.workers, v) for s in range(a.seeds)]
-            for v in ("static", "dsbra-hold") + DEMAND_VARIANTS}
-    path.unlink()
-    static = runs["static"]
-    lines += ["", f"## 6.11's schedule copied to {a.workers} workers (seeds 0-{a.seeds - 1})", "",
-              "| variant | response vs static, s | node locality vs static, points | "
-              "extra storage mean % |", "| --- | --- | --- | --- |"]
-    for v, got in runs.items():
+def scale_runs(fit: dict, out: Path, workers: list[int], seeds: int, large_seeds: int,
+               variants: tuple[str, ...]) -> dict[str, list[dict]]:
+    """Per variant (static, dsbra-hold and ``variants``) its runs on 6.11's schedule copied to
+    each of ``workers``, seeds 0.. (``large_seeds`` of them over LARGE_WORKERS)."""
+    runs: dict[str, list[dict]] = {v: [] for v in ("static", "dsbra-hold") + variants}
+    for w in workers:
+        path = out / f"schedule-{w}w.json"
+        write_schedule(path, scaled_schedule(load_schedule(fit["schedule"]), w // BASE_WORKERS))
+        for v, got in runs.items():
+            for seed in range(seeds if w <= LARGE_WORKERS else large_seeds):
+                got.append(run_scaled(fit, path, seed, w, v))
+                print(f"{w} workers, {v}, seed {seed}: mean response "
+                      f"{got[-1]['mean_response_s']:.2f} s", flush=True)
+        path.unlink()
+    return runs
+
+
+def scale_lines(runs: dict[str, list[dict]], workers: int) -> list[str]:
+    """The table of 6.11's schedule copied to ``workers``: each variant against static, paired
+    by seed."""
+    at = {v: [g for g in got if g["nodes"] == workers] for v, got in runs.items()}
+    static = at["static"]
+    lines = ["", f"## 6.11's schedule copied to {workers} workers (seeds 0-{len(static) - 1})", "",
+             "| variant | response vs static, s | node locality vs static, points | "
+             "extra storage mean % |", "| --- | --- | --- | --- |"]
+    for v, got in at.items():
         if v == "static":
             continue
         lines.append(
@@ -118,9 +130,77 @@ def main() -> None:
             + _ci([g["mean_response_s"] - s["mean_response_s"] for g, s in zip(got, static)], digits=2)
             + " | " + _ci([g["node_locality"] - s["node_locality"] for g, s in zip(got, static)])
             + f" | {statistics.fmean(g['extra_storage_mean'] for g in got):.1f} |")
-    (a.out / "demand.json").write_text(json.dumps({"command": command, "runs": runs}, indent=1)
-                                       + "\n")
-    (a.out / "demand.md").write_text("\n".join(lines) + "\n")
+    return lines
+
+
+def setups_lines(command: str, table: list[dict]) -> list[str]:
+    """setups.md: the target table and each variant's verdict."""
+    lines = ["# Live demand (issue 68): the targets for a new default across scales and setups",
+             "", f"`{command}` on the result set of `run_sim_matrix.py` (commands.md)", "",
+             "6.11's schedule copied to W workers (W / 4 copies, racks max(2, W // 30), the "
+             "fitted simulator, YARN binding, AM heartbeat 0.5 s; seeds 0..); the paper, bundled "
+             "and fb2009-day setups of run_sim_matrix.py (YARN binding, seeds 100..). Paired by "
+             "seed, mean [95% t-interval]; response in percent of the paired run's. Not worse "
+             "than static: the response interval does not lie above zero. Storage: the mean "
+             f"extra storage at most {STORAGE_TARGET_PCT:g}% of the data set.", ""]
+    lines += markdown_table(table) + [""]
+    for v, verdict in verdicts(table).items():
+        if verdict["meets_every_target"]:
+            lines.append(f"- {v}: meets every target.")
+        else:
+            lines.append(f"- {v}: worse than static on "
+                         + ("; ".join(verdict["worse_than_static_on"]) or "none")
+                         + f"; storage over {STORAGE_TARGET_PCT:g}% on "
+                         + ("; ".join(verdict["storage_over_target_on"]) or "none") + ".")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    inputs = ap.add_mutually_exclusive_group(required=True)
+    inputs.add_argument("--matrix", type=Path,
+                        help="a run_sim_matrix.py --results-dir with the hot-spot setups")
+    inputs.add_argument("--setups-matrix", type=Path,
+                        help="a run_sim_matrix.py --results-dir with " + ", ".join(MATRIX_SETUPS))
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--large-seeds", type=int, default=3,
+                    help=f"seeds on clusters over {LARGE_WORKERS} workers")
+    ap.add_argument("--workers", type=int, nargs="+", default=[20],
+                    help=f"cluster sizes for 6.11's schedule, each a multiple of {BASE_WORKERS}")
+    ap.add_argument("--variants", nargs="+", default=list(DEMAND_VARIANTS), choices=DEMAND_VARIANTS,
+                    help="the demand variants run beside static and dsbra-hold")
+    a = ap.parse_args()
+    if min(a.seeds, a.large_seeds) < 2:
+        ap.error(f"--seeds and --large-seeds must be at least 2 (intervals are paired over seeds), "
+                 f"got {min(a.seeds, a.large_seeds)}")
+    bad = [w for w in a.workers if w < BASE_WORKERS or w % BASE_WORKERS]
+    if bad:
+        ap.error(f"--workers must be multiples of {BASE_WORKERS}, got {bad[0]}")
+    command = "python benchmarks/sim_demand_live.py " + " ".join(sys.argv[1:])
+    a.out.mkdir(parents=True, exist_ok=True)
+    runs = scale_runs(load_fit(FIT), a.out, a.workers, a.seeds, a.large_seeds, tuple(a.variants))
+    if a.setups_matrix:
+        rows = [{**r, "setup": f"6.11 at {r['nodes']} workers"} for got in runs.values() for r in got]
+        rows.sort(key=lambda r: r["nodes"])  # the scales in order, each's variants as run
+        rows += matrix_rows(json.loads((a.setups_matrix / "sim-matrix-runs.json").read_text()),
+                            MATRIX_SETUPS)
+        table = target_rows(rows)
+        (a.out / "setups.json").write_text(json.dumps(
+            {"command": command, "rows": rows, "targets": table, "verdicts": verdicts(table)},
+            indent=1) + "\n")
+        lines = setups_lines(command, table)
+        (a.out / "setups.md").write_text("\n".join(lines) + "\n")
+    else:
+        lines = ["# Live demand (issue 68) against static and the default", "", f"`{command}`", "",
+                 "Paired by seed, mean [95% t-interval]. Captured share: (static - variant) / "
+                 "(static - oracle) of the mean response.", "", "## The 20-node hot-spot setups",
+                 ""] + hotspot_lines(a.matrix)
+        for w in a.workers:
+            lines += scale_lines(runs, w)
+        (a.out / "demand.json").write_text(json.dumps({"command": command, "runs": runs}, indent=1)
+                                           + "\n")
+        (a.out / "demand.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"reproduce: {command}")
 
