@@ -26,8 +26,17 @@ Writes benchmarks/results/sim-<setup>/<variant>/seed<k>/ and benchmarks/results/
 or the same under ``--results-dir DIR`` (a separate result set; benchmarks/sim_candidates_report.py
 DIR then writes DIR/candidates.md, paired against the default).
 
+``--binding spark`` (issue 69) runs every setup's cluster by Spark instead of its own binding,
+into its own ``--results-dir``: the task model unchanged, a one-core executor per slot
+(spark.executor.cores' YARN default), spark.locality.wait 3 s (Spark's default; D = that wait,
+as the daemon takes it for Spark); ``--spark-app per-job`` (the default: an application per job
+with dynamic allocation from 0 executors, how batch pipelines run a trace of 100-300 jobs) or
+``shared`` (one application holding an executor on every slot, a Fair pool per job: the Thrift
+server's case). dsbra.sim.setups.spark_binding; benchmarks/sim_spark_matrix_report.py sets the
+result beside the YARN binding's.
+
     .venv/bin/python benchmarks/run_sim_matrix.py [--setups paper bundled fb2009-day fb2010]
-        [--seeds 5] [--workers 2]
+        [--seeds 5] [--workers 2] [--binding spark [--spark-app per-job|shared] --results-dir DIR]
 """
 
 from __future__ import annotations
