@@ -8,9 +8,9 @@ variant) / (static - oracle) with its 95% t-interval over seeds (each seed's sha
 seed's static and oracle: dsbra.stats.captured_share), mean and max extra storage; beside it the
 same variant's share under the YARN binding, from the first YARN set holding the most of the
 Spark seeds (static, oracle and the variant; the seeds it lacks are named), and the paired
-difference Spark - YARN over the seeds both have. Per setup and mode, the profile with the
-largest mean share among the policies (not the oracles) and its paired difference from the
-default (``dsbra-hold``).
+difference Spark - YARN over the seeds both have; each policy's share minus the default's
+(``dsbra-hold``), paired by seed. Per setup and mode, the policy (not an oracle) with the
+largest mean share.
 
     python benchmarks/sim_spark_matrix_report.py \\
         --spark benchmarks/results/sim-spark-matrix/per-job benchmarks/results/sim-spark-matrix/shared \\
@@ -87,9 +87,11 @@ def summarise(spark_rows: list[dict], yarn_sets: list[tuple[Path, list[dict]]]) 
         seeds = sorted({seed for (v, seed) in by if v == "static"})
         gains = [1 - by[("oracle", s)]["mean_response_s"] / by[("static", s)]["mean_response_s"]
                  for s in seeds if ("oracle", s) in by]
+        default = shares(by, DEFAULT, seeds)
         for variant in dict.fromkeys(r["variant"] for r in spark_rows if r["setup"] == setup):
             runs = [by[(variant, s)] for s in seeds if (variant, s) in by]
             spark = shares(by, variant, seeds)
+            policy = variant not in ("static", DEFAULT) + ORACLES
             record = {
                 "setup": setup, "variant": variant, "seeds": [s for s in seeds if (variant, s) in by],
                 "oracle_gain": interval(gains),
@@ -97,7 +99,9 @@ def summarise(spark_rows: list[dict], yarn_sets: list[tuple[Path, list[dict]]]) 
                 "node_locality": 100 * statistics.fmean(x["node_locality"] for x in runs),
                 "extra_storage_mean": 100 * statistics.fmean(x["extra_storage_mean"] for x in runs),
                 "extra_storage_max": 100 * max(x["extra_storage_max"] for x in runs),
-                "share": interval(list(spark.values())), "yarn": None}
+                "share": interval(list(spark.values())), "yarn": None,
+                "minus_default": interval([spark[s] - default[s] for s in spark if s in default])
+                if policy else None}
             if variant not in ("static", "oracle"):
                 source, yarn, missing = yarn_shares(yarn_sets, setup, variant, sorted(spark))
                 both = [s for s in spark if s in yarn]
@@ -108,21 +112,17 @@ def summarise(spark_rows: list[dict], yarn_sets: list[tuple[Path, list[dict]]]) 
     return records
 
 
-def best_profile(records: list[dict], spark_rows: list[dict]) -> list[dict]:
-    """Per setup, the policy with the largest mean share, and its paired difference in share
-    from the default."""
+def best_profile(records: list[dict]) -> list[dict]:
+    """Per setup, the policy with the largest mean share and its paired difference from the
+    default (None for the default itself)."""
     out = []
     for setup in dict.fromkeys(r["setup"] for r in records):
         policies = [r for r in records if r["setup"] == setup and r["share"]
                     and r["variant"] not in ("static",) + ORACLES]
-        if not policies:
-            continue
-        best = max(policies, key=lambda r: r["share"]["mean"])
-        by = by_seed(spark_rows, setup)
-        seeds = best["seeds"]
-        a, d = shares(by, best["variant"], seeds), shares(by, DEFAULT, seeds)
-        out.append({"setup": setup, "best": best["variant"],
-                    "best_minus_default": interval([a[s] - d[s] for s in a if s in d])})
+        if policies:
+            best = max(policies, key=lambda r: r["share"]["mean"])
+            out.append({"setup": setup, "best": best["variant"],
+                        "best_minus_default": best["minus_default"]})
     return out
 
 
@@ -150,20 +150,23 @@ def markdown(app: str, records: list[dict], best: list[dict]) -> list[str]:
                   f"Seeds {sel[0]['seeds']}; the oracle gains {cell(gain, 1)}% of static's mean "
                   "response.", "",
                   "| variant | mean response s | node locality % | captured share %, Spark | "
-                  "extra storage mean % (max) | captured share %, YARN (seeds, source) | "
-                  "Spark - YARN, points (paired) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+                  f"share - {DEFAULT}'s, points (paired) | extra storage mean % (max) | "
+                  "captured share %, YARN (seeds, source) | Spark - YARN, points (paired) |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in sel:
             y = r["yarn"]
             lines.append(
                 f"| {r['variant']} | {r['mean_response_s']:.1f} | {r['node_locality']:.1f} | "
-                f"{cell(r['share'])} | {r['extra_storage_mean']:.2f} ({r['extra_storage_max']:.2f})"
+                f"{cell(r['share'])} | {cell(r['minus_default'])} | "
+                f"{r['extra_storage_mean']:.2f} ({r['extra_storage_max']:.2f})"
                 f" | {'-' if y is None else yarn_cell(y)} | "
                 f"{'-' if y is None else cell(y['spark_minus_yarn'])} |")
         for b in best:
             if b["setup"] == setup:
-                lines += ["", f"Largest mean share among the policies: `{b['best']}`; its share "
-                              f"minus the default's (`{DEFAULT}`), paired: "
-                              f"{cell(b['best_minus_default'], 1)} points."]
+                lines += ["", f"Largest mean share among the policies: `{b['best']}`"
+                          + (" (the default)." if b["best"] == DEFAULT else
+                             f", {cell(b['best_minus_default'], 1)} points above the "
+                             f"default's (paired).")]
         lines.append("")
     return lines
 
@@ -196,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
             ap.error(f"{path} is not one Spark result set (spark apps {sorted(map(str, apps))})")
         app = apps.pop()
         records = summarise(rows, yarn_sets)
-        best = best_profile(records, rows)
+        best = best_profile(records)
         report["apps"][app] = {"result_set": str(path), "records": records, "best": best}
         lines += markdown(app, records, best)
     a.out.mkdir(parents=True, exist_ok=True)

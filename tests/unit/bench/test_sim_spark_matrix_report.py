@@ -50,9 +50,11 @@ def test_shares_are_paired_by_seed_beside_the_yarn_set_with_most_seeds(tmp_path)
     assert by["dsbra-hold"]["yarn"]["spark_minus_yarn"]["mean"] == pytest.approx(2.5)
     assert by["scarlett"]["yarn"]["missing_seeds"] == [102]
     assert by["static"]["yarn"] is None and by["oracle"]["share"]["mean"] == 100.0
+    # scarlett: 10/40, 11/40, 12/40, each a quarter of the oracle's gap below dsbra-hold
+    assert by["scarlett"]["minus_default"]["mean"] == pytest.approx(-25.0)
+    assert by["dsbra-hold"]["minus_default"] is None
     assert out["best"] == [{"setup": "hotspot-stress", "best": "dsbra-hold",
-                            "best_minus_default": {"mean": 0.0, "low": 0.0, "high": 0.0,
-                                                   "n": 3}}]
+                            "best_minus_default": None}]
     assert "lacks seeds [102]" in (tmp_path / "spark-matrix.md").read_text()
 
 
