@@ -67,16 +67,23 @@ def interval(values: list[float]) -> dict | None:
     return {"mean": mean, "low": low, "high": high, "n": len(values)}
 
 
-def yarn_shares(yarn_sets: list[tuple[Path, list[dict]]], setup: str, variant: str,
-                seeds: list[int]) -> tuple[str | None, dict[int, float], list[int]]:
-    """The YARN set holding the variant on most of ``seeds`` (the first such in the order
-    given): its name, its shares by seed and the seeds it lacks."""
-    best: tuple[str | None, dict[int, float]] = (None, {})
+def yarn_record(yarn_sets: list[tuple[Path, list[dict]]], setup: str, variant: str,
+                spark: dict[int, float]) -> dict:
+    """The variant under the YARN binding from the set holding it on most of the Spark seeds
+    (the first such in the order given): its shares, its mean extra storage and the oracle's
+    gain over those seeds, the seeds it lacks, and Spark - YARN paired by seed."""
+    source, yarn, by = None, {}, {}
     for path, rows in yarn_sets:
-        got = shares(by_seed(rows, setup), variant, seeds)
-        if len(got) > len(best[1]):
-            best = (str(path), got)
-    return best[0], best[1], [s for s in seeds if s not in best[1]]
+        got = shares(by_seed(rows, setup), variant, sorted(spark))
+        if len(got) > len(yarn):
+            source, yarn, by = str(path), got, by_seed(rows, setup)
+    return {"source": source, "missing_seeds": [s for s in sorted(spark) if s not in yarn],
+            "share": interval(list(yarn.values())),
+            "extra_storage_mean": 100 * statistics.fmean(
+                by[(variant, s)]["extra_storage_mean"] for s in yarn) if yarn else None,
+            "oracle_gain": interval([1 - by[("oracle", s)]["mean_response_s"]
+                                     / by[("static", s)]["mean_response_s"] for s in yarn]),
+            "spark_minus_yarn": interval([spark[s] - yarn[s] for s in spark if s in yarn])}
 
 
 def summarise(spark_rows: list[dict], yarn_sets: list[tuple[Path, list[dict]]]) -> list[dict]:
@@ -103,11 +110,7 @@ def summarise(spark_rows: list[dict], yarn_sets: list[tuple[Path, list[dict]]]) 
                 "minus_default": interval([spark[s] - default[s] for s in spark if s in default])
                 if policy else None}
             if variant not in ("static", "oracle"):
-                source, yarn, missing = yarn_shares(yarn_sets, setup, variant, sorted(spark))
-                both = [s for s in spark if s in yarn]
-                record["yarn"] = {
-                    "source": source, "missing_seeds": missing, "share": interval(list(yarn.values())),
-                    "spark_minus_yarn": interval([spark[s] - yarn[s] for s in both])}
+                record["yarn"] = yarn_record(yarn_sets, setup, variant, spark)
             records.append(record)
     return records
 
@@ -138,7 +141,8 @@ def yarn_cell(y: dict | None) -> str:
     if y is None or y["share"] is None:
         return "none for these seeds"
     lacks = f"; lacks seeds {y['missing_seeds']}" if y["missing_seeds"] else ""
-    return f"{cell(y['share'])} (n = {y['share']['n']}, {y['source']}{lacks})"
+    return (f"{cell(y['share'])} at {y['extra_storage_mean']:.2f}% storage (n = "
+            f"{y['share']['n']}, {y['source']}{lacks})")
 
 
 def markdown(app: str, records: list[dict], best: list[dict]) -> list[str]:
@@ -146,12 +150,15 @@ def markdown(app: str, records: list[dict], best: list[dict]) -> list[str]:
     for setup in dict.fromkeys(r["setup"] for r in records):
         sel = [r for r in records if r["setup"] == setup]
         gain = sel[0]["oracle_gain"]
+        yarn = next((r["yarn"] for r in sel if r["yarn"] and r["yarn"]["share"]), None)
         lines += [f"### {setup} ({app})", "",
                   f"Seeds {sel[0]['seeds']}; the oracle gains {cell(gain, 1)}% of static's mean "
-                  "response.", "",
+                  "response" + (f" (under YARN {cell(yarn['oracle_gain'], 1)}%, {yarn['source']})"
+                                if yarn else "") + ".", "",
                   "| variant | mean response s | node locality % | captured share %, Spark | "
                   f"share - {DEFAULT}'s, points (paired) | extra storage mean % (max) | "
-                  "captured share %, YARN (seeds, source) | Spark - YARN, points (paired) |",
+                  "captured share %, YARN (storage, seeds, source) | Spark - YARN, points "
+                  "(paired) |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in sel:
             y = r["yarn"]
