@@ -129,12 +129,12 @@ def best_profile(records: list[dict]) -> list[dict]:
     return out
 
 
-def cell(ci: dict | None, digits: int = 0) -> str:
+def cell(ci: dict | None, digits: int = 0, unit: str = "") -> str:
     if ci is None:
         return "-"
     if ci["low"] is None:
-        return f"{ci['mean']:.{digits}f} (1 seed)"
-    return f"{ci['mean']:.{digits}f} [{ci['low']:.{digits}f}, {ci['high']:.{digits}f}]"
+        return f"{ci['mean']:.{digits}f}{unit} (1 seed)"
+    return f"{ci['mean']:.{digits}f} [{ci['low']:.{digits}f}, {ci['high']:.{digits}f}]{unit}"
 
 
 def yarn_cell(y: dict | None) -> str:
@@ -152,8 +152,8 @@ def markdown(app: str, records: list[dict], best: list[dict]) -> list[str]:
         gain = sel[0]["oracle_gain"]
         yarn = next((r["yarn"] for r in sel if r["yarn"] and r["yarn"]["share"]), None)
         lines += [f"### {setup} ({app})", "",
-                  f"Seeds {sel[0]['seeds']}; the oracle gains {cell(gain, 1)}% of static's mean "
-                  "response" + (f" (under YARN {cell(yarn['oracle_gain'], 1)}%, {yarn['source']})"
+                  f"Seeds {sel[0]['seeds']}; the oracle gains {cell(gain, 1, '%')} of static's mean "
+                  "response" + (f" (under YARN {cell(yarn['oracle_gain'], 1, '%')}, {yarn['source']})"
                                 if yarn else "") + ".", "",
                   "| variant | mean response s | node locality % | captured share %, Spark | "
                   f"share - {DEFAULT}'s, points (paired) | extra storage mean % (max) | "
