@@ -26,8 +26,17 @@ Writes benchmarks/results/sim-<setup>/<variant>/seed<k>/ and benchmarks/results/
 or the same under ``--results-dir DIR`` (a separate result set; benchmarks/sim_candidates_report.py
 DIR then writes DIR/candidates.md, paired against the default).
 
+``--binding spark`` (issue 69) runs every setup's cluster by Spark instead of its own binding,
+into its own ``--results-dir``: the task model unchanged, a one-core executor per slot
+(spark.executor.cores' YARN default), spark.locality.wait 3 s (Spark's default; D = that wait,
+as the daemon takes it for Spark); ``--spark-app per-job`` (the default: an application per job
+with dynamic allocation from 0 executors, how batch pipelines run a trace of 100-300 jobs) or
+``shared`` (one application holding an executor on every slot, a Fair pool per job: the Thrift
+server's case). dsbra.sim.setups.spark_binding; benchmarks/sim_spark_matrix_report.py sets the
+result beside the YARN binding's.
+
     .venv/bin/python benchmarks/run_sim_matrix.py [--setups paper bundled fb2009-day fb2010]
-        [--seeds 5] [--workers 2]
+        [--seeds 5] [--workers 2] [--binding spark [--spark-app per-job|shared] --results-dir DIR]
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from dsbra.sim.config import SPARK_APPS
 from dsbra.sim.setups import SETUPS  # named setups: cluster, workload, seeds
 from dsbra.sim.variants import VARIANTS
 
@@ -53,20 +63,27 @@ SMALL_SETUPS = ("paper", "paper-long-tasks", "hotspot-stress", "hotspot-stress-l
 
 
 def run_one(setup: str, variant: str, seed: int, command: str,
-            results: Path | None = None) -> dict:
+            results: Path | None = None, spark_app: str | None = None) -> dict:
+    """One simulation; under the Spark binding (``spark_app`` shared or per-job) the setup's
+    cluster is run by Spark (dsbra.sim.setups.spark_binding)."""
     from dsbra.sim.config import SimConfig
     from dsbra.sim.metrics import write_run
     from dsbra.sim.run import WorkloadSpec, simulate
+    from dsbra.sim.setups import spark_binding
 
     s, v = SETUPS[setup], VARIANTS[variant]
+    binding = spark_binding(s["cluster"], spark_app) if spark_app else {}
     if v["delay"] == "yarn":
         delay = dict(delay_mode="yarn", yarn_threshold_node=1.0, yarn_threshold_rack=1.0,
                      delay_threshold_s=1.0)
     else:
         w = 5.0 if v["delay"] == "hfs" else 0.0
         delay = dict(delay_node_s=w, delay_rack_s=w, delay_threshold_s=5.0)
-    cfg = SimConfig(**{**s["cluster"], **v.get("cluster", {})}, **delay, policy=v["policy"],
-                    policy_params=v.get("params", {}), signals=v.get("signals", "scheduler"),
+    if binding:  # tasks wait at the driver: D is spark.locality.wait, as the daemon takes it
+        delay["delay_threshold_s"] = None
+    cfg = SimConfig(**{**s["cluster"], **v.get("cluster", {}), **binding}, **delay,
+                    policy=v["policy"], policy_params=v.get("params", {}),
+                    signals=v.get("signals", "scheduler"),
                     interval_s=v.get("interval_s", 60.0), seed=seed)
     t0 = time.perf_counter()
     res = simulate(cfg, WorkloadSpec(**s["workload"]))
@@ -76,7 +93,8 @@ def run_one(setup: str, variant: str, seed: int, command: str,
     if not s["keep_tasks"]:
         (out / "tasks.parquet").unlink()
     return {"setup": setup, "variant": variant, "seed": seed, "command": command,
-            "wall_s": time.perf_counter() - t0, "summary": res.summary}
+            "wall_s": time.perf_counter() - t0, "summary": res.summary,
+            **({"spark_app": spark_app} if spark_app else {})}
 
 
 def _mean_sd(xs):
@@ -242,6 +260,19 @@ def write_plots(rows: list[dict]) -> list[str]:
     return written
 
 
+def binding_note(rows: list[dict]) -> str:
+    """The result set's binding, in the summary's header."""
+    apps = sorted({r["spark_app"] for r in rows if r.get("spark_app")})
+    if apps:
+        return (f"Binding: Spark (`spark`, application {', '.join(apps)}: "
+                "dsbra.sim.setups.spark_binding; one-core executors, spark.locality.wait 3 s, "
+                "D = 3 s; the waits below are then YARN's for the executors' containers).")
+    return ("Binding: YARN's and the MapReduce ApplicationMaster's (`yarn-mr`, AM heartbeat 1 s, "
+            "0.5 s on `bundled`) except `paper-h1`, Hadoop 1 (`task`); `handed on` is the share "
+            "of maps run off their data in a container granted NODE_LOCAL for another map's ask "
+            "(docs/simulator.md, \"Binding\").")
+
+
 def write_markdown(rows: list[dict]) -> None:
     commands = sorted({r.get("command", "python benchmarks/run_sim_matrix.py --workers 2")
                        for r in rows})
@@ -252,10 +283,7 @@ def write_markdown(rows: list[dict]) -> None:
              "benchmarks/results/sim-<setup>/<variant>/seed<k>/). Values are mean ± standard "
              "deviation over seeds where there are several; captured shares are the mean with its "
              "95% t-interval over seeds (each seed's share against that seed's static and oracle). "
-             "Binding: YARN's and the MapReduce ApplicationMaster's (`yarn-mr`, AM heartbeat 1 s, "
-             "0.5 s on `bundled`) except `paper-h1`, Hadoop 1 (`task`); `handed on` is the share "
-             "of maps run off their data in a container granted NODE_LOCAL for another map's ask "
-             "(docs/simulator.md, \"Binding\"). Delay scheduling: waits "
+             + binding_note(rows) + " Delay scheduling: waits "
              "W1 = W2 = 5 s (D = 5 s; the Fair Scheduler's time-based rule under `yarn-mr`, HFS's "
              "under `task`), except `static-nodelay` (W1 = W2 = 0). Locality is the "
              "share of map tasks; small jobs = bins 1-2 (1-2 maps); extra storage is sampled at "
@@ -332,7 +360,21 @@ def write_markdown(rows: list[dict]) -> None:
     (RESULTS / "sim-summary.md").write_text("\n".join(lines) + "\n")
 
 
-def main() -> None:
+def run_all(jobs: list[tuple], command: str, workers: int, spark_app: str | None):
+    """Each run's row in the jobs' order: in this process with one worker (no pool to start,
+    nothing to pickle), else in a pool of ``workers`` processes."""
+    if workers == 1:
+        for job in jobs:
+            yield run_one(*job, command, RESULTS, spark_app)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run_one, *job, command, RESULTS, spark_app) for job in jobs]
+        for fut in futures:
+            yield fut.result()
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, with the binding's options checked together (one-line errors)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--setups", nargs="*", default=list(SETUPS), choices=list(SETUPS))
     ap.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
@@ -346,34 +388,58 @@ def main() -> None:
     ap.add_argument("--everywhere", action="store_true",
                     help="run the variants marked small_only on the large setups too (the mark "
                          "keeps the default matrix's time down, not a limit of the variant)")
-    args = ap.parse_args()
+    ap.add_argument("--binding", choices=("spark",), default=None,
+                    help="run every setup under Spark instead of its own binding "
+                         "(dsbra.sim.setups.spark_binding; needs --results-dir)")
+    ap.add_argument("--spark-app", choices=SPARK_APPS, default=None,
+                    help="under --binding spark: an application per job with dynamic "
+                         "allocation (per-job, the default) or one shared application")
+    args = ap.parse_args(argv)
+    if args.binding == "spark":
+        if args.results_dir is None:
+            ap.error("--binding spark writes a result set of its own: give --results-dir")
+        args.spark_app = args.spark_app or "per-job"
+    elif args.spark_app is not None:
+        ap.error("--spark-app sets the Spark application: use it with --binding spark")
+    if args.seeds is not None and args.seeds < 1:
+        ap.error(f"--seeds must be at least 1, got {args.seeds}")
+    if args.workers < 1:
+        ap.error(f"--workers must be at least 1, got {args.workers}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     global RESULTS
     if args.results_dir is not None:
         RESULTS = args.results_dir.resolve()
-    command = "python benchmarks/run_sim_matrix.py " + " ".join(sys.argv[1:])
+    command = "python benchmarks/run_sim_matrix.py " + " ".join(
+        sys.argv[1:] if argv is None else argv)
     jobs = [(setup, variant, seed) for setup in args.setups for variant in args.variants
             for seed in range(SEED_BASE, SEED_BASE + (args.seeds or SETUPS[setup]["seeds"]))
             if args.everywhere or setup in SMALL_SETUPS or not VARIANTS[variant].get("small_only")]
     rows_file = RESULTS / "sim-matrix-runs.json"
     rows = json.loads(rows_file.read_text()) if rows_file.exists() else []
+    if other := {r.get("spark_app") for r in rows} - {args.spark_app}:
+        sys.exit(f"run_sim_matrix.py: error: {rows_file} holds rows of another binding "
+                 f"(spark app {', '.join(map(str, sorted(other, key=str)))}): give another "
+                 "--results-dir")
     if args.markdown_only:
         write_markdown(rows)
         return
     rows = [r for r in rows if (r["setup"], r["variant"], r["seed"]) not in set(jobs)]
     from tqdm import tqdm
 
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        futures = [pool.submit(run_one, *j, command, RESULTS) for j in jobs]
-        for fut in tqdm(futures, desc="simulations", unit="run"):
-            r = fut.result()
-            rows.append(r)
-            s = r["summary"]
-            tqdm.write(f"{r['setup']}/{r['variant']}/seed{r['seed']}: node locality "
-                       f"{s['node_locality']:.3f}, mean response {s['mean_response_s']:.1f} s, "
-                       f"extra storage {100 * s['extra_storage_mean']:.1f}% "
-                       f"({r['wall_s']:.1f} s)")
-            RESULTS.mkdir(parents=True, exist_ok=True)
-            rows_file.write_text(json.dumps(rows, indent=1) + "\n")
+    done = run_all(jobs, command, args.workers, args.spark_app)
+    for r in tqdm(done, total=len(jobs), desc="simulations", unit="run"):
+        rows.append(r)
+        s = r["summary"]
+        tqdm.write(f"{r['setup']}/{r['variant']}/seed{r['seed']}: node locality "
+                   f"{s['node_locality']:.3f}, mean response {s['mean_response_s']:.1f} s, "
+                   f"extra storage {100 * s['extra_storage_mean']:.1f}% "
+                   f"({r['wall_s']:.1f} s)")
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        rows_file.write_text(json.dumps(rows, indent=1) + "\n")
     write_markdown(rows)
 
 

@@ -18,11 +18,10 @@ import json
 import statistics
 from pathlib import Path
 
-from dsbra.stats import t_interval
+from dsbra.stats import captured_share, t_interval
 
 REFERENCES = ("static", "oracle", "oracle-reactive")
 DEFAULT = "dsbra"
-MIN_HEADROOM = 0.005  # as run_sim_matrix.captured: a gap under 0.5% of static's is noise
 
 
 def _ci(xs, k=1.0, digits=1) -> str:
@@ -42,10 +41,7 @@ def _mean(xs, k=1.0, digits=1) -> str:
 
 def share(s: dict, o: dict, x: dict) -> float | None:
     """The variant's share of the oracle's response gain over static (None without headroom)."""
-    gap = s["mean_response_s"] - o["mean_response_s"]
-    if abs(gap) <= MIN_HEADROOM * abs(s["mean_response_s"]):
-        return None
-    return (s["mean_response_s"] - x["mean_response_s"]) / gap
+    return captured_share(s["mean_response_s"], o["mean_response_s"], x["mean_response_s"])
 
 
 def table(rows: list[dict], setup: str) -> list[str]:

@@ -91,6 +91,21 @@ def mean_difference_interval(a, b) -> tuple[float, float, float, float, str] | N
     return d, d - half, d + half, df, method
 
 
+#: a baseline-to-oracle gap under this share of the baseline's value is noise: no share is taken
+MIN_SHARE_HEADROOM = 0.005
+
+
+def captured_share(baseline: float, oracle: float, value: float) -> float | None:
+    """The share of the oracle's gain over the baseline that ``value`` captures, (baseline -
+    value) / (baseline - oracle), for one pairing (one seed) of a lower-is-better measure; None
+    where the oracle's gap is under MIN_SHARE_HEADROOM of the baseline (noise over noise). The
+    simulator's matrices take it per seed and report a t-interval over seeds."""
+    gap = baseline - oracle
+    if abs(gap) <= MIN_SHARE_HEADROOM * abs(baseline):
+        return None
+    return (baseline - value) / gap
+
+
 def t_interval(values) -> tuple[float, float, float] | None:
     """(mean, low, high) of ``values`` with a 95% t-interval from scipy's exact quantile, None
     for fewer than two: the interval of `dsbra report` and the benchmarks (needs the plots

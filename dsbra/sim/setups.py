@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dsbra.errors import InputError
-from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
+from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S, SPARK_APPS, SimConfig, SparkSettings
+from dsbra.validate import one_of
 
 TRACES = Path("/work/shared/traces")
 FB2009_TRACE = TRACES / "FB-2009_samples_24_times_1hr_0.tsv"
@@ -99,3 +100,19 @@ def setup(name: str) -> dict:
     if name not in SETUPS:
         raise InputError(f"unknown setup {name!r}; known: {', '.join(SETUPS)}")
     return SETUPS[name]
+
+
+def spark_binding(cluster: dict, app: str) -> dict:
+    """The setup's cluster run by Spark instead of MapReduce: its task model unchanged, so the
+    two bindings differ only in who binds a free slot to a task. Each slot is a one-core
+    executor (spark.executor.cores' default on YARN, 1); spark.locality.wait 3 s, Spark's
+    default. ``shared``: one application holding an executor on every slot of the cluster (a
+    Thrift server sized to it), a Fair pool per job. ``per-job``: an application per job with
+    dynamic allocation from 0 executors, unbounded (Spark's defaults), as batch pipelines run.
+    The fields to merge over the setup's cluster."""
+    one_of("spark-app", app, SPARK_APPS)
+    slots = cluster.get("nodes", SimConfig.nodes) * cluster.get("slots_per_node",
+                                                                SimConfig.slots_per_node)
+    settings = (SparkSettings(app="shared", executors=slots) if app == "shared"
+                else SparkSettings(app="per-job", executors=0, dynamic=True))
+    return {"binding": "spark", "spark": settings}

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from dsbra.stats import (bootstrap_ratio_diff, fieller_ratio, mean_difference_interval, mean_t_interval,
-                         pairs_needed, repeats_summary, reps_to_separate, t95, t_interval, t_quantile,
-                         units_needed)
+from dsbra.stats import (bootstrap_ratio_diff, captured_share, fieller_ratio,
+                         mean_difference_interval, mean_t_interval, pairs_needed, repeats_summary,
+                         reps_to_separate, t95, t_interval, t_quantile, units_needed)
 
 
 def test_t95_matches_scipy_within_a_thousandth():
@@ -118,3 +118,9 @@ def test_without_scipy_the_tables_serve_and_the_exact_quantile_refuses():
     interval, missing = done.stdout.splitlines()
     half = 4.303 / 3 ** 0.5  # T95 at 2 degrees of freedom, a spread of 1, 3 values
     assert json.loads(interval) == pytest.approx((2.0, 2.0 - half, 2.0 + half)) and missing == "scipy"
+
+
+def test_a_captured_share_is_the_oracles_gap_closed_and_none_without_headroom():
+    assert captured_share(100.0, 80.0, 90.0) == 0.5
+    assert captured_share(100.0, 80.0, 110.0) == -0.5  # worse than the baseline
+    assert captured_share(100.0, 99.6, 90.0) is None  # a gap of 0.4% of the baseline: noise
