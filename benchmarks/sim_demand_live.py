@@ -30,7 +30,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from dsbra.bench.schedule import scaled_schedule
+from dsbra.bench.schedule import scale_study_error, scaled_schedule
 from dsbra.bench.demand_targets import (STORAGE_TARGET_PCT, markdown_table, matrix_rows, target_rows,
                                         verdicts)
 from dsbra.schedule_format import load_schedule, write_schedule
@@ -171,12 +171,8 @@ def main() -> None:
     ap.add_argument("--variants", nargs="+", default=list(DEMAND_VARIANTS), choices=DEMAND_VARIANTS,
                     help="the demand variants run beside static and dsbra-hold")
     a = ap.parse_args()
-    if min(a.seeds, a.large_seeds) < 2:
-        ap.error(f"--seeds and --large-seeds must be at least 2 (intervals are paired over seeds), "
-                 f"got {min(a.seeds, a.large_seeds)}")
-    bad = [w for w in a.workers if w < BASE_WORKERS or w % BASE_WORKERS]
-    if bad:
-        ap.error(f"--workers must be multiples of {BASE_WORKERS}, got {bad[0]}")
+    if error := scale_study_error(a.seeds, a.large_seeds, a.workers, BASE_WORKERS):
+        ap.error(error)
     command = "python benchmarks/sim_demand_live.py " + " ".join(sys.argv[1:])
     a.out.mkdir(parents=True, exist_ok=True)
     runs = scale_runs(load_fit(FIT), a.out, a.workers, a.seeds, a.large_seeds, tuple(a.variants))

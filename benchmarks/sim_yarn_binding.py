@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.bench.schedule import hot_files, scaled_schedule
+from dsbra.bench.schedule import hot_files, scale_study_error, scaled_schedule
 from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
@@ -163,12 +163,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=list(WORKERS),
                     help=f"cluster sizes, each a multiple of {BASE_WORKERS}")
     a = ap.parse_args()
-    if min(a.seeds, a.large_seeds) < 2:
-        ap.error(f"--seeds and --large-seeds must be at least 2 (intervals are paired over seeds), "
-                 f"got {min(a.seeds, a.large_seeds)}")
-    bad = [w for w in a.workers if w < BASE_WORKERS or w % BASE_WORKERS]
-    if bad:
-        ap.error(f"--workers must be multiples of {BASE_WORKERS}, got {bad[0]}")
+    if error := scale_study_error(a.seeds, a.large_seeds, a.workers, BASE_WORKERS):
+        ap.error(error)
     if not a.fit.exists():
         ap.error(f"no fit at {a.fit} (run compare_sim_real.py on that result set first)")
     fit = load_fit(a.fit)

@@ -102,6 +102,16 @@ def fb2010(plan: DatasetPlan, trace: Path, *, slots: int, jobs: int = 100,
     return doc
 
 
+def scale_study_error(seeds: int, large_seeds: int, workers: list[int], base_workers: int) -> str | None:
+    """The one-line error of a scale study's seed counts and cluster sizes (each a multiple of
+    the schedule's own ``base_workers``, see :func:`scaled_schedule`), or None."""
+    if min(seeds, large_seeds) < 2:
+        return (f"--seeds and --large-seeds must be at least 2 (intervals are paired over seeds), "
+                f"got {min(seeds, large_seeds)}")
+    bad = [w for w in workers if w < base_workers or w % base_workers]
+    return f"--workers must be multiples of {base_workers}, got {bad[0]}" if bad else None
+
+
 def scaled_schedule(schedule: dict, copies: int) -> dict:
     """``copies`` of the schedule, copy c reading files c x F .. c x F + F - 1 of a data set
     ``copies`` times as large and submitting its jobs c x (mean gap / copies) later: the same

@@ -28,3 +28,12 @@ def test_a_scaled_schedule_is_copies_on_their_own_files_at_the_same_load_per_slo
 
 def test_each_copy_has_its_own_hot_file():
     assert hot_files(SCHEDULE, 3) == {6, 22, 38}  # part-00006 in each copy's 16 files
+
+
+def test_a_scale_studys_seeds_and_sizes_are_checked_in_one_line():
+    from dsbra.bench.schedule import scale_study_error
+
+    assert scale_study_error(10, 3, [4, 20, 100, 600], 4) is None
+    assert "at least 2" in scale_study_error(1, 3, [20], 4)
+    assert scale_study_error(10, 3, [20, 6], 4) == "--workers must be multiples of 4, got 6"
+    assert scale_study_error(10, 3, [2], 4) == "--workers must be multiples of 4, got 2"
