@@ -52,6 +52,7 @@ from pathlib import Path
 from dsbra.sim.config import SPARK_APPS
 from dsbra.sim.setups import SETUPS  # named setups: cluster, workload, seeds
 from dsbra.sim.variants import VARIANTS
+from dsbra.stats import captured_share
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -153,7 +154,6 @@ def small_locality(summary):
 CAPTURE_MEASURES = (("mean response", lambda s: s["mean_response_s"], True),
                     ("small-job node locality", small_locality, False),
                     ("small-job delay wait", lambda s: small_jobs(s, "mean_delay_wait_s"), True))
-MIN_HEADROOM = 0.005  # a gap under 0.5% of static's value is noise: no share is reported
 
 
 def captured(rows: list[dict], setup: str, variant: str) -> dict:
@@ -172,8 +172,10 @@ def captured(rows: list[dict], setup: str, variant: str) -> dict:
                 continue
             gap = (s - o) if lower else (o - s)
             gains.append(gap / abs(s) if s else 0.0)
-            if abs(gap) > MIN_HEADROOM * max(abs(s), 1e-9):
-                shares.append(((s - x) if lower else (x - s)) / gap)
+            sign = 1 if lower else -1  # a higher-is-better measure's gain, as a lower one's
+            share = captured_share(sign * s, sign * o, sign * x)
+            if share is not None:
+                shares.append(share)
         out[name] = {"shares": shares, "oracle_gain": gains}
     return out
 
