@@ -356,7 +356,7 @@ def attribute(tasks: list[SparkTask], holders: list[list[str] | None], executors
     for j, t in enumerate(tasks):
         where = holders[j]
         local[j] = t.host in where if where else t.locality in LOCAL_LEVELS
-        if not where or not len(idle) or t.launch_ms <= t.submitted_ms:
+        if not where or t.launch_ms <= t.submitted_ms:
             continue
         elsewhere = ~np.isin(hosts, list(where))
         s = np.maximum(starts, t.submitted_ms)

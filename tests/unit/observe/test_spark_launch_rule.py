@@ -67,6 +67,25 @@ def test_the_launch_clause_needs_the_wait_an_executor_on_a_holder_and_an_off_dat
                                         holders, executors, NODE_WAIT_S)
 
 
+def test_the_launch_clause_judges_a_task_when_no_core_of_the_application_ever_idled(raw):
+    """A busy application: the holder's executor runs another task from its start to the end,
+    the task's own executor only it. No idle core anywhere, and the task still waited out its
+    wait (the idle rule sees nothing; the launch clause sees it)."""
+    task, holders, executors, _ = off_data_tasks(raw)[0]
+    end = task.launch_ms + task.duration_ms
+    on_holder = next(e for e in executors if e.host in holders)
+    busy = [dataclasses.replace(on_holder, cores=1, remove_ms=None),
+            dataclasses.replace(next(e for e in executors if e.executor_id == task.executor),
+                                cores=1, add_ms=task.launch_ms, remove_ms=None)]
+    other = dataclasses.replace(task, task_id=-1, executor=on_holder.executor_id, host=on_holder.host,
+                                locality="NODE_LOCAL", launch_ms=on_holder.add_ms,
+                                duration_ms=end - on_holder.add_ms)
+    assert sp.idle_intervals([task, other], busy, end) == []
+    judged = sp.attribute([task, other], [holders, holders], busy, end, node_wait_s=NODE_WAIT_S)
+    assert judged["delayed"].tolist() == [True, False] and judged["delay_s"][0] == NODE_WAIT_S
+    assert not sp.attribute([task, other], [holders, holders], busy, end)["delayed"].any()
+
+
 def test_the_recorded_validation_scores_as_committed_with_and_without_the_launch_clause(raw):
     """Here the idle-core rule had already judged the six off-data tasks: both scores agree."""
     score = load_script("benchmarks/validate_spark_waits.py").score(raw)
