@@ -30,7 +30,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from dsbra.bench.schedule import scale_study_error, scaled_schedule
+from dsbra.bench.schedule import LARGE_SCALE_WORKERS, scale_study_error, scale_study_seeds, scaled_schedule
 from dsbra.bench.demand_targets import (STORAGE_TARGET_PCT, markdown_table, matrix_rows, target_rows,
                                         verdicts)
 from dsbra.schedule_format import load_schedule, write_schedule
@@ -42,7 +42,6 @@ from dsbra.stats import t_interval
 
 FIT = Path(__file__).resolve().parent / "results" / "bench-hotspot-long-grants" / "sim-vs-real.json"
 BASE_WORKERS = 4
-LARGE_WORKERS = 100  # over it, --large-seeds (a 600-worker dsbra-hold run takes minutes)
 MATRIX_SETUPS = ("paper", "bundled", "fb2009-day")
 DEMAND_VARIANTS = tuple(v for v, spec in VARIANTS.items() if spec["policy"] == "dsbra-demand")
 HOTSPOT_SETUPS = ("hotspot-stress", "hotspot-stress-long")
@@ -100,13 +99,13 @@ def hotspot_lines(matrix: Path) -> list[str]:
 def scale_runs(fit: dict, out: Path, workers: list[int], seeds: int, large_seeds: int,
                variants: tuple[str, ...]) -> dict[str, list[dict]]:
     """Per variant (static, dsbra-hold and ``variants``) its runs on 6.11's schedule copied to
-    each of ``workers``, seeds 0.. (``large_seeds`` of them over LARGE_WORKERS)."""
+    each of ``workers``, seeds 0.. (``large_seeds`` of them over LARGE_SCALE_WORKERS)."""
     runs: dict[str, list[dict]] = {v: [] for v in ("static", "dsbra-hold") + variants}
     for w in workers:
         path = out / f"schedule-{w}w.json"
         write_schedule(path, scaled_schedule(load_schedule(fit["schedule"]), w // BASE_WORKERS))
         for v, got in runs.items():
-            for seed in range(seeds if w <= LARGE_WORKERS else large_seeds):
+            for seed in range(scale_study_seeds(w, seeds, large_seeds)):
                 got.append(run_scaled(fit, path, seed, w, v))
                 print(f"{w} workers, {v}, seed {seed}: mean response "
                       f"{got[-1]['mean_response_s']:.2f} s", flush=True)
@@ -165,7 +164,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--large-seeds", type=int, default=3,
-                    help=f"seeds on clusters over {LARGE_WORKERS} workers")
+                    help=f"seeds on clusters over {LARGE_SCALE_WORKERS} workers")
     ap.add_argument("--workers", type=int, nargs="+", default=[20],
                     help=f"cluster sizes for 6.11's schedule, each a multiple of {BASE_WORKERS}")
     ap.add_argument("--variants", nargs="+", default=list(DEMAND_VARIANTS), choices=DEMAND_VARIANTS,

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.bench.schedule import hot_files, scale_study_error, scaled_schedule
+from dsbra.bench.schedule import (LARGE_SCALE_WORKERS, hot_files, scale_study_error, scale_study_seeds,
+                                  scaled_schedule)
 from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
@@ -43,7 +44,6 @@ AM_HEARTBEATS_S = (1.0, 0.5, 0.1)
 BASE_AM_HEARTBEAT_S = BUNDLED_AM_HEARTBEAT_S
 WORKERS = (4, 20, 100, 600)
 BASE_WORKERS = 4  # the bundled cluster the schedule was replayed on
-LARGE_WORKERS = 100
 SCALE_ARMS = ("static", "dsbra", "dsbra-hold", "oracle")
 
 
@@ -159,7 +159,7 @@ def main() -> None:
     ap.add_argument("--fit", type=Path, default=FIT, help="a compare_sim_real.py sim-vs-real.json")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--large-seeds", type=int, default=3,
-                    help=f"seeds on clusters over {LARGE_WORKERS} workers (a 600-worker run takes minutes)")
+                    help=f"seeds on clusters over {LARGE_SCALE_WORKERS} workers (a 600-worker run takes minutes)")
     ap.add_argument("--workers", type=int, nargs="+", default=list(WORKERS),
                     help=f"cluster sizes, each a multiple of {BASE_WORKERS}")
     a = ap.parse_args()
@@ -182,7 +182,7 @@ def main() -> None:
         write_schedule(path, scaled_schedule(base, copies))
         hot = hot_files(base, copies)
         for arm in SCALE_ARMS:
-            for seed in range(a.seeds if w <= LARGE_WORKERS else a.large_seeds):
+            for seed in range(scale_study_seeds(w, a.seeds, a.large_seeds)):
                 scale_rows.append(with_shares(run_one(fit, arm, path, hot, seed, w, BASE_AM_HEARTBEAT_S)))
                 print(f"{w} workers, {arm}, seed {seed}: node locality {scale_rows[-1]['node_locality']:.1f}%, "
                       f"handed on {scale_rows[-1]['handed_on_pct']:.1f}%", flush=True)

@@ -102,6 +102,16 @@ def fb2010(plan: DatasetPlan, trace: Path, *, slots: int, jobs: int = 100,
     return doc
 
 
+#: a scale study runs its fewer ``large_seeds`` on clusters of more workers than this (a
+#: 600-worker run of the default takes minutes)
+LARGE_SCALE_WORKERS = 100
+
+
+def scale_study_seeds(workers: int, seeds: int, large_seeds: int) -> int:
+    """How many placement seeds a scale study runs at ``workers``."""
+    return seeds if workers <= LARGE_SCALE_WORKERS else large_seeds
+
+
 def scale_study_error(seeds: int, large_seeds: int, workers: list[int], base_workers: int) -> str | None:
     """The one-line error of a scale study's seed counts and cluster sizes (each a multiple of
     the schedule's own ``base_workers``, see :func:`scaled_schedule`), or None."""

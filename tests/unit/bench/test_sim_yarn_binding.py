@@ -31,7 +31,9 @@ def test_each_copy_has_its_own_hot_file():
 
 
 def test_a_scale_studys_seeds_and_sizes_are_checked_in_one_line():
-    from dsbra.bench.schedule import scale_study_error
+    from dsbra.bench.schedule import scale_study_error, scale_study_seeds
+
+    assert [scale_study_seeds(w, 10, 3) for w in (4, 20, 100, 600)] == [10, 10, 10, 3]
 
     assert scale_study_error(10, 3, [4, 20, 100, 600], 4) is None
     assert "at least 2" in scale_study_error(1, 3, [20], 4)
