@@ -189,3 +189,25 @@ def targets(causes: dict) -> dict:
         out["dsbra - static: the other files' maps lose node locality (the sign of 6.8's trade)"] = {
             "real": r, "sim": m, "met": None if m is None else m["mean"] < 0}
     return {"targets": out, "trade": trade}
+
+
+def daemon_cost(run_dir: Path, cpus: int = 2) -> dict | None:
+    """A daemon arm's run: the daemon's CPU (``summary.json``: over the run's wall time and the
+    machine's ``cpus``, in percent) and its fast polls' (the recent rounds' ``fast_poll`` in
+    its ``daemon-state/status.json``: polls, CPU, and at its poll interval the percent of the
+    CPUs it takes); None for a run without a daemon (benchmarks/daemon_cpu.py)."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    if not summary.get("daemon"):
+        return None
+    status = json.loads((run_dir / "daemon-state" / "status.json").read_text())
+    rounds = [r["fast_poll"] for r in status.get("recent_rounds", []) if r.get("fast_poll")]
+    polls, cpu_s = sum(r["polls"] for r in rounds), sum(r["cpu_s"] for r in rounds)
+    out = {"daemon_cpu_s": summary["daemon_cpu_s"], "rounds": summary["daemon_rounds"],
+           "wall_s": summary["wall_s"], "daemon_cpu_pct": 100 * summary["daemon_cpu_share"],
+           "mean_response_s": summary["mean_response_s"],
+           "load_avg_start": summary.get("load_avg_start"), "fast_polls": polls}
+    if polls:
+        poll_s = status["fast_poll"]["poll_s"]
+        out |= {"fast_poll_cpu_s": round(cpu_s, 4), "ms_per_fast_poll": round(1000 * cpu_s / polls, 2),
+                "fast_poll_pct_at_poll_s": round(100 * cpu_s / polls / poll_s / cpus, 4)}
+    return out
