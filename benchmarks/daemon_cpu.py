@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The daemon's own CPU in a sitting's daemon arms, and what its fast polls cost (issue 68).
 
-Per run (dsbra.bench.analysis.daemon_cost): the daemon's CPU over the run's wall time as a
-percent of the machine's two CPUs (``summary.json``), and its fast polls' CPU (each recent
-round's ``fast_poll`` in the daemon's ``status.json``). Per arm the mean percent with its 95%
+Per run (dsbra.bench.analysis.daemon_run_cpu): the daemon's CPU over its life as a percent of
+the machine's two CPUs (``summary.json``), and its fast polls' CPU (each recent round's
+``fast_poll`` in the daemon's ``status.json``). Per arm the mean percent with its 95%
 t-interval; with ``--baseline ARM``, each other arm's percent minus the baseline's, paired by
-repetition. Writes RESULTS/daemon-cpu.json.
+repetition. (`dsbra report`'s "The daemon's own cost" gives each arm's mean and spread; the
+pairing and the fast polls are what this adds.) Writes RESULTS/daemon-cpu.json.
 
     .venv/bin/python benchmarks/daemon_cpu.py benchmarks/results/bench-hotspot-fast-poll-cost \\
         --baseline dsbra-dry-run-amshare0.75
@@ -18,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from dsbra.bench.analysis import daemon_cost, paired_by_rep
+from dsbra.bench.analysis import daemon_run_cpu, paired_by_rep
 from dsbra.errors import InputError
 from dsbra.stats import t_interval
 
@@ -35,7 +36,7 @@ def main() -> int:
     a = ap.parse_args()
     rows = {f"{run.parent.name}/{run.name}": cost
             for run in sorted(a.results.glob("*/rep*")) if (run / "summary.json").exists()
-            and (cost := daemon_cost(run)) is not None}
+            and (cost := daemon_run_cpu(run)) is not None}
     if not rows:
         print(f"daemon_cpu.py: no daemon run with a summary.json under {a.results}", file=sys.stderr)
         return 2

@@ -191,11 +191,12 @@ def targets(causes: dict) -> dict:
     return {"targets": out, "trade": trade}
 
 
-def daemon_cost(run_dir: Path, cpus: int = 2) -> dict | None:
-    """A daemon arm's run: the daemon's CPU (``summary.json``: over the run's wall time and the
-    machine's ``cpus``, in percent) and its fast polls' (the recent rounds' ``fast_poll`` in
-    its ``daemon-state/status.json``: polls, CPU, and at its poll interval the percent of the
-    CPUs it takes); None for a run without a daemon (benchmarks/daemon_cpu.py)."""
+def daemon_run_cpu(run_dir: Path, cpus: int = 2) -> dict | None:
+    """A daemon arm's run: the daemon's CPU (``summary.json``, as `bench replay` recorded it:
+    dsbra.bench.replay.daemon_cost's share of the machine's CPUs over the daemon's life, in
+    percent) and its fast polls' (the recent rounds' ``fast_poll`` in its
+    ``daemon-state/status.json``: polls, CPU, and at its poll interval the percent of ``cpus``
+    it takes); None for a run without a daemon (benchmarks/daemon_cpu.py)."""
     summary = json.loads((run_dir / "summary.json").read_text())
     if not summary.get("daemon"):
         return None
@@ -204,7 +205,6 @@ def daemon_cost(run_dir: Path, cpus: int = 2) -> dict | None:
     polls, cpu_s = sum(r["polls"] for r in rounds), sum(r["cpu_s"] for r in rounds)
     out = {"daemon_cpu_s": summary["daemon_cpu_s"], "rounds": summary["daemon_rounds"],
            "wall_s": summary["wall_s"], "daemon_cpu_pct": 100 * summary["daemon_cpu_share"],
-           "mean_response_s": summary["mean_response_s"],
            "load_avg_start": summary.get("load_avg_start"), "fast_polls": polls}
     if polls:
         poll_s = status["fast_poll"]["poll_s"]
