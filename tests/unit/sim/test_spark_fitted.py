@@ -15,6 +15,8 @@ from dsbra.sim import calibration
 from dsbra.sim.fitted import simulate_spark_arm, spark_arm_config
 
 CHOICE = ROOT / "benchmarks" / "results" / "spark-choice"
+#: the longer schedule, chosen with the binding's contention (choose_spark_schedule.py --contention)
+LONG_CHOICE = ROOT / "benchmarks" / "results" / "spark-choice-long"
 NETWORK = json.loads((ROOT / "benchmarks" / "results" / "network.json").read_text())
 
 
@@ -33,6 +35,21 @@ def test_the_chosen_schedule_simulates_as_committed(tmp_path):
         runs = [Run.load(d) for d in simulate_spark_arm(
             arm, CHOICE / f"schedule-{name}.json", tmp_path / arm, 4, model=doc["task_model"],
             executors=7, heartbeat_s=0.5, wait_s=3.0)]
+        got = statistics.fmean(r.metrics()["mean_response_s"] for r in runs)
+        assert got == pytest.approx(means["mean_response_s"], rel=1e-9), arm
+
+
+def test_the_long_schedule_simulates_as_committed_under_contention(tmp_path):
+    doc = json.loads((LONG_CHOICE / "choice.json").read_text())
+    name = doc["choice"]
+    static = [r for rs in find_runs([ROOT / "benchmarks" / "results" / "bench-spark-hotspot" / "static"]).values()
+              for r in rs]
+    model, warmup = calibration.contended_task_model(static, calibration.local_read_mbps(NETWORK),
+                                                     NETWORK["cpus"], 7)
+    assert model == doc["task_model"] and doc["config"]["warmup_s"] == warmup
+    for arm, means in doc["candidates"][name]["arms"].items():
+        runs = [Run.load(d) for d in simulate_spark_arm(
+            arm, LONG_CHOICE / f"schedule-{name}.json", tmp_path / arm, 10, model=model, **doc["config"])]
         got = statistics.fmean(r.metrics()["mean_response_s"] for r in runs)
         assert got == pytest.approx(means["mean_response_s"], rel=1e-9), arm
 
