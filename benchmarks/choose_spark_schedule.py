@@ -49,8 +49,6 @@ CANDIDATES = ((40, 3.0, 0.5), (40, 3.0, 0.9), (40, 2.0, 0.9), (60, 2.0, 0.7), (6
 ARMS = ("static", "oracle", "dsbra-hold")
 MIN_ORACLE_GAIN = 0.30
 EXECUTORS, HEARTBEAT_S, WAIT_S = 7, 0.5, 3.0
-#: dfs.namenode.replication.max-streams, Hadoop's default (the bundled cluster keeps it)
-HDFS_REPLICATION_STREAMS = 2
 
 
 def candidate(text: str) -> tuple[int, float, float]:
@@ -91,14 +89,12 @@ def main() -> None:
     if not static:
         ap.error(f"{' '.join(map(str, a.fit))}: no real runs to fit on")
     network = json.loads((RESULTS / "network.json").read_text())
-    local_mbps = calibration.local_read_mbps(network)
     config = {"executors": EXECUTORS, "heartbeat_s": HEARTBEAT_S, "wait_s": WAIT_S}
     if a.contention:
-        model, warmup = calibration.contended_task_model(static, local_mbps, network["cpus"], EXECUTORS)
-        config |= {"host_cores": network["cpus"], "share_links": True, "warmup_s": warmup,
-                   "copy_mbps": model["read_mbps_rack"], "copy_streams": HDFS_REPLICATION_STREAMS}
+        model, binding = calibration.contended_spark_config(static, network, EXECUTORS)
+        config |= binding
     else:
-        model = calibration.task_model(calibration.sitting_maps(static), local_mbps)
+        model = calibration.task_model(calibration.sitting_maps(static), calibration.local_read_mbps(network))
     a.out.mkdir(parents=True, exist_ok=True)
     rows = {}
     for jobs, gap_s, hot_share in a.candidates:

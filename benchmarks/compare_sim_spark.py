@@ -33,7 +33,13 @@ Output: OUT/sim-spark/<fit or arm>/seed<k>/ runs, OUT/sim-vs-real-spark.json and
 ``--no-contention``: OUT/sim-spark-uncontended/, OUT/sim-vs-real-spark-uncontended.json, .md;
 with ``--free-copies``: ``-free-copies``).
 
+``--fit-on SITTING``: fit the task model and the heartbeat on another sitting's static arm (on
+that sitting's schedule), so that every arm of this one, static included, is a prediction: the
+binding on a sitting it was not fitted to. Output then ``-fit-<SITTING's name>``.
+
     .venv/bin/python benchmarks/compare_sim_spark.py benchmarks/results/bench-spark-hotspot --seeds 10
+    .venv/bin/python benchmarks/compare_sim_spark.py benchmarks/results/bench-spark-hotspot-long --seeds 10 \\
+        --fit-on benchmarks/results/bench-spark-hotspot
 """
 
 from __future__ import annotations
@@ -51,11 +57,21 @@ from dsbra.stats import mean_or_none
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_LOCALITY_POINTS, GOAL_RESPONSE, GOAL_LEVEL_POINTS = 5.0, 0.15, 10.0
-#: dfs.namenode.replication.max-streams, Hadoop's default (the bundled cluster keeps it)
-HDFS_REPLICATION_STREAMS = 2
 #: a real arm -> the simulated arm that predicts it: the simulator judges Spark's waits by the
 #: scheduler's own accounting, so the daemon's idle threshold has no twin there
 SIMULATED_AS = {**{arm: arm for arm in SIM_ARM_POLICY}, "dsbra-hold-idle0": "dsbra-hold"}
+
+
+def sitting(ap: argparse.ArgumentParser, results: Path) -> dict[str, list[Run]]:
+    """A shared Spark sitting's real runs by arm (the arms the simulator has a twin of)."""
+    real = find_runs([results / arm for arm in SIMULATED_AS if (results / arm).is_dir()])
+    if any(s.get("engine") != "spark" or s.get("spark_mode") != "shared" for s in summaries(real)):
+        ap.error(f"{results}: not a sitting of run_bench_matrix.py --engine spark --spark-mode shared")
+    return real
+
+
+def summaries(real: dict[str, list[Run]]) -> list[dict]:
+    return [json.loads((r.path / "summary.json").read_text()) for runs in real.values() for r in runs]
 
 
 def simulated(arm: str, schedule: Path, out: Path, seeds: int, **config) -> list[Run]:
@@ -91,19 +107,19 @@ def main() -> None:
     ap.add_argument("--free-copies", action="store_true",
                     help="the policies' copies at the simulator's default, costing the tasks "
                          "nothing (the table before they shared the links)")
+    ap.add_argument("--fit-on", type=Path, metavar="SITTING",
+                    help="fit on this other sitting's static arm: every arm here is then a prediction")
     a = ap.parse_args()
     if a.seeds < 1:
         ap.error("--seeds must be at least 1")
     if a.no_contention and a.free_copies:
         ap.error("--no-contention has the copies free already")
-    dirs = [a.results / arm for arm in SIMULATED_AS if (a.results / arm).is_dir()]
-    real = find_runs(dirs)
-    if "static" not in real:
-        ap.error(f"{a.results}: no static arm to fit on")
-    summaries = [json.loads((r.path / "summary.json").read_text()) for runs in real.values() for r in runs]
-    if any(s.get("engine") != "spark" or s.get("spark_mode") != "shared" for s in summaries):
-        ap.error(f"{a.results}: not a sitting of run_bench_matrix.py --engine spark --spark-mode shared")
-    executors = {s["executors"] for s in summaries}
+    real = sitting(ap, a.results)
+    fit_sitting = a.results if a.fit_on is None else a.fit_on
+    fitted = real if a.fit_on is None else sitting(ap, a.fit_on)
+    if "static" not in fitted:
+        ap.error(f"{fit_sitting}: no static arm to fit on")
+    executors = {s["executors"] for s in summaries(real) + summaries(fitted)}
     if len(executors) != 1:
         ap.error(f"{a.results}: runs with different executor counts {sorted(executors)}")
     schedule = a.results / "schedule.json"
@@ -111,24 +127,25 @@ def main() -> None:
     local_mbps = calibration.local_read_mbps(network)
     kw = {"executors": executors.pop(), "wait_s": a.locality_wait_s}
     if a.no_contention:
-        model = calibration.task_model(calibration.sitting_maps(real["static"]), local_mbps)
+        model = calibration.task_model(calibration.sitting_maps(fitted["static"]), local_mbps)
         contention = None
     else:
-        model, warmup = calibration.contended_task_model(real["static"], local_mbps, network["cpus"],
-                                                         kw["executors"])
-        contention = {"host_cores": network["cpus"], "share_links": True, "warmup_s": warmup}
+        model, binding = calibration.contended_spark_config(fitted["static"], network, kw["executors"])
+        contention = {k: binding[k] for k in ("host_cores", "share_links", "warmup_s")}
         kw |= contention
     # on the shared links (share_links with copy_streams), at the link's rate fitted on static
     copies = (None if a.no_contention or a.free_copies else
-              {"copy_mbps": model["read_mbps_rack"], "copy_streams": HDFS_REPLICATION_STREAMS})
+              {k: binding[k] for k in ("copy_mbps", "copy_streams")})
     kw |= copies or {}
     kw["model"] = model
-    real_static = summarize(real["static"])
-    suffix = "-uncontended" if a.no_contention else "-free-copies" if a.free_copies else ""
+    real_static = summarize(fitted["static"])
+    suffix = ("-uncontended" if a.no_contention else "-free-copies" if a.free_copies else "") \
+        + ("" if a.fit_on is None else f"-fit-{a.fit_on.name}")
     out = a.results / f"sim-spark{suffix}"
     fit = {}
     for hb in calibration.HEARTBEATS:
-        s = summarize(simulated("static", schedule, out / f"fit-hb{hb:g}", a.seeds, heartbeat_s=hb, **kw))
+        s = summarize(simulated("static", fit_sitting / "schedule.json", out / f"fit-hb{hb:g}", a.seeds,
+                                heartbeat_s=hb, **kw))
         fit[hb] = (abs(s["response_s"] / real_static["response_s"] - 1)
                    + abs(s["node_locality"] - real_static["node_locality"]) / 100, s)
     heartbeat = min(fit, key=lambda hb: fit[hb][0])
@@ -149,7 +166,9 @@ def main() -> None:
     doc = {"command": f".venv/bin/python benchmarks/compare_sim_spark.py {a.results} --seeds {a.seeds}"
                       + (f" --locality-wait-s {a.locality_wait_s:g}" if a.locality_wait_s != 3.0 else "")
                       + (" --no-contention" if a.no_contention else "")
-                      + (" --free-copies" if a.free_copies else ""),
+                      + (" --free-copies" if a.free_copies else "")
+                      + ("" if a.fit_on is None else f" --fit-on {a.fit_on}"),
+           "fitted_on": None if a.fit_on is None else str(a.fit_on),
            "task_model": model, "contention": contention, "copies": copies,
            "executors": kw["executors"],
            "locality_wait_s": a.locality_wait_s,
@@ -169,6 +188,7 @@ def _f(v, digits: int = 1) -> str:
 
 def markdown(doc: dict) -> str:
     m, c = doc["task_model"], doc["contention"]
+    fitted_on = "" if doc.get("fitted_on") is None else f"{doc['fitted_on']}'s "
     shared = ("" if c is None else
               f" Contention: {c['host_cores']} CPUs shared by the node-local tasks, a holder's link "
               f"by its remote reads; an executor's first task {c['warmup_s']:g} s more work.")
@@ -180,7 +200,7 @@ def markdown(doc: dict) -> str:
         shared += (f" The policies' copies at the simulator's default {SimConfig.copy_mbps:g} MB/s, "
                    "costing the tasks nothing.")
     lines = [f"`{doc['command']}`", "",
-             f"Fitted on static: a task's overhead {m['task_overhead_s']:g} s, reads "
+             f"Fitted on {fitted_on}static: a task's overhead {m['task_overhead_s']:g} s, reads "
              f"{m['read_mbps_local']:g} / {m['read_mbps_rack']:g} / {m['read_mbps_remote']:g} MB/s "
              f"(node / rack / off){' at a full share' if c else ''}, the NodeManagers' heartbeat "
              f"{doc['heartbeat_s']:g} s; {doc['executors']} executors, spark.locality.wait "

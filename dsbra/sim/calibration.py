@@ -48,6 +48,9 @@ LEVELS = ("node", "rack", "off")
 LOCALITIES = ("NODE_LOCAL", "RACK_LOCAL", "OFF_SWITCH")
 READ_KEYS = ("read_mbps_local", "read_mbps_rack", "read_mbps_remote")
 MB = 1 << 20
+#: dfs.namenode.replication.max-streams, Hadoop's default (the bundled cluster keeps it): the
+#: copies a DataNode sends at once
+HDFS_REPLICATION_STREAMS = 2
 
 #: the static arm's grid: node heartbeats, slots per node without AMs (``--model shifted``) and
 #: with them (a node must hold one AM and at least one map)
@@ -195,6 +198,18 @@ def contended_task_model(runs, local_mbps: float, host_cores: int, executors: in
                          "first_tasks": len(first), "host_cores": host_cores,
                          "local_read_mbps": round(local_mbps, 1)}}
     return model, round(warmup, 2)
+
+
+def contended_spark_config(runs, network: dict, executors: int) -> tuple[dict, dict]:
+    """The Spark binding as benchmarks/compare_sim_spark.py validated it on a shared sitting
+    (docs/benchmark.md 6.16): the task model fitted on the sitting's static ``runs`` under
+    contention (:func:`contended_task_model`, ``network`` the bundled cluster's network.json) and
+    the contention and copies for :func:`dsbra.sim.fitted.spark_arm_config`: the host's CPUs,
+    the shared links, the executors' warm-up, the policies' copies on their source's link at the
+    fitted rate, HDFS_REPLICATION_STREAMS a node."""
+    model, warmup = contended_task_model(runs, local_read_mbps(network), network["cpus"], executors)
+    return model, {"host_cores": network["cpus"], "share_links": True, "warmup_s": warmup,
+                   "copy_mbps": model["read_mbps_rack"], "copy_streams": HDFS_REPLICATION_STREAMS}
 
 
 def map_cost_s(model: dict, mb: np.ndarray, level: int) -> np.ndarray:
