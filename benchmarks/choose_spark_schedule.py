@@ -121,7 +121,7 @@ def main() -> None:
                       + (" --contention" if a.contention else "")
                       + ("" if a.candidates == list(CANDIDATES) else
                          " --candidates " + " ".join(f"{j}x{g:g}x{h:g}" for j, g, h in a.candidates)),
-           "task_model": model, "config": {k: v for k, v in config.items()},
+           "task_model": model, "config": config,
            "candidates": rows, "choice": choice}
     (a.out / "choice.json").write_text(json.dumps(doc, indent=1) + "\n")
     lines = [f"`{doc['command']}`", "", "| candidate | static s / node % | oracle s | default s / node % "
