@@ -36,11 +36,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -88,12 +90,36 @@ def blocks_per_node(env: dict, ep, paths: list[str]) -> dict:
     return {"measured_files": data, "all_blocks": every}
 
 
-def read_heat(path: Path) -> dict[str, float] | None:
-    """The per-DataNode heat of the daemon's last heat document, or None before the first."""
+def read_heat(path: Path) -> tuple[dict[str, float], int | None]:
+    """The per-DataNode heat of the daemon's last heat document and its round ({} and None
+    before the first)."""
     try:
-        return json.loads(path.read_text())["nodes"]
+        doc = json.loads(path.read_text())
+        return doc["nodes"], doc.get("round")
     except (OSError, ValueError, KeyError):
-        return None
+        return {}, None
+
+
+#: the plugin's DEBUG line for each deletion it orders (BlockPlacementPolicyDsbraHeat)
+PLUGIN_DELETION = re.compile(
+    r"dsbra heat (?:round (\d+) |unusable: )deletion from \[(.*?)\] by (heat|HDFS's default)"
+    r"(, no lowering)?.*\(holders \[(.*?)\] down to (\d+)\)")
+PLUGIN_LOGGERS = ("io.dsbra.placement.HeatSource",
+                  "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDsbraHeat")
+
+
+def plugin_deletions(log_text: str) -> list[dict]:
+    """Each deletion the plugin logged: the heat round it held (None: no usable document),
+    the node it dropped, whether by heat or HDFS's default, and why the default."""
+    out = []
+    for m in PLUGIN_DELETION.finditer(log_text):
+        round_, dropped, by, no_lowering, held, down_to = m.groups()
+        out.append({"round": int(round_) if round_ else None, "dropped": dropped.split(", "),
+                    "holders": held.split(", "), "down_to": int(down_to),
+                    "by": "heat" if by == "heat" else
+                    "default: no lowering matched" if no_lowering else
+                    "default: heat unusable"})
+    return out
 
 
 class Watcher:
@@ -108,7 +134,7 @@ class Watcher:
         self.live = sorted({h for hs in self.now.values() for h in hs})
 
     def poll(self, reads_heat: dict | None = None) -> None:
-        heat = read_heat(self.heat_file) or {}
+        heat, round_ = read_heat(self.heat_file)
         for p in self.hot:
             h = holders(self.ep, p)
             before = self.now[p]
@@ -123,7 +149,7 @@ class Watcher:
                     "rank": (sum(heat[n] < heat[node] for n in non_holders) - (len(added) - 1))
                     if node in heat else None})
             for node in gone:
-                d = {"file": p, "holders": before, "dropped": node,
+                d = {"file": p, "holders": before, "dropped": node, "heat_round": round_,
                      "dsbra_heat": {x: heat.get(x) for x in before},
                      "dsbra_rank": rank(node, before, heat) if all(x in heat for x in before)
                      else None}
@@ -166,6 +192,55 @@ def rank(node: str, among: list[str], heat: dict[str, int]) -> int:
     return sum(heat[h] > heat[node] for h in among)
 
 
+def rack_rule_allows(holders: list[str], rack_of: dict[str, str]) -> list[str]:
+    """The holders a deletion may take under HDFS's rack rule (BlockPlacementPolicyDefault's
+    pickupReplicaSet, which the plugin keeps): those on a rack holding more than one replica,
+    if any, else all; so a block never loses its last replica on a rack by a deletion."""
+    per_rack = Counter(rack_of[h] for h in holders)
+    shared = [h for h in holders if per_rack[rack_of[h]] > 1]
+    return shared or list(holders)
+
+
+def judge_drops(drops: list[dict], rack_of: dict[str, str]) -> dict:
+    """Drops judged by dsbra's heat among the holders the rack rule allows: on the hottest of
+    those, and the same over the drops where their heat differs (a tie is the hottest by any
+    choice, so only these tell a heat-aware choice from another)."""
+    judged = [d for d in drops if d["dsbra_rank"] is not None]
+    hit = differs = differs_hit = outside = 0
+    for d in judged:
+        allowed = rack_rule_allows(d["holders"], rack_of)
+        heat = d["dsbra_heat"]
+        if d["dropped"] not in allowed:
+            outside += 1
+            continue
+        on_hottest = rank(d["dropped"], allowed, heat) == 0
+        hit += on_hottest
+        if len({heat[h] for h in allowed}) > 1:
+            differs += 1
+            differs_hit += on_hottest
+    return {"dropped": len(judged), "dropped_on_hottest_rack_rule": hit,
+            "dropped_outside_rack_rule": outside, "dropped_where_heat_differs": differs,
+            "dropped_on_hottest_where_heat_differs": differs_hit}
+
+
+def bundled_racks(subnet: str) -> dict[str, str]:
+    """The rack of each of measure()'s four workers on ``subnet``, for files written before
+    the racks were recorded."""
+    return {w.host: w.rack for w in ClusterSpec(workers=4, subnet=subnet).worker_list}
+
+
+def rejudge(paths: list[str], subnet: str) -> None:
+    """Each placement results file judged again by the rack rule, printed per repetition and
+    summed."""
+    for path in paths:
+        doc = json.loads(Path(path).read_text())
+        per = [judge_drops(r["drops"], r.get("racks") or bundled_racks(subnet))
+               for r in doc["repetitions"]]
+        total = {k: sum(p[k] for p in per) for k in per[0]}
+        print(json.dumps({"file": path, "placement": doc["placement"], "total": total,
+                          "per_repetition": per}, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -187,12 +262,19 @@ def main() -> None:
                     help="the NameNode's block placement (dsbra cluster up --placement); "
                          "results then go to benchmarks/results/placement/")
     ap.add_argument("--reps", type=int, default=1, help="repetitions on one cluster")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "placement"),
+                    help="where --placement's lowering-<placement>.json goes")
     ap.add_argument("--lead-s", type=float, default=3.0,
                     help="placement.lead_s of the daemon with --placement heat (the plugin "
                          "reads the heat every second)")
+    ap.add_argument("--rejudge", nargs="+", metavar="FILE",
+                    help="judge placement results files again by the rack rule (no cluster)")
     ap.add_argument("--no-after-replay", action="store_true")
     ap.add_argument("--keep", action="store_true", help="leave the cluster up")
     args = ap.parse_args()
+    if args.rejudge:
+        rejudge(args.rejudge, args.subnet)
+        return
 
     spec = ClusterSpec(workers=4, replication=1, prefix=args.prefix, subnet=args.subnet,
                        port_offset=args.port_offset, continuous_scheduling=True,
@@ -208,7 +290,7 @@ def main() -> None:
                   file=sys.stderr)
             results.append(measure(args, layout, rep))
             if args.placement is not None:  # each repetition kept as it ends
-                write_placement(out / "placement", args.placement, results)
+                write_placement(Path(args.out), args.placement, results)
     finally:
         if not args.keep:
             cl.down(layout)
@@ -231,8 +313,10 @@ def write_placement(out: Path, placement: str, results: list[dict]) -> None:
 def placement_summary(results: list[dict]) -> dict:
     """The issue's figures, summed over repetitions, and each repetition's."""
     per = [r["placement_summary"] for r in results]
-    total = {k: sum(p[k] for p in per) for k in ("dropped", "dropped_on_hottest", "added",
-                                                 "added_on_least_heated")}
+    total = {k: sum(p.get(k, 0) for p in per) for k in (
+        "dropped", "dropped_on_hottest", "added", "added_on_least_heated",
+        "dropped_on_hottest_rack_rule", "dropped_outside_rack_rule", "dropped_where_heat_differs",
+        "dropped_on_hottest_where_heat_differs")}
     spreads = [p["heat_max_over_mean_after"] for p in per if p["heat_max_over_mean_after"]]
     return {**total, "heat_max_over_mean_after": round(sum(spreads) / len(spreads), 3)
             if spreads else None,
@@ -267,6 +351,12 @@ def measure(args, layout, rep: int = 0) -> dict:
     hot_cfg.write_text(yaml.safe_dump({**base_cfg, "interval_s": args.window}))
     initial = {p: holders(ep, p) for p in hot}
     watch = Watcher(ep, hot, heat_file)
+    # with the plugin, its own line for each deletion (by heat, or HDFS's default and why)
+    namenode_log = Path(env["logs"]["namenode"])
+    log_offset = namenode_log.stat().st_size
+    if args.placement == "heat":
+        for logger in PLUGIN_LOGGERS:
+            Jmx(env["namenode"]).set_log_level(logger, "DEBUG")
 
     reads0 = datanode_reads(env)
     proc = start_daemon(hot_cfg, log)
@@ -310,6 +400,9 @@ def measure(args, layout, rep: int = 0) -> dict:
     finally:
         stop_daemon(proc, log)
     drops = watch.drops
+    with open(namenode_log, "rb") as fh:
+        fh.seek(log_offset)
+        deletions = plugin_deletions(fh.read().decode(errors="replace"))
     after = {"replication": {p: client.status(p)["replication"] for p in hot},
              "holders": {p: holders(ep, p) for p in hot},
              "blocks_per_node": blocks_per_node(env, ep, hot + cold)}
@@ -330,6 +423,7 @@ def measure(args, layout, rep: int = 0) -> dict:
     n = len(drops)
     survivors = {p: after["holders"][p] for p in hot}
     judged = [d for d in drops if d["dsbra_rank"] is not None]
+    racks = {w["host"]: w["rack"] for w in env["workers"]}
     adds = [a for a in watch.adds if a["rank"] is not None]
     return {
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -339,10 +433,10 @@ def measure(args, layout, rep: int = 0) -> dict:
                   "window_s": args.window, "cool_down_window_s": 5,
                   "delay_threshold_s": 10, "base_replication": 1,
                   "placement": args.placement or "default"},
-        "initial_holders": initial,
+        "racks": racks, "initial_holders": initial,
         "heat_before": heat, "heat_after": heat_after,
         "before": before, "after": after,
-        "drops": drops, "adds": watch.adds,
+        "drops": drops, "adds": watch.adds, "plugin_deletions": deletions,
         "placement_summary": {
             "dropped": len(judged),
             "dropped_on_hottest": sum(d["dsbra_rank"] == 0 for d in judged),
@@ -352,6 +446,9 @@ def measure(args, layout, rep: int = 0) -> dict:
                 sum(heat_after.values()) / len(heat_after)), 3)
             if heat_after and sum(heat_after.values()) else None,
             "dropped_on_hottest_by_blocks_read": sum(d.get("rank") == 0 for d in drops),
+            **judge_drops(drops, racks),
+            "plugin_deletions_by": {k: sum(d["by"] == k for d in deletions)
+                                    for k in sorted({d["by"] for d in deletions})},
         },
         "summary": {
             "drops": n,

@@ -61,6 +61,8 @@ START_LOCK_RETRY_S = 5.0
 
 #: how the do-no-harm guard's pause file begins (its metric and alert key on it)
 GUARD_PAUSE = "paused by the do-no-harm guard"
+#: the round's refusal when the daemon is told to stop during placement.lead_s
+STOPPING = "stopping: told to stop before the NameNode's placement plugin read the round's heat"
 
 
 def notify_systemd(state: str) -> None:
@@ -414,7 +416,13 @@ class Daemon:
             log.warning("round=%d refuse reason=%s", self.round, reason.split(":")[0])
             self.metrics.refusals.labels(reason=reason.split(":")[0]).inc()
         acting = self.cfg.apply and not reasons
-        self._publish_heat(res, acting)
+        if not self._publish_heat(res, acting):
+            reasons.append(STOPPING)
+            log.warning("round=%d refuse reason=stopping (during placement.lead_s: the "
+                        "NameNode's placement plugin may not have read the round's heat)",
+                        self.round)
+            self.metrics.refusals.labels(reason="stopping").inc()
+            acting = False
         info["decisions"] = apply_plan(res.plan, res.ri.node_names, self.journal, self.actor,
                                        round_=self.round, apply=acting)
         if reasons:
@@ -611,9 +619,12 @@ class Daemon:
     def heat_file(self) -> Path:
         return Path(self.cfg.placement.heat_file or self.dir / HEAT_FILE)
 
-    def _publish_heat(self, res, acting: bool) -> None:
+    def _publish_heat(self, res, acting: bool) -> bool:
         """Write the round's heat document for the NameNode's placement plugin before acting;
-        with replicas to add or drop, wait placement.lead_s so that it has read it."""
+        with replicas to add or drop, wait placement.lead_s so that it has read it. False when
+        the daemon was told to stop during that wait: acting then would change replication
+        before the plugin has the round's lowering, and HDFS would drop whichever replica its
+        default picks (measured: docs/placement.md)."""
         plan = res.plan
         raising = plan.target > plan.current if acting else np.zeros(len(plan.paths), bool)
         lowering = plan.target < plan.current if acting else np.zeros(len(plan.paths), bool)
@@ -628,12 +639,13 @@ class Daemon:
         except OSError as exc:
             log.error("round=%d cannot write the heat document %s: %s", self.round,
                       self.heat_file, exc.strerror)
-            return
+            return True
         lead = self.cfg.placement.lead_s
         if (raising.any() or lowering.any()) and lead > 0:
             log.info("round=%d heat published; acting in %.1f s (placement.lead_s)", self.round,
                      lead)
-            self.stop.wait(lead)
+            return not self.stop.wait(lead)
+        return True
 
     def _scheduler_refusal(self) -> str | None:
         """Why this cluster's scheduler gives dsbra nothing to act on (None: it does). The
