@@ -26,9 +26,14 @@ Results: benchmarks/results/lowering.json and lowering.md.
 (placement/) or HDFS's default, ``--reps`` repetitions on one cluster (fresh files and daemon
 state each), and also judges every add and drop by dsbra's own heat, read from the heat
 document the daemon published at that moment: a drop is on the hottest holder, an add on the
-least heated non-holders. Prints and writes benchmarks/results/placement/lowering-<p>.json
-with ``{"dropped", "dropped_on_hottest", "added", "added_on_least_heated",
-"heat_max_over_mean_after"}`` per repetition and summed.
+least heated non-holders. Prints and writes lowering-<p>.json (in ``--out``,
+benchmarks/results/placement/ by default) with ``{"dropped", "dropped_on_hottest", "added",
+"added_on_least_heated", "heat_max_over_mean_after"}`` per repetition and summed, and each
+drop judged among the holders HDFS's rack rule lets a deletion take (the plugin keeps that
+rule; ``dropped_on_hottest_rack_rule``, and ``dropped_where_heat_differs`` with its hits: a
+tie is the hottest whatever is dropped); with the plugin also its own DEBUG line for every
+deletion (by heat, or HDFS's default and why). ``--rejudge FILE...`` scores committed results
+files again by the rack rule, without a cluster (docs/placement.md, "Measured again").
 """
 
 from __future__ import annotations
