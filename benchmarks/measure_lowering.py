@@ -318,7 +318,7 @@ def write_placement(out: Path, placement: str, results: list[dict]) -> None:
 def placement_summary(results: list[dict]) -> dict:
     """The issue's figures, summed over repetitions, and each repetition's."""
     per = [r["placement_summary"] for r in results]
-    total = {k: sum(p.get(k, 0) for p in per) for k in (
+    total = {k: sum(p[k] for p in per) for k in (
         "dropped", "dropped_on_hottest", "added", "added_on_least_heated",
         "dropped_on_hottest_rack_rule", "dropped_outside_rack_rule", "dropped_where_heat_differs",
         "dropped_on_hottest_where_heat_differs")}

@@ -413,15 +413,11 @@ class Daemon:
         if scheduler_refusal:
             reasons.append(scheduler_refusal)
         for reason in reasons:
-            log.warning("round=%d refuse reason=%s", self.round, reason.split(":")[0])
-            self.metrics.refusals.labels(reason=reason.split(":")[0]).inc()
+            self._count_refusal(reason)
         acting = self.cfg.apply and not reasons
         if not self._publish_heat(res, acting):
             reasons.append(STOPPING)
-            log.warning("round=%d refuse reason=stopping (during placement.lead_s: the "
-                        "NameNode's placement plugin may not have read the round's heat)",
-                        self.round)
-            self.metrics.refusals.labels(reason="stopping").inc()
+            self._count_refusal(STOPPING)
             acting = False
         info["decisions"] = apply_plan(res.plan, res.ri.node_names, self.journal, self.actor,
                                        round_=self.round, apply=acting)
@@ -459,6 +455,11 @@ class Daemon:
                  "input_gone=%d", self.round, len(res.ri), info["map_tasks"], res.decision.gavg,
                  len(info["decisions"]), acting, len(reasons), info["input_gone_tasks"])
         return self._finish(info, t0)
+
+    def _count_refusal(self, reason: str) -> None:
+        """A refusal's log line and counter, keyed by the reason's first word."""
+        log.warning("round=%d refuse reason=%s", self.round, reason.split(":")[0])
+        self.metrics.refusals.labels(reason=reason.split(":")[0]).inc()
 
     def _rails_left(self, files=None):
         """The rails less what this round's fast polls changed (the per-round caps are the
