@@ -18,6 +18,8 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
   counts as delayed when a core elsewhere was free for any time while it waited, not for half
   a second (docs/spark.md: in a busy shared application a declined core goes to another job's
   task at once, so it is never idle for long);
+- ``dsbra-popular``: the daemon with ``adaptive-popular``, the default raising only blocks read at
+  least twice as often as the window's average read block (docs/spark.md, "Cold files");
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
   dsbra/policy/baselines.py), on the same observed signals;
 - ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides
@@ -118,8 +120,9 @@ DAEMON_ARMS = {"dsbra": {"policy": _ADAPTIVE}, "calibrated": {"policy": {"profil
                "dsbra-fast-poll-dry-run": {"policy": _ADAPTIVE, "mode": "dry-run",
                                            "demand": {"enabled": True, "poll_s": 3}},
                "dsbra-hold": {"policy": {"profile": "adaptive-hold"}},
-               "dsbra-hold-idle0": {"policy": {"profile": "adaptive-hold"}, "spark": {"min_idle_s": 0.0}}}
-ARMS = ["static", "dsbra", "dsbra-hold", "dsbra-hold-idle0", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
+               "dsbra-hold-idle0": {"policy": {"profile": "adaptive-hold"}, "spark": {"min_idle_s": 0.0}},
+               "dsbra-popular": {"policy": {"profile": "adaptive-popular"}}}
+ARMS = ["static", "dsbra", "dsbra-hold", "dsbra-hold-idle0", "dsbra-popular", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
         "dsbra-holdout", "dsbra-dry-run", "dsbra-fast-poll-dry-run", "static-per-job",
         *JOB_CONF_ARMS, "static-nodelay"]
 #: the directory of --warm-up's run, which no report reads

@@ -31,7 +31,7 @@ ARMS = ("static", "oracle", "oracle-reactive", "dsbra", "dsbra-hysteresis", "dsb
         "dsbra-hold3", "dsbra-hold5", "dsbra-cap0.25", "dsbra-near", "dsbra-away",
         "dsbra-capped-near", "dsbra-capped-away", "dsbra-coread0.5", "dsbra-capped-coread0.5",
         "dsbra-hold", "dsbra-hold-demand0.5", "dsbra-hold-demand1", "dsbra-hold-demand2",
-        "dsbra-hold-minp1", "dsbra-hold-minp2")
+        "dsbra-hold-minp1", "dsbra-hold-minp2", "dsbra-hold-reads2")
 
 
 def config(fit: dict, variant: str, seed: int, copies: dict | None = None):

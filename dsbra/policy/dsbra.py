@@ -149,7 +149,9 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
       maps all waited; N restores the volume);
     - hot: pressure_i > hot_factor x the mean pressure of the blocks read in the window, and
       > min_pressure (so a window without delay replicates nothing), and N_i >= min_reads (a
-      block read once is no evidence of popularity);
+      block read once is no evidence of popularity), and (with read_factor) N_i at least
+      read_factor x the mean N of the blocks read in the window, or the window's largest N
+      (popular, not only unlucky);
     - replicas sized by the demand on the holders: with m = the window's maps per live node,
       a block read N_i times needs ceil(N_i / (holder_share m)) holders for its maps to take at
       most holder_share of their slots; a hot block grows to that (at least one more);
@@ -172,6 +174,10 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     hot_mask = pressure > threshold
     if p.min_reads > 1:
         hot_mask &= tasks >= p.min_reads
+    if p.read_factor is not None and n_read:
+        # popular: f times the average read block's reads, or the most read (a window that
+        # reads one hot file's blocks alike has no tail to pick)
+        hot_mask &= tasks >= min(p.read_factor * float(tasks.sum()) / n_read, float(tasks.max()))
     hot_now = hot_mask
     hot_mask = hot_confirmed(st, p, hot_now, rc, pressure, threshold)
     hot = np.flatnonzero(hot_mask)

@@ -54,9 +54,14 @@ class DsbraParams:
     mean pressure of the blocks read in the window, ``min_pressure``: and at least this much
     (delayed-map equivalents), ``min_reads``: and read by at least this many maps in the window
     (a block read once is no evidence of popularity, yet its one delayed map can reach the
-    floor of a small window). ``holder_share``: a hot block gets enough replicas that its maps
-    would take at most this share of its holders' slots (sized from the window's maps per
-    node); an extra replica goes when the block's demand no longer needs it.
+    floor of a small window), ``read_factor``: and read at least this many times as often as
+    the window's average read block, or as often as its most read one (None = off; a window
+    that reads one file's blocks alike raises them as before): a block whose one or two
+    readers waited is unlucky, not popular, however its pressure compares, and each copy it
+    gets costs a block's transfer on its holders' links (docs/spark.md, "Cold files").
+    ``holder_share``: a hot block gets enough replicas that its maps would take at most this
+    share of its holders' slots (sized from the window's maps per node); an extra replica goes
+    when the block's demand no longer needs it.
     ``budget_fraction``: extra replicas' bytes at most this fraction of the base bytes
     (hottest first; None = no budget).
 
@@ -104,6 +109,7 @@ class DsbraParams:
     hot_factor: float = 3.0
     min_pressure: float = 1.0
     min_reads: int = 1
+    read_factor: float | None = None
     holder_share: float = 0.5
     budget_fraction: float | None = None
     hot_rounds: int = 1
@@ -143,6 +149,7 @@ class DsbraParams:
         in_range("replica_cap_fraction", self.replica_cap_fraction, 0, 1, open_low=True,
                  none_ok=True)
         above("replicas_per_read", self.replicas_per_read, 0, none_ok=True)
+        above("read_factor", self.read_factor, 0, none_ok=True)
         one_of("co_read_placement", self.co_read_placement, CO_READ_PLACEMENTS, none_ok=True)
         in_range("co_read_share", self.co_read_share, 0, 1, open_low=True, none_ok=True)
         one_of("gavg_scope", self.gavg_scope, GAVG_SCOPES)
@@ -197,6 +204,10 @@ PROFILES.update({
     "adaptive-hysteresis-capped": {**PROFILES["adaptive"], **_HYSTERESIS, **_CAP},
     "adaptive-hold": {**PROFILES["adaptive"], **_YARN},
 })
+# issue 69's candidate for Spark: the default raising only popular blocks (read_factor 2), not
+# the cold ones whose one or two tasks waited in a busy shared application (docs/spark.md,
+# "Cold files"); measured in the simulator, not yet on the cluster, so not the default
+PROFILES["adaptive-popular"] = {**PROFILES["adaptive-hold"], "read_factor": 2.0}
 DEFAULT_PROFILE = "adaptive-hold"
 """The profile of ``dsbra plan``, the simulator's ``--policy dsbra`` and the daemon: since
 2026-12-02 ``adaptive-hold`` (it beat ``adaptive`` in the simulator with the YARN binding and on

@@ -132,8 +132,10 @@ SPARK_SLOTS = 2
 def spark_arm_config(arm: str, model: dict, executors: int, heartbeat_s: float, wait_s: float,
                      seed: int, host_cores: int = 0, share_links: bool = False,
                      warmup_s: float = 0.0, copy_mbps: float = SimConfig.copy_mbps,
-                     copy_streams: int = SimConfig.copy_streams) -> SimConfig:
-    """The bundled cluster running ``arm`` with the Spark replay's shared application: its
+                     copy_streams: int = SimConfig.copy_streams,
+                     params: dict | None = None) -> SimConfig:
+    """The bundled cluster running ``arm`` (its profile with ``params`` on top, for a DSBRA
+    arm) with the Spark replay's shared application: its
     ApplicationMaster a slot, ``executors`` one-core executors held from the start, a Fair pool
     per job, spark.locality.wait ``wait_s`` (also D, DSBRA's normaliser), the daemon's rounds;
     the task model ``model`` (calibration.task_model of the sitting's static tasks, or
@@ -152,7 +154,8 @@ def spark_arm_config(arm: str, model: dict, executors: int, heartbeat_s: float, 
                                          executor_warmup_s=warmup_s),
                      am_slots=1.0, delay_threshold_s=wait_s, policy=policy, interval_s=INTERVAL_S,
                      signals="scheduler",
-                     policy_params={"profile": PROFILE[arm]} if arm in PROFILE else {},
+                     policy_params=({"profile": PROFILE[arm], **(params or {})}
+                                    if arm in PROFILE else {}),
                      seed=seed, **{k: v for k, v in model.items() if k != "sources"})
 
 

@@ -112,6 +112,15 @@ VARIANTS = {
                                  "cluster": {"max_replication": 20},
                                  "params": {"profile": "adaptive-hold", "min_pressure": m}}
        for m in (1.0, 2.0)},
+    # the default raising only blocks read at least f times as often as the window's average
+    # read block (read_factor f): a block whose one or two readers waited is no hot spot
+    **{f"dsbra-hold-reads{f:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                                  "cluster": {"max_replication": 512},
+                                  "params": {"profile": "adaptive-hold", "read_factor": f}}
+       for f in (1.5, 2.0, 3.0)},
+    "dsbra-hold-reads2-streams2": {"policy": "dsbra", "delay": "hfs", "small_only": True,
+                                   "cluster": {"max_replication": 512, "copy_streams": 2},
+                                   "params": {"profile": "adaptive-hold", "read_factor": 2.0}},
     # issue 68: the live demand of a poll every 3 s (each running job's maps still pending, by
     # block; each node's free containers) raises a block whose maps due within D its holders
     # cannot serve in time, by the copies that demand needs, and lowers it once its demand is

@@ -82,6 +82,48 @@ def test_a_short_window_raises_the_block_read_again_not_the_one_read_once():
     assert set(replicate_map(ri, d2)) == {"popular", "once"}
 
 
+def spark_window():
+    """A 30 s window of 6.17's Spark sitting (dsbra-hold rep 1, the daemon's first window):
+    the hot file read 10 times, 2 waited (22 s in D units); a cold one read twice, both
+    waited (21 s); six others read 1-3 times without a wait. 22 reads over 8 blocks."""
+    nodes = NODES[:4]
+    blocks = [dict(id="hot", nodes=["dn1", "dn2"], tasks=10, delayed=2, delay=22.0),
+              dict(id="cold", nodes=["dn3", "dn4"], tasks=2, delayed=2, delay=21.0)]
+    blocks += [dict(id=f"c{k}", nodes=[nodes[k % 4], nodes[(k + 1) % 4]], tasks=t)
+               for k, t in enumerate((2, 3, 2, 1, 1, 1))]
+    return make_round(nodes, blocks)
+
+
+def test_read_factor_raises_the_popular_block_not_the_unlucky_one():
+    """Pressure alone raises both (the cold block's two waits weigh as much as the hot one's);
+    read_factor 2 asks a raised block to be read at least twice as often as the window's
+    average read block (22 / 8 = 2.75 reads): the hot one's 10, not the cold one's 2."""
+    ri = spark_window()
+    d, _ = policy().decide(ri, state_for(ri))
+    assert set(replicate_map(ri, d)) == {"hot", "cold"}
+    d2, _ = policy(read_factor=2.0).decide(ri, state_for(ri))
+    assert set(replicate_map(ri, d2)) == {"hot"}
+    assert d2.rule[1] == RULE_NONE
+    # a factor past the average still lets the most read block through
+    d4, _ = policy(read_factor=4.0).decide(ri, state_for(ri))
+    assert set(replicate_map(ri, d4)) == {"hot"}
+
+
+def test_read_factor_keeps_a_window_that_reads_one_file_alike():
+    """A window reading only one hot file's blocks, each as often (the HA tests' workload),
+    the waits on three of them: no block is read f times as often as the average, but each
+    as often as the most read, so those that waited rise as without read_factor."""
+    nodes = NODES[:4]
+    blocks = [dict(id=f"b{k}", nodes=[nodes[k % 4]], base=1, tasks=3, delayed=2 * (k < 3),
+                   delay=20.0 * (k < 3)) for k in range(12)]
+    ri = make_round(nodes, blocks)
+    d, _ = policy().decide(ri, state_for(ri))
+    d2, _ = policy(read_factor=2.0).decide(ri, state_for(ri))
+    raised = replicate_map(ri, d)
+    assert raised and set(raised) <= {"b0", "b1", "b2"}  # as many as the storage budget buys
+    assert replicate_map(ri, d2) == raised
+
+
 def test_sized_by_demand_on_the_holders():
     """holder_share 0.5: the hot block's 40 maps need ceil(40 / (0.5 x 6)) = 14 -> capped 10;
     with 12 maps: ceil(12 / (0.5 x 3.2)) = 8 holders, 6 more."""
@@ -153,7 +195,8 @@ def test_budget_of_the_stored_bytes_when_the_round_sees_part_of_the_data():
                                        ("hot_factor", -1), ("budget_fraction", -0.1),
                                        ("thresholds", "magic"), ("min_reads", 0),
                                        ("min_reads", 1.5), ("min_reads", True),
-                                       ("min_reads", "2")])
+                                       ("min_reads", "2"), ("read_factor", 0),
+                                       ("read_factor", -1.0)])
 def test_bad_parameters_are_named(key, value):
     with pytest.raises(InputError, match=key):
         params_for("adaptive", delay_threshold_s=5, **{key: value})

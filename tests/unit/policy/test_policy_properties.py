@@ -146,19 +146,24 @@ def test_state_alignment_follows_block_ids(old, new, as_str):
        order=st.sampled_from(["ascending", "descending"]),
        mode=st.sampled_from(["fixed", "adaptive"]), hot_factor=st.floats(0, 5),
        min_pressure=st.floats(0, 3), min_reads=st.integers(1, 4), share=st.floats(0.01, 1),
-       budget=st.one_of(st.none(), st.floats(0, 2)))
+       budget=st.one_of(st.none(), st.floats(0, 2)),
+       read_factor=st.one_of(st.none(), st.floats(0.1, 4)))
 def test_dsbra_invariants_hold_for_any_thresholds(data, gate, cold_low, cold_high, hot_margin,
                                                   step, alpha, k, max_rep, scope, order, mode,
                                                   hot_factor, min_pressure, min_reads, share,
-                                                  budget):
+                                                  budget, read_factor):
     ri, state = data
     pol = make_policy("dsbra", delay_threshold_s=7.0, gate=gate, cold_low=cold_low,
                       cold_high=cold_high, hot_margin=hot_margin, step=step, alpha=alpha,
                       rf_divisor=k, max_replication=max_rep, gavg_scope=scope,
                       placement_order=order, thresholds=mode, hot_factor=hot_factor,
                       min_pressure=min_pressure, min_reads=min_reads, holder_share=share,
-                      budget_fraction=budget)
+                      budget_fraction=budget, read_factor=read_factor)
     d, _ = pol.decide(ri, state)
     check_decision(ri, state, d, max_rep)
     if mode == "adaptive":  # a block read fewer than min_reads times in the window never grows
         assert (ri.tasks[d.replicate_block] >= min_reads).all()
+        if read_factor is not None and len(d.replicate_block):  # nor one read less than
+            read = ri.tasks[ri.tasks > 0]      # read_factor x the average, or than the most read
+            floor = min(read_factor * read.mean(), read.max())
+            assert (ri.tasks[d.replicate_block] >= floor - 1e-9).all()
