@@ -85,11 +85,13 @@ def test_a_short_window_raises_the_block_read_again_not_the_one_read_once():
 def spark_window():
     """A 30 s window of 6.17's Spark sitting (dsbra-hold rep 1, the daemon's first window):
     the hot file read 10 times, 2 waited (22 s in D units); a cold one read twice, both
-    waited (21 s); six others read 1-3 times without a wait. 22 reads over 8 blocks."""
+    waited (21 s); six others read 1-3 times, one of them once with a wait (12 s), which
+    min_reads 2 keeps down. 22 reads over 8 blocks."""
     nodes = NODES[:4]
     blocks = [dict(id="hot", nodes=["dn1", "dn2"], tasks=10, delayed=2, delay=22.0),
               dict(id="cold", nodes=["dn3", "dn4"], tasks=2, delayed=2, delay=21.0)]
-    blocks += [dict(id=f"c{k}", nodes=[nodes[k % 4], nodes[(k + 1) % 4]], tasks=t)
+    blocks += [dict(id=f"c{k}", nodes=[nodes[k % 4], nodes[(k + 1) % 4]], tasks=t,
+                    delayed=int(k == 5), delay=12.0 * (k == 5))
                for k, t in enumerate((2, 3, 2, 1, 1, 1))]
     return make_round(nodes, blocks)
 
