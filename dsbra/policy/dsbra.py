@@ -169,6 +169,7 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     tasks = ri.tasks
     pressure = tasks * rf
     n_read = int(np.count_nonzero(tasks))
+    reads = float(tasks.sum())
     mean_pressure = float(pressure.sum() / n_read) if n_read else 0.0
     threshold = max(p.min_pressure, p.hot_factor * mean_pressure)
     hot_mask = pressure > threshold
@@ -177,13 +178,13 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     if p.read_factor is not None and n_read:
         # popular: f times the average read block's reads, or the most read (a window that
         # reads one hot file's blocks alike has no tail to pick)
-        hot_mask &= tasks >= min(p.read_factor * float(tasks.sum()) / n_read, float(tasks.max()))
+        hot_mask &= tasks >= min(p.read_factor * reads / n_read, float(tasks.max()))
     hot_now = hot_mask
     hot_mask = hot_confirmed(st, p, hot_now, rc, pressure, threshold)
     hot = np.flatnonzero(hot_mask)
     hot = hot[np.argsort(-pressure[hot], kind="stable")]  # hottest first, for the budget
     del pressure
-    maps_per_node = float(tasks.sum()) / max(ri.n_nodes, 1)
+    maps_per_node = reads / max(ri.n_nodes, 1)
     # holders needed: whole numbers kept in the float array (compared with RC exactly)
     need = np.divide(tasks, max(p.holder_share * maps_per_node, 1e-12))
     np.ceil(need, out=need)
