@@ -74,7 +74,7 @@ def main() -> None:
                          "--copy-streams); 0, the default, costs the maps nothing")
     ap.add_argument("--profile", default=PRE_HOLD_PROFILE,
                     help="DSBRA's profile (adaptive, which the committed runs up to 2026-12-02 "
-                         "measured, by default; adaptive-hold is the daemon's default)")
+                         "measured, by default; adaptive-popular is the daemon's default)")
     ap.add_argument("--inter-arrival-s", type=float, default=None,
                     help="the jobs' mean gap instead of the setups' 3 s, as many jobs as keep an hour")
     ap.add_argument("--workers", type=int, default=1)

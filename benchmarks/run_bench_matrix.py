@@ -11,15 +11,16 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
 - ``dsbra``: the daemon (`dsbra run --apply`) beside the jobs, with the ``adaptive`` profile
   (the default until 2026-12-02, which every committed ``dsbra`` run ran);
 - ``calibrated``, ``paper-literal``: the daemon with those named profiles;
-- ``dsbra-hold``: the daemon with ``adaptive-hold``, the default since 2026-12-02 (a hot block
+- ``dsbra-hold``: the daemon with ``adaptive-hold``, the default from 2026-12-02 to 2026-12-07 (a hot block
   on at most 3/4 of the workers, every worker the ceiling otherwise; an extra replica held 3
   rounds without heat);
 - ``dsbra-hold-idle0`` (``--engine spark``): the same with ``spark.min_idle_s: 0``: a Spark task
   counts as delayed when a core elsewhere was free for any time while it waited, not for half
   a second (docs/spark.md: in a busy shared application a declined core goes to another job's
   task at once, so it is never idle for long);
-- ``dsbra-popular``: the daemon with ``adaptive-popular``, the default raising only blocks read at
-  least twice as often as the window's average read block (docs/spark.md, "Cold files");
+- ``dsbra-popular``: the daemon with ``adaptive-popular``, the default since 2026-12-07:
+  ``adaptive-hold`` raising only blocks read at least twice as often as the window's average
+  read block (docs/spark.md, "Cold files");
 - ``scarlett``, ``dare``: the daemon running those baselines instead of DSBRA (`policy.name`;
   dsbra/policy/baselines.py), on the same observed signals;
 - ``dsbra-holdout``: the daemon with ``experiment.holdout: 0.5`` (half of the files it decides

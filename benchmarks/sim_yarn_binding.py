@@ -8,10 +8,10 @@ benchmarks/results/bench-hotspot-long-grants/sim-vs-real.json):
 - **scale**: the schedule copied to 4, 20, 100 and 600 workers (over 100: ``--large-seeds``
   placements) at the same load per slot (W / 4
   copies, each reading its own 16 files, arrivals interleaved; racks max(2, W // 30)), static,
-  dsbra (the adaptive profile), dsbra-hold (adaptive-hold, the default since 2026-12-02) and the
-  oracle: the share of maps handed on, each DSBRA arm's net effect on response and on node
-  locality (its hot files' maps and the others'), paired by seed, and its captured share of the
-  oracle's gain. Is the other files' loss a small-cluster effect (the hot file on every worker)
+  dsbra (the adaptive profile), dsbra-hold (adaptive-hold, the default from 2026-12-02 to
+  2026-12-07) and the oracle: the share of maps handed on, each DSBRA arm's net effect on
+  response and on node locality (its hot files' maps and the others'), paired by seed, and its
+  captured share of the oracle's gain. Is the other files' loss a small-cluster effect (the hot file on every worker)
   or general? Does the default keep its gain on a larger cluster?
 
 Writes OUT/heartbeat.json, OUT/scale.json, OUT/schedule-<W>w.json (the scaled schedules) and

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dsbra.policy.profiles import DEFAULT_PROFILE, PRE_HOLD_PROFILE, PROFILES, DsbraParams
+from dsbra.policy.profiles import HOLD_PROFILE, PRE_HOLD_PROFILE, PROFILES, DsbraParams
 from dsbra.sim.config import SimConfig, SparkSettings
 from dsbra.sim.run import WorkloadSpec, simulate
 
@@ -23,10 +23,10 @@ ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
               "paper-literal": ("dsbra", True), "scarlett": ("scarlett", True),
               "dare": ("dare", True), "oracle": ("oracle", True)}
 #: the arms the simulator runs beyond the replays' (the calibration fits on ARM_POLICY's):
-#: ``dsbra-hold``, the default since 2026-12-02
+#: ``dsbra-hold``, the default from 2026-12-02 to 2026-12-07
 SIM_ARM_POLICY = {**ARM_POLICY, "dsbra-hold": ("dsbra", True)}
 #: a DSBRA arm -> its profile (``dsbra``: the default the committed sittings ran, PRE_HOLD_PROFILE)
-PROFILE = {"dsbra": PRE_HOLD_PROFILE, "dsbra-hold": DEFAULT_PROFILE, "calibrated": "calibrated",
+PROFILE = {"dsbra": PRE_HOLD_PROFILE, "dsbra-hold": HOLD_PROFILE, "calibrated": "calibrated",
            "paper-literal": "paper-literal"}
 DELAY_S = 10.0
 INTERVAL_S = 30.0  # the daemon arms' policy round (run_bench_matrix.py runs the daemon so)

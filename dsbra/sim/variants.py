@@ -6,7 +6,7 @@ fitted to a real sitting. ``small_only``: run on the small setups alone."""
 
 from __future__ import annotations
 
-from dsbra.policy.profiles import PRE_HOLD_PROFILE
+from dsbra.policy.profiles import DEFAULT_PROFILE, HOLD_PROFILE, PRE_HOLD_PROFILE
 
 VARIANTS = {
     "static-nodelay": {"policy": "static", "delay": None},
@@ -95,24 +95,27 @@ VARIANTS = {
     "dsbra-hold3-maxrep20": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                              "cluster": {"max_replication": 20},
                              "params": {"min_hold_rounds": 3}},
-    # the default, the adaptive-hold profile (3/4 of every worker, held 3 rounds), with the
-    # simulator's ceiling lifted to every node (the profile's 512, as it lifts the daemon's;
-    # the engine takes the smaller of it and the nodes), on every setup
+    # the default of 2026-12-02 to 2026-12-07, the adaptive-hold profile (3/4 of every worker,
+    # held 3 rounds), with the simulator's ceiling lifted to every node (the profile's 512, as
+    # it lifts the daemon's; the engine takes the smaller of it and the nodes), on every setup
     "dsbra-hold": {"policy": "dsbra", "delay": "hfs",
-                   "cluster": {"max_replication": 512}, "params": {"profile": "adaptive-hold"}},
-    # the default with a hot block's replicas bounded by its demand, not the cluster's size:
+                   "cluster": {"max_replication": 512}, "params": {"profile": HOLD_PROFILE}},
+    # the default since 2026-12-07: adaptive-hold raising only popular blocks (read_factor 2)
+    "dsbra-popular": {"policy": "dsbra", "delay": "hfs",
+                      "cluster": {"max_replication": 512}, "params": {"profile": DEFAULT_PROFILE}},
+    # adaptive-hold with a hot block's replicas bounded by its demand, not the cluster's size:
     # at most q holders per map that read it in the window (replicas_per_read q)
     **{f"dsbra-hold-demand{q:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                                    "cluster": {"max_replication": 20},
                                    "params": {"profile": "adaptive-hold", "replicas_per_read": q}}
        for q in (0.5, 1.0, 2.0)},
-    # the default with a higher absolute floor on a hot block's delay pressure (min_pressure,
+    # adaptive-hold with a higher absolute floor on a hot block's delay pressure (min_pressure,
     # delayed-map equivalents in the window; the profile's 0.3)
     **{f"dsbra-hold-minp{m:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                                  "cluster": {"max_replication": 20},
                                  "params": {"profile": "adaptive-hold", "min_pressure": m}}
        for m in (1.0, 2.0)},
-    # the default raising only blocks read at least f times as often as the window's average
+    # adaptive-hold raising only blocks read at least f times as often as the window's average
     # read block (read_factor f): a block whose one or two readers waited is no hot spot
     **{f"dsbra-hold-reads{f:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                                   "cluster": {"max_replication": 512},
@@ -157,7 +160,8 @@ VARIANTS = {
 }
 # a DSBRA variant that names no profile is the adaptive profile with its changes: the default it
 # was measured as until 2026-12-02, so the results committed under its name still reproduce;
-# the default since, adaptive-hold, is ``dsbra-hold``
+# the default after it, adaptive-hold, is ``dsbra-hold``, and the default since 2026-12-07,
+# adaptive-popular, ``dsbra-popular``
 for _variant in VARIANTS.values():
     if _variant["policy"] == "dsbra":
         _variant["params"] = {"profile": PRE_HOLD_PROFILE, **_variant.get("params", {})}

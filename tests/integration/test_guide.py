@@ -137,7 +137,7 @@ def fake_host(tmp_path: Path, cluster: dict) -> Host:
             "GUIDE_SYSTEMD": str(root / "run" / "systemd"),
             # the unit's drop-in for a test cluster
             "DSBRA_INTERVAL_S": str(WINDOW_S), "DSBRA_POLL_S": "3",
-            "DSBRA_HTTP__PORT": str(free_port()),
+            "DSBRA_HTTP__PORT": str(free_port()), "DSBRA_POLICY__PROFILE": HOT_PROFILE["profile"],
             **{f"DSBRA_POLICY__PARAMS__{k.upper()}": str(v) for k, v in params.items()}}
     return Host(root, checkout, env, cluster)
 

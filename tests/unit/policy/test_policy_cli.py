@@ -79,11 +79,11 @@ def test_set_and_profile_override():
     assert out["rf"]["b1"] == pytest.approx(0.5 * (0.75 + 25 / 20) / 2 + 0.05)
 
 
-def test_default_profile_is_adaptive_hold():
+def test_default_profile_is_adaptive_popular():
     # b1: pressure N x RF = 4 x 0.39375 = 1.575, not above 2 x the read blocks' mean pressure
     # (1.575 / 2) -> not hot; b3 unread with an extra replica -> needs none, loses dn1
     default = invoke(THREE, profile=None)
-    assert default == invoke(THREE, profile="adaptive-hold")
+    assert default == invoke(THREE, profile="adaptive-popular")
     assert default["replicate"] == {} and default["dereplicate"] == {"b3": "dn1"}
     # b1 read 40 times, 30 delayed: pressure 15.75 > 2 x 15.75 / 3 (b1, b2, b4 read)
     b4 = {"block_id": "b4", "nodes": ["dn3"], "default_replicas": 1, "tasks": 1,
