@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 from pathlib import Path
 
 import numpy as np
@@ -27,14 +28,9 @@ import pyarrow.compute as pc
 
 from dsbra.daemon.page import read_journal
 from dsbra.experiment.records import read_map_records
+from dsbra.policy.dsbra import popular_floor
 
 STATE = "daemon-state"
-
-
-def popular_reads(tasks_per_block: np.ndarray, factor: float) -> float:
-    """The reads a block needs in its window to pass read_factor ``factor``
-    (dsbra.policy.dsbra.adaptive_actions: the average read block's times f, or the most read)."""
-    return min(factor * tasks_per_block.sum() / len(tasks_per_block), float(tasks_per_block.max()))
 
 
 def run_raises(run: Path, factors: list[float]) -> dict | None:
@@ -50,8 +46,9 @@ def run_raises(run: Path, factors: list[float]) -> dict | None:
     blocks = np.asarray(maps["block_id"])
     hot_file = collections.Counter(files).most_common(1)[0][0]
     windows = np.unique(ends)
+    journal = read_journal(state / "journal.jsonl")
     raises = []
-    for rec in read_journal(state / "journal.jsonl"):
+    for rec in journal:
         reason = rec.get("reason") or {}
         if rec.get("op") != "intent" or rec["target"] <= rec["before"] or reason.get("rule") != "hot":
             continue
@@ -62,35 +59,40 @@ def run_raises(run: Path, factors: list[float]) -> dict | None:
         ids, counts = np.unique(blocks[in_window], return_counts=True)
         own = np.unique(blocks[in_window & (files == rec["path"])])
         reads = int(counts[np.isin(ids, own)].max()) if len(own) else 0
+        floor = {f: popular_floor(float(counts.sum()), len(ids), float(counts.max()), f)
+                 for f in factors}
         raises.append({"path": rec["path"], "round": rec["round"], "reads": reads,
-                       "hot": rec["path"] == hot_file, "window_blocks": len(ids),
-                       "window_tasks": int(counts.sum()),
-                       "kept": {f: reads >= popular_reads(counts, f) for f in factors}})
+                       "hot": rec["path"] == hot_file,
+                       "kept": {f: reads >= floor[f] for f in factors}})
     if not raises:
         return None
     policies = sorted({(r.get("reason") or {}).get("policy", "?")
-                       for r in read_journal(state / "journal.jsonl") if r.get("op") == "intent"})
-    return {"run": run, "hot_file": hot_file, "raises": raises, "policies": policies}
+                       for r in journal if r.get("op") == "intent"})
+    # the replay records its engine since it had a second one (2026-11-24); MapReduce's before
+    engine = json.loads((run / "summary.json").read_text()).get("engine", "mapreduce")
+    return {"run": run, "engine": engine, "hot_file": hot_file, "raises": raises,
+            "policies": policies}
 
 
-def engine_of(run: Path) -> str:
-    """The engine a committed run replayed (its result set's name says it)."""
-    name = run.parent.parent.name
-    return "spark" if "spark" in name else "hive" if "hive" in name else "mapreduce"
+def kept_counts(raises: list[dict], f: float) -> tuple[int, int, int, int]:
+    """(hot-file raises, those ``f`` keeps, other raises, those ``f`` keeps)."""
+    hot = [x["kept"][f] for x in raises if x["hot"]]
+    other = [x["kept"][f] for x in raises if not x["hot"]]
+    return len(hot), sum(hot), len(other), sum(other)
 
 
 def summary_rows(results: list[dict], factors: list[float]) -> list[list[str]]:
     rows = []
     for r in results:
         raises = r["raises"]
-        hot = [x for x in raises if x["hot"]]
-        cold = [x for x in raises if not x["hot"]]
+        n_hot, _, n_other, _ = kept_counts(raises, factors[0])
         row = [f"{r['run'].parent.parent.name}/{r['run'].parent.name}/{r['run'].name}",
-               engine_of(r["run"]), ", ".join(r["policies"]),
-               str(len(raises)), f"{len(hot)} / {len(cold)}",
+               r["engine"], ", ".join(r["policies"]),
+               str(len(raises)), f"{n_hot} / {n_other}",
                str(sum(x["reads"] < 2 for x in raises))]
         for f in factors:
-            row.append(f"{sum(x['kept'][f] for x in hot)} / {sum(x['kept'][f] for x in cold)}")
+            _, kept_hot, _, kept_other = kept_counts(raises, f)
+            row.append(f"{kept_hot} / {kept_other}")
         rows.append(row)
     return rows
 
@@ -99,16 +101,15 @@ def totals(results: list[dict], factors: list[float]) -> list[list[str]]:
     """Per engine: raises of the hot file and of the others, and how many each f keeps."""
     rows = []
     for engine in ("mapreduce", "hive", "spark"):
-        raises = [x for r in results if engine_of(r["run"]) == engine for x in r["raises"]]
+        raises = [x for r in results if r["engine"] == engine for x in r["raises"]]
         if not raises:
             continue
-        hot = [x for x in raises if x["hot"]]
-        cold = [x for x in raises if not x["hot"]]
-        runs = sum(engine_of(r["run"]) == engine for r in results)
-        row = [engine, str(runs), f"{len(hot)} / {len(cold)}"]
+        n_hot, _, n_other, _ = kept_counts(raises, factors[0])
+        runs = sum(r["engine"] == engine for r in results)
+        row = [engine, str(runs), f"{n_hot} / {n_other}"]
         for f in factors:
-            kh, kc = sum(x["kept"][f] for x in hot), sum(x["kept"][f] for x in cold)
-            row.append(f"{kh} of {len(hot)} / {kc} of {len(cold)}")
+            _, kept_hot, _, kept_other = kept_counts(raises, f)
+            row.append(f"{kept_hot} of {n_hot} / {kept_other} of {n_other}")
         rows.append(row)
     return rows
 

@@ -11,9 +11,9 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
 - ``dsbra``: the daemon (`dsbra run --apply`) beside the jobs, with the ``adaptive`` profile
   (the default until 2026-12-02, which every committed ``dsbra`` run ran);
 - ``calibrated``, ``paper-literal``: the daemon with those named profiles;
-- ``dsbra-hold``: the daemon with ``adaptive-hold``, the default from 2026-12-02 to 2026-12-07 (a hot block
-  on at most 3/4 of the workers, every worker the ceiling otherwise; an extra replica held 3
-  rounds without heat);
+- ``dsbra-hold``: the daemon with ``adaptive-hold``, the default from 2026-12-02 to 2026-12-07
+  (a hot block on at most 3/4 of the workers, every worker the ceiling otherwise; an extra
+  replica held 3 rounds without heat);
 - ``dsbra-hold-idle0`` (``--engine spark``): the same with ``spark.min_idle_s: 0``: a Spark task
   counts as delayed when a core elsewhere was free for any time while it waited, not for half
   a second (docs/spark.md: in a busy shared application a declined core goes to another job's

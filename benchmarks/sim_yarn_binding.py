@@ -11,8 +11,8 @@ benchmarks/results/bench-hotspot-long-grants/sim-vs-real.json):
   dsbra (the adaptive profile), dsbra-hold (adaptive-hold, the default from 2026-12-02 to
   2026-12-07) and the oracle: the share of maps handed on, each DSBRA arm's net effect on
   response and on node locality (its hot files' maps and the others'), paired by seed, and its
-  captured share of the oracle's gain. Is the other files' loss a small-cluster effect (the hot file on every worker)
-  or general? Does the default keep its gain on a larger cluster?
+  captured share of the oracle's gain. Is the other files' loss a small-cluster effect (the hot
+  file on every worker) or general? Does the default keep its gain on a larger cluster?
 
 Writes OUT/heartbeat.json, OUT/scale.json, OUT/schedule-<W>w.json (the scaled schedules) and
 OUT/sim-yarn-binding.md, and prints the command that reproduces them.

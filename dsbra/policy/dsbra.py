@@ -138,6 +138,13 @@ def hot_confirmed(st: BlockState, p: DsbraParams, hot_now: np.ndarray, rc: np.nd
     return hot_now & ok
 
 
+def popular_floor(reads: float, n_read: int, most_read: float, read_factor: float) -> float:
+    """The reads a hot block needs in its window under ``read_factor`` f: f times the average
+    read block's (``reads`` over ``n_read`` blocks), or the most read block's when that is less
+    (a window that reads one hot file's blocks alike has no tail to pick)."""
+    return min(read_factor * reads / n_read, most_read)
+
+
 def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndarray,
                      rc: np.ndarray, ceiling):
     """Steps 6-7 with thresholds taken from this window instead of fixed 0.2s.
@@ -176,9 +183,7 @@ def adaptive_actions(ri: RoundInput, st: BlockState, p: DsbraParams, rf: np.ndar
     if p.min_reads > 1:
         hot_mask &= tasks >= p.min_reads
     if p.read_factor is not None and n_read:
-        # popular: f times the average read block's reads, or the most read (a window that
-        # reads one hot file's blocks alike has no tail to pick)
-        hot_mask &= tasks >= min(p.read_factor * reads / n_read, float(tasks.max()))
+        hot_mask &= tasks >= popular_floor(reads, n_read, float(tasks.max()), p.read_factor)
     hot_now = hot_mask
     hot_mask = hot_confirmed(st, p, hot_now, rc, pressure, threshold)
     hot = np.flatnonzero(hot_mask)

@@ -5,18 +5,20 @@ daemon that ran with read_factor 2 made no raise the test would refuse."""
 import subprocess
 import sys
 
-import numpy as np
 from repo_scripts import ROOT, load_script
+
+from dsbra.policy import dsbra as dsbra_policy
 
 SCRIPT = "benchmarks/read_factor_on_real_windows.py"
 RESULTS = ROOT / "benchmarks" / "results"
 mod = load_script(SCRIPT)
 
 
-def test_popular_reads_is_the_rounds_test():
+def test_the_script_judges_by_the_rounds_own_floor():
+    assert mod.popular_floor is dsbra_policy.popular_floor
     # the average read block's reads times f, or the most read block's when that is less
-    assert mod.popular_reads(np.array([10, 2, 1, 1]), 2.0) == 7.0
-    assert mod.popular_reads(np.array([4, 4, 4]), 2.0) == 4.0
+    assert dsbra_policy.popular_floor(14.0, 4, 10.0, 2.0) == 7.0  # reads 10, 2, 1, 1
+    assert dsbra_policy.popular_floor(12.0, 3, 4.0, 2.0) == 4.0   # reads 4, 4, 4
 
 
 def test_a_daemon_that_ran_read_factor_2_raised_nothing_the_test_refuses():
