@@ -91,8 +91,8 @@ def main() -> None:
     network = json.loads((RESULTS / "network.json").read_text())
     config = {"executors": EXECUTORS, "heartbeat_s": HEARTBEAT_S, "wait_s": WAIT_S}
     if a.contention:
-        model, binding = calibration.contended_spark_config(static, network, EXECUTORS)
-        config |= binding
+        model, contention, copies = calibration.contended_spark_config(static, network, EXECUTORS)
+        config |= contention | copies
     else:
         model = calibration.task_model(calibration.sitting_maps(static), calibration.local_read_mbps(network))
     a.out.mkdir(parents=True, exist_ok=True)

@@ -130,12 +130,11 @@ def main() -> None:
         model = calibration.task_model(calibration.sitting_maps(fitted["static"]), local_mbps)
         contention = None
     else:
-        model, binding = calibration.contended_spark_config(fitted["static"], network, kw["executors"])
-        contention = {k: binding[k] for k in ("host_cores", "share_links", "warmup_s")}
+        model, contention, fitted_copies = calibration.contended_spark_config(
+            fitted["static"], network, kw["executors"])
         kw |= contention
     # on the shared links (share_links with copy_streams), at the link's rate fitted on static
-    copies = (None if a.no_contention or a.free_copies else
-              {k: binding[k] for k in ("copy_mbps", "copy_streams")})
+    copies = None if a.no_contention or a.free_copies else fitted_copies
     kw |= copies or {}
     kw["model"] = model
     real_static = summarize(fitted["static"])

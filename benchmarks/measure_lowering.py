@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -57,6 +56,7 @@ from dsbra.act.journal import Journal
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.jobs import grep_lines, submit_spaced
 from dsbra.cluster.paths import StateLayout
+from dsbra.bench.placement_log import log_plugin_at_debug, plugin_deletions
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.daemon.config import bundled_cluster_section
 from dsbra.hadoop.rest import Jmx
@@ -103,28 +103,6 @@ def read_heat(path: Path) -> tuple[dict[str, float], int | None]:
         return doc["nodes"], doc.get("round")
     except (OSError, ValueError, KeyError):
         return {}, None
-
-
-#: the plugin's DEBUG line for each deletion it orders (BlockPlacementPolicyDsbraHeat)
-PLUGIN_DELETION = re.compile(
-    r"dsbra heat (?:round (\d+) |unusable: )deletion from \[(.*?)\] by (heat|HDFS's default)"
-    r"(, no lowering)?.*\(holders \[(.*?)\] down to (\d+)\)")
-PLUGIN_LOGGERS = ("io.dsbra.placement.HeatSource",
-                  "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDsbraHeat")
-
-
-def plugin_deletions(log_text: str) -> list[dict]:
-    """Each deletion the plugin logged: the heat round it held (None: no usable document),
-    the node it dropped, whether by heat or HDFS's default, and why the default."""
-    out = []
-    for m in PLUGIN_DELETION.finditer(log_text):
-        round_, dropped, by, no_lowering, held, down_to = m.groups()
-        out.append({"round": int(round_) if round_ else None, "dropped": dropped.split(", "),
-                    "holders": held.split(", "), "down_to": int(down_to),
-                    "by": "heat" if by == "heat" else
-                    "default: no lowering matched" if no_lowering else
-                    "default: heat unusable"})
-    return out
 
 
 class Watcher:
@@ -360,8 +338,7 @@ def measure(args, layout, rep: int = 0) -> dict:
     namenode_log = Path(env["logs"]["namenode"])
     log_offset = namenode_log.stat().st_size
     if args.placement == "heat":
-        for logger in PLUGIN_LOGGERS:
-            Jmx(env["namenode"]).set_log_level(logger, "DEBUG")
+        log_plugin_at_debug(env["namenode"])
 
     reads0 = datanode_reads(env)
     proc = start_daemon(hot_cfg, log)

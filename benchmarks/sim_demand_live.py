@@ -37,16 +37,13 @@ from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
-from dsbra.sim.variants import VARIANTS
+from dsbra.sim.variants import HOLD_VARIANTS, VARIANTS
 from dsbra.stats import t_interval
 
 FIT = Path(__file__).resolve().parent / "results" / "bench-hotspot-long-grants" / "sim-vs-real.json"
 BASE_WORKERS = 4
 MATRIX_SETUPS = ("paper", "bundled", "fb2009-day")
 DEMAND_VARIANTS = tuple(v for v, spec in VARIANTS.items() if spec["policy"] == "dsbra-demand")
-#: the default's variants (adaptive-hold with other parameters) the targets are also judged for
-HOLD_VARIANTS = tuple(v for v, spec in VARIANTS.items() if v != "dsbra-hold"
-                      and spec.get("params", {}).get("profile") == "adaptive-hold")
 HOTSPOT_SETUPS = ("hotspot-stress", "hotspot-stress-long")
 #: the matrix's variants that are not compared: the references and the earlier default
 NOT_COMPARED = ("static", "oracle", "oracle-reactive", "dsbra")

@@ -24,15 +24,11 @@ from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
-from dsbra.sim.variants import VARIANTS
+from dsbra.sim.variants import HOLD_VARIANTS, VARIANTS
 from dsbra.stats import t_interval
 
 FIT = Path(__file__).resolve().parent / "results" / "bench-hotspot-long-grants" / "sim-vs-real.json"
 BASE_WORKERS = 4
-
-
-HELD_VARIANTS = tuple(v for v, spec in VARIANTS.items() if v != "dsbra-hold"
-                      and spec.get("params", {}).get("profile") == "adaptive-hold")
 
 
 def variant_params(variant: str) -> dict:
@@ -66,7 +62,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--workers", type=int, nargs="+", default=[20, 100])
     ap.add_argument("--caps", type=float, nargs="+", default=[0.75, 0.25, 0.1])
-    ap.add_argument("--variants", nargs="*", default=[], choices=HELD_VARIANTS,
+    ap.add_argument("--variants", nargs="*", default=[], choices=HOLD_VARIANTS,
                     help="the default's variants to run beside the caps, at the profile's cap")
     a = ap.parse_args()
     if a.seeds < 2:

@@ -101,12 +101,12 @@ def main() -> None:
     if not static:
         ap.error(f"{a.fit}: no real runs to fit on")
     network = json.loads((RESULTS / "network.json").read_text())
-    model, binding = calibration.contended_spark_config(static, network, EXECUTORS)
-    base = {"model": model, "executors": EXECUTORS, "heartbeat_s": a.heartbeat_s, "wait_s": WAIT_S,
-            **{k: binding[k] for k in ("host_cores", "share_links", "warmup_s")}}
+    spark = calibration.contended_spark_config(static, network, EXECUTORS)
+    base = {"model": spark.model, "executors": EXECUTORS, "heartbeat_s": a.heartbeat_s, "wait_s": WAIT_S,
+            **spark.contention}
     arms = [("static", {}), ("oracle", {}), (DEFAULT, {})] + [
         (f"{DEFAULT}-reads{f:g}", {"read_factor": f}) for f in a.read_factors]
-    cases = [("copies on links", {k: binding[k] for k in ("copy_mbps", "copy_streams")}),
+    cases = [("copies on links", spark.copies),
              ("copies free", {})]
     tables = []
     for schedule in a.schedules:

@@ -59,14 +59,13 @@ def main() -> None:
     if not static:
         ap.error(f"{a.fit}: no real runs to fit on")
     network = json.loads((RESULTS / "network.json").read_text())
-    model, binding = calibration.contended_spark_config(static, network, EXECUTORS)
-    base = {"executors": EXECUTORS, "heartbeat_s": a.heartbeat_s, "wait_s": WAIT_S,
-            **{k: binding[k] for k in ("host_cores", "share_links", "warmup_s")}}
+    spark = calibration.contended_spark_config(static, network, EXECUTORS)
+    base = {"executors": EXECUTORS, "heartbeat_s": a.heartbeat_s, "wait_s": WAIT_S, **spark.contention}
     cases = [(f"x{s:g}", s, True) for s in a.scales] + [("x1, copies free", 1.0, False)]
     rows = []
     for name, scale, on_links in cases:
-        scaled = model | {k: model[k] * scale for k in ("read_mbps_rack", "read_mbps_remote")}
-        config = base | ({"copy_mbps": scaled["read_mbps_rack"], "copy_streams": binding["copy_streams"]}
+        scaled = spark.model | {k: spark.model[k] * scale for k in ("read_mbps_rack", "read_mbps_remote")}
+        config = base | ({"copy_mbps": scaled["read_mbps_rack"], "copy_streams": spark.copies["copy_streams"]}
                          if on_links else {})
         out = a.out / "sim" / name.replace(", ", "-").replace(" ", "-")
         runs = {arm: [Run.load(d).metrics() for d in simulate_spark_arm(
@@ -86,7 +85,7 @@ def main() -> None:
     command = (f".venv/bin/python benchmarks/spark_link_speed.py {a.schedule} --fit {a.fit} --out {a.out} "
                f"--scales {' '.join(f'{s:g}' for s in a.scales)} --seeds {a.seeds} --heartbeat-s {a.heartbeat_s:g}")
     a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / "link-speed.json").write_text(json.dumps({"command": command, "task_model": model, "warmup_s": binding["warmup_s"],
+    (a.out / "link-speed.json").write_text(json.dumps({"command": command, "task_model": spark.model, "warmup_s": spark.contention["warmup_s"],
                                                        "rows": rows}, indent=1) + "\n")
     lines = [f"`{command}`", "", "| links | MB/s | static s | oracle s | default s | default - static s, paired "
              "| default's captured share | seeds the oracle gains on | default's extra storage % |",

@@ -42,6 +42,7 @@ from dsbra.cluster.paths import StateLayout
 from dsbra.observe.collector import Collector, Endpoints
 from dsbra.observe.demand import DemandPoller
 from dsbra.observe.window import attribute_maps, attribution_params
+from dsbra.stats import precision_recall
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DIR = "/validate-demand"
@@ -50,12 +51,10 @@ MAP_INDEX = re.compile(r"_m_(\d+)$")
 
 
 def score(predicted: list[bool], actual: list[bool]) -> dict:
-    tp = sum(p and a for p, a in zip(predicted, actual))
-    fp = sum(p and not a for p, a in zip(predicted, actual))
-    fn = sum(a and not p for p, a in zip(predicted, actual))
+    tp, precision, recall = precision_recall(predicted, actual)
     return {"maps": len(actual), "positive": sum(actual), "predicted": sum(predicted), "true_positives": tp,
-            "precision": round(tp / (tp + fp), 3) if tp + fp else None,
-            "recall": round(tp / (tp + fn), 3) if tp + fn else None}
+            "precision": None if precision is None else round(precision, 3),
+            "recall": None if recall is None else round(recall, 3)}
 
 
 def main() -> int:

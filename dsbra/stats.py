@@ -95,6 +95,15 @@ def mean_difference_interval(a, b) -> tuple[float, float, float, float, str] | N
 MIN_SHARE_HEADROOM = 0.005
 
 
+def precision_recall(predicted, actual) -> tuple[int, float | None, float | None]:
+    """True positives, precision and recall of the flags ``predicted`` against ``actual``
+    (None where nothing was predicted, or nothing was positive): how every rule that says
+    "this task waited" is scored against what happened."""
+    p, a = np.asarray(predicted, bool), np.asarray(actual, bool)
+    tp = int((p & a).sum())
+    return tp, tp / int(p.sum()) if p.any() else None, tp / int(a.sum()) if a.any() else None
+
+
 def captured_share(baseline: float, oracle: float, value: float) -> float | None:
     """The share of the oracle's gain over the baseline that ``value`` captures, (baseline -
     value) / (baseline - oracle), for one pairing (one seed) of a lower-is-better measure; None

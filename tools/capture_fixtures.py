@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from dsbra.cluster.jobs import grep_lines, submit_spaced
+from dsbra.errors import HadoopError
+from dsbra.observe.urls import resolve_urls
+from dsbra.observe.collector import Collector, Endpoints
+from dsbra.observe.http_fixtures import Recorder, session_for
+from dsbra.observe.window import build_window
 
-from dsbra.cluster.jobs import grep_lines, submit_spaced  # noqa: E402
-from dsbra.errors import HadoopError  # noqa: E402
-from dsbra.observe.urls import resolve_urls  # noqa: E402
-from dsbra.observe.collector import Collector, Endpoints  # noqa: E402
-from dsbra.observe.http_fixtures import Recorder, session_for  # noqa: E402
-from dsbra.observe.window import build_window  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def make_inputs(client, base: str, block_size: int) -> list[str]:
     """Three one-block files and one file of three blocks (split offsets 0, B, 2B)."""

@@ -22,18 +22,17 @@ import shutil
 import sys
 from pathlib import Path
 
+import hdfs
+import requests
+
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.paths import StateLayout
+from dsbra.cluster.spec import ClusterSpec
+from dsbra.errors import HadoopError
+from dsbra.hadoop.rest import Jmx, ResourceManager, WebHdfs
+from dsbra.observe.http_fixtures import Recorder
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import hdfs  # noqa: E402
-import requests  # noqa: E402
-
-from dsbra.cluster import cluster as cl  # noqa: E402
-from dsbra.cluster.paths import StateLayout  # noqa: E402
-from dsbra.cluster.spec import ClusterSpec  # noqa: E402
-from dsbra.errors import HadoopError  # noqa: E402
-from dsbra.hadoop.rest import Jmx, ResourceManager, WebHdfs  # noqa: E402
-from dsbra.observe.http_fixtures import Recorder  # noqa: E402
 
 FILE = "/ha-fixture/data.txt"
 

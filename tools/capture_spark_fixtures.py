@@ -26,15 +26,14 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from dsbra.cluster import cluster as cl
+from dsbra.cluster.paths import StateLayout
+from dsbra.errors import HadoopError
+from dsbra.hadoop.rest import ResourceManager, SparkApi, WebHdfs
+from dsbra.observe import spark as sp
+from dsbra.observe.http_fixtures import Recorder, session_for
 
-from dsbra.cluster import cluster as cl  # noqa: E402
-from dsbra.cluster.paths import StateLayout  # noqa: E402
-from dsbra.errors import HadoopError  # noqa: E402
-from dsbra.hadoop.rest import ResourceManager, SparkApi, WebHdfs  # noqa: E402
-from dsbra.observe import spark as sp  # noqa: E402
-from dsbra.observe.http_fixtures import Recorder, session_for  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 GREP = ROOT / "dsbra" / "bench" / "spark" / "grep.py"
 WORDS = ["alpha", "beta", "gamma", "delta", "hot", "cold", "x" * 20]

@@ -17,9 +17,12 @@ UNSURE = (None, "StandbyException", "RetriableException")
 
 
 def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: int,
-               apply: bool, log_decision=None) -> list[dict]:
+               apply: bool, refused: str | None = None, log_decision=None) -> list[dict]:
     """Send each changed file's SETREPLICATION (``apply``) or only log it; one record each,
     each logged by ``log_decision(round_, record, target)`` (default: the round's decision line).
+    ``refused``: the name of the refusal that keeps a daemon in apply mode from acting now
+    (:func:`dsbra.act.health.refusal_name`); its changes are recorded ``refused`` with it, not
+    ``dry-run``, and not sent.
 
     A file's target is refused when it is below the file's base (journal's, else the plan's),
     or when HDFS no longer has the replication the plan started from (someone else changed
@@ -42,6 +45,8 @@ def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: i
         rec["base"] = base
         if target < base:
             rec["outcome"] = "refused: below base"
+        elif refused:
+            rec["outcome"], rec["refusal"] = "refused", refused
         elif not apply:
             rec["outcome"] = "dry-run"
         else:
@@ -54,9 +59,14 @@ def apply_plan(plan: FilePlan, node_names, journal: Journal, actor, *, round_: i
 
 def log_round_decision(round_: int, rec: dict, target: int) -> None:
     log.info("decision round=%d file=%s replication=%d->%d base=%d rule=%s rf=%.3f "
-             "gavg=%.3f status=%s outcome=%s", round_, rec["file"], rec["current"], target,
+             "gavg=%.3f status=%s outcome=%s%s", round_, rec["file"], rec["current"], target,
              rec["base"], rec["reason"]["rule"], rec["reason"]["rf"], rec["reason"]["gavg"],
-             rec["status"], rec["outcome"].replace(" ", "_"))
+             rec["status"], rec["outcome"].replace(" ", "_"), refusal_suffix(rec))
+
+
+def refusal_suffix(rec: dict) -> str:
+    """A decision line's last key: the refusal that kept a change from being sent."""
+    return f" refusal={rec['refusal']}" if "refusal" in rec else ""
 
 
 def plan_base(plan: FilePlan, k) -> int:

@@ -45,3 +45,9 @@ def refusals(health: dict, limits: HealthLimits, *, pending_actions: int = 0,
         out.append(f"stale-observations: {observation_age_s:.0f} s old > "
                    f"{limits.max_observation_age_s:.0f} s")
     return out
+
+
+def refusal_name(reason: str) -> str:
+    """A refusal's name as the decision lines say it (``refusal=paused``): the words before
+    its colon, spaces as underscores (one key=value token)."""
+    return reason.split(":")[0].replace(" ", "_")

@@ -14,6 +14,7 @@ from dsbra.bench.ground_truth import activity_declines
 from dsbra.observe.collector import Container, MapObservation
 from dsbra.observe.window import compute_blocks, map_to_blocks
 from dsbra.signals import AttributionParams
+from dsbra.stats import precision_recall
 
 MAP_PRIORITY = 20  # MapReduce's RMContainerAllocator.PRIORITY_MAP
 # recorded after the measured-lead rule (commit f23bf2e) was frozen, and not looked at while
@@ -187,15 +188,16 @@ def score_declines(by_job: dict, obs: list, block_of: list[int], row_path: list[
     mapped = [b >= 0 for b in block_of]
     rule = [bool(x) for x in per_task["delayed"]]
     over_grace = [w > params.grace_s for w in per_task["wait_s"]]
-    both = sum(1 for r, t, k in zip(rule, true_delayed, mapped) if r and t and k)
+    both, precision, recall = precision_recall([r and k for r, k in zip(rule, mapped)],
+                                               [t and k for t, k in zip(true_delayed, mapped)])
     n_rule = sum(1 for r, k in zip(rule, mapped) if r and k)
     n_true = sum(1 for t, k in zip(true_delayed, mapped) if t and k)
     n_true_long = sum(1 for t, k, g in zip(true_delayed, mapped, over_grace) if t and k and g)
     both_long = sum(1 for r, t, k, g in zip(rule, true_delayed, mapped, over_grace)
                     if r and t and k and g)
     out = {"M_true": n_true, "M_rule": n_rule, "both": both,
-           "precision": round(both / n_rule, 3) if n_rule else None,
-           "recall": round(both / n_true, 3) if n_true else None,
+           "precision": None if precision is None else round(precision, 3),
+           "recall": None if recall is None else round(recall, 3),
            "recall_waits_over_grace": round(both_long / n_true_long, 3) if n_true_long else None,
            "DT_true_s": round(sum(d for d, k in zip(true_delay, mapped) if k), 2),
            "DT_rule_s": round(sum(float(d) for d, k in zip(per_task["delay_s"], mapped) if k), 2)}

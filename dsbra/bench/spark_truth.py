@@ -23,6 +23,8 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from dsbra.stats import precision_recall
+
 LEVELS = ("PROCESS_LOCAL", "NODE_LOCAL", "NO_PREF", "RACK_LOCAL", "ANY")
 RANK = {name: i for i, name in enumerate(LEVELS)}
 
@@ -158,12 +160,11 @@ def compare(inferred: dict[int, tuple[bool, float]], truth: dict[int, tuple[bool
     common = sorted(set(inferred) & set(truth))
     pred = np.array([inferred[t][0] for t in common], bool)
     real = np.array([truth[t][0] for t in common], bool)
-    tp = int((pred & real).sum())
+    tp, precision, recall = precision_recall(pred, real)
     wait_inferred = float(sum(inferred[t][1] for t in common))
     wait_true = float(sum(truth[t][1] for t in common))
     return {"tasks": len(common), "delayed_inferred": int(pred.sum()), "delayed_true": int(real.sum()),
             "true_positives": tp,
-            "precision": tp / int(pred.sum()) if pred.sum() else None,
-            "recall": tp / int(real.sum()) if real.sum() else None,
+            "precision": precision, "recall": recall,
             "wait_inferred_s": round(wait_inferred, 3), "wait_true_s": round(wait_true, 3),
             "wait_error": round((wait_inferred - wait_true) / wait_true, 4) if wait_true else None}

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.act.apply import apply_plan
+from dsbra.act.apply import apply_plan, refusal_suffix
 from dsbra.act.cluster_lock import ClusterLock
-from dsbra.act.health import refusals
+from dsbra.act.health import refusal_name, refusals
 from dsbra.act.journal import SENT, Journal
 from dsbra.daemon.config import Config, load_config
 from dsbra.daemon.fastpoll import RECENT_DECISIONS, FastPollMemory, decide_demand, demand_input
@@ -420,11 +420,8 @@ class Daemon:
             self._count_refusal(STOPPING)
             acting = False
         info["decisions"] = apply_plan(res.plan, res.ri.node_names, self.journal, self.actor,
-                                       round_=self.round, apply=acting)
-        if reasons:
-            for d in info["decisions"]:
-                if d["outcome"] == "dry-run" and self.cfg.apply:
-                    d["outcome"] = "refused"
+                                       round_=self.round, apply=acting,
+                                       refused=self._refused(reasons))
         save_state(self.dir / "state.parquet", res.state)
         info["refusals"] = reasons
         info["gavg"] = res.decision.gavg
@@ -563,8 +560,8 @@ class Daemon:
         reasons = self._fast_refusals(paused) if self.cfg.apply else []
         why = {str(p): (float(a), float(b)) for p, a, b in zip(plan.paths, fs.due, fs.servable)}
         records = apply_plan(plan, ri.node_names, self.journal, self.actor, round_=self.round,
-                             apply=self.cfg.apply and not reasons,
-                             log_decision=self._fast_logger(why, reasons))
+                             apply=self.cfg.apply and not reasons, refused=self._refused(reasons),
+                             log_decision=self._fast_logger(why))
         decisions = [r for r in records if not r.pop("repeated", False)]
         used = self._fast_round["used"]
         for r in decisions:
@@ -592,15 +589,17 @@ class Daemon:
             reasons.append(scheduler)
         return reasons
 
-    def _fast_logger(self, why: dict[str, tuple[float, float]], reasons: list[str]):
-        """The fast poll's decision line (key=value, as the round's): in apply mode a change
-        not sent for a refusal says ``outcome=refused`` and the refusal; a change not made that
-        repeats the file's last line this round is marked ``repeated`` and not logged again."""
-        refusal = reasons[0].split(":")[0].replace(" ", "_") if reasons else ""
+    def _refused(self, reasons: list[str]) -> str | None:
+        """The first refusal's name when the daemon would act but may not (apply mode): its
+        decisions say ``outcome=refused refusal=<name>``, a dry run's ``outcome=dry-run``."""
+        return refusal_name(reasons[0]) if reasons and self.cfg.apply else None
+
+    def _fast_logger(self, why: dict[str, tuple[float, float]]):
+        """The fast poll's decision line (key=value, as the round's, with the refusal last); a
+        change not made that repeats the file's last line this round is marked ``repeated`` and
+        not logged again."""
 
         def log_decision(round_: int, rec: dict, target: int) -> None:
-            if rec["outcome"] == "dry-run" and self.cfg.apply:
-                rec["outcome"] = "refused"
             key = (rec["current"], target, rec["outcome"])
             if rec["outcome"] != "sent" and self.fast.shown.get(rec["file"]) == key:
                 rec["repeated"] = True
@@ -612,7 +611,7 @@ class Daemon:
                      "servable=%.2f shortfall=%.2f status=%s outcome=%s%s", round_, rec["file"],
                      rec["current"], target, rec["base"], rec["reason"]["rule"], due, servable,
                      rec["reason"]["rf"], rec["status"], rec["outcome"].replace(" ", "_"),
-                     f" refusal={refusal}" if rec["outcome"] == "refused" else "")
+                     refusal_suffix(rec))
 
         return log_decision
 

@@ -33,6 +33,7 @@ import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -200,16 +201,25 @@ def contended_task_model(runs, local_mbps: float, host_cores: int, executors: in
     return model, round(warmup, 2)
 
 
-def contended_spark_config(runs, network: dict, executors: int) -> tuple[dict, dict]:
+class ContendedSpark(NamedTuple):
+    """:func:`contended_spark_config`'s answer, in the parts the scripts pass on separately:
+    the task model, the machine's contention (the host's CPUs, the shared links, the executors'
+    warm-up) and the policies' copies (on their source's link at the fitted rate,
+    HDFS_REPLICATION_STREAMS a node), the last two keyword arguments of
+    :func:`dsbra.sim.fitted.spark_arm_config`."""
+    model: dict
+    contention: dict
+    copies: dict
+
+
+def contended_spark_config(runs, network: dict, executors: int) -> ContendedSpark:
     """The Spark binding as benchmarks/compare_sim_spark.py validated it on a shared sitting
     (docs/benchmark.md 6.16): the task model fitted on the sitting's static ``runs`` under
-    contention (:func:`contended_task_model`, ``network`` the bundled cluster's network.json) and
-    the contention and copies for :func:`dsbra.sim.fitted.spark_arm_config`: the host's CPUs,
-    the shared links, the executors' warm-up, the policies' copies on their source's link at the
-    fitted rate, HDFS_REPLICATION_STREAMS a node."""
+    contention (:func:`contended_task_model`, ``network`` the bundled cluster's network.json),
+    the contention and the copies."""
     model, warmup = contended_task_model(runs, local_read_mbps(network), network["cpus"], executors)
-    return model, {"host_cores": network["cpus"], "share_links": True, "warmup_s": warmup,
-                   "copy_mbps": model["read_mbps_rack"], "copy_streams": HDFS_REPLICATION_STREAMS}
+    return ContendedSpark(model, {"host_cores": network["cpus"], "share_links": True, "warmup_s": warmup},
+                          {"copy_mbps": model["read_mbps_rack"], "copy_streams": HDFS_REPLICATION_STREAMS})
 
 
 def map_cost_s(model: dict, mb: np.ndarray, level: int) -> np.ndarray:

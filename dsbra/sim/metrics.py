@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.results_schema import LOCALITY_NAMES, job_table, task_table, write_results
+from dsbra.stats import precision_recall
 
 LOCALITY_KEYS = ("node_local", "rack_local", "off_switch")  # locality 0, 1, 2
 
@@ -103,13 +104,13 @@ def grant_counts(locality, grant) -> dict:
 def _agreement(raw) -> dict:
     """How the real-cluster attribution rule compares with the scheduler's own accounting."""
     obs, truth = raw.observed[0].astype(bool), raw.task_delayed.astype(bool)
-    both = int((obs & truth).sum())
+    both, precision, recall = precision_recall(obs, truth)
     return {
         "delayed_both": both,
         "delayed_observed_only": int((obs & ~truth).sum()),
         "delayed_scheduler_only": int((~obs & truth).sum()),
-        "precision": both / int(obs.sum()) if obs.any() else None,
-        "recall": both / int(truth.sum()) if truth.any() else None,
+        "precision": precision,
+        "recall": recall,
         "delay_s_observed": float(raw.observed[1].sum()),
         "delay_s_scheduler": float(raw.task_delay.sum()),
     }

@@ -107,23 +107,23 @@ VARIANTS = {
     # at most q holders per map that read it in the window (replicas_per_read q)
     **{f"dsbra-hold-demand{q:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                                    "cluster": {"max_replication": 20},
-                                   "params": {"profile": "adaptive-hold", "replicas_per_read": q}}
+                                   "params": {"profile": HOLD_PROFILE, "replicas_per_read": q}}
        for q in (0.5, 1.0, 2.0)},
     # adaptive-hold with a higher absolute floor on a hot block's delay pressure (min_pressure,
     # delayed-map equivalents in the window; the profile's 0.3)
     **{f"dsbra-hold-minp{m:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                                  "cluster": {"max_replication": 20},
-                                 "params": {"profile": "adaptive-hold", "min_pressure": m}}
+                                 "params": {"profile": HOLD_PROFILE, "min_pressure": m}}
        for m in (1.0, 2.0)},
     # adaptive-hold raising only blocks read at least f times as often as the window's average
     # read block (read_factor f): a block whose one or two readers waited is no hot spot
     **{f"dsbra-hold-reads{f:g}": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                                   "cluster": {"max_replication": 512},
-                                  "params": {"profile": "adaptive-hold", "read_factor": f}}
+                                  "params": {"profile": HOLD_PROFILE, "read_factor": f}}
        for f in (1.5, 2.0, 3.0)},
     "dsbra-hold-reads2-streams2": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                                    "cluster": {"max_replication": 512, "copy_streams": 2},
-                                   "params": {"profile": "adaptive-hold", "read_factor": 2.0}},
+                                   "params": {"profile": HOLD_PROFILE, "read_factor": 2.0}},
     # issue 68: the live demand of a poll every 3 s (each running job's maps still pending, by
     # block; each node's free containers) raises a block whose maps due within D its holders
     # cannot serve in time, by the copies that demand needs, and lowers it once its demand is
@@ -141,7 +141,7 @@ VARIANTS = {
                               "cluster": {"max_replication": 512, "copy_streams": 2}},
     "dsbra-hold-streams2": {"policy": "dsbra", "delay": "hfs", "small_only": True,
                             "cluster": {"max_replication": 512, "copy_streams": 2},
-                            "params": {"profile": "adaptive-hold"}},
+                            "params": {"profile": HOLD_PROFILE}},
     # what a hot block's jobs read with it: its new replicas near those blocks' holders or
     # away from them (alone, and under the cap, where the choice of nodes is wider), and the
     # blocks most of its jobs read raised beside it
@@ -165,3 +165,8 @@ VARIANTS = {
 for _variant in VARIANTS.values():
     if _variant["policy"] == "dsbra":
         _variant["params"] = {"profile": PRE_HOLD_PROFILE, **_variant.get("params", {})}
+
+#: the variants that run ``dsbra-hold``'s profile with other parameters (a cap, a floor, a read
+#: factor): what the scale studies judge beside the variant itself
+HOLD_VARIANTS = tuple(v for v, spec in VARIANTS.items() if v != "dsbra-hold"
+                      and spec.get("params", {}).get("profile") == HOLD_PROFILE)

@@ -453,23 +453,6 @@ def until_no_transfers(namenode_url: str, timeout_s: float = 60) -> None:
         time.sleep(0.5)
 
 
-#: the plugin's line for a copy placed by heat, e.g. "dsbra heat round 1 placed /td/in/hot-0 on
-#: [10.78.0.14] (coolest first; HDFS's checks refused {10.78.0.13=too busy (2 xceivers)})"
-PLACED = re.compile(r"dsbra heat round (\d+) placed (\S+) on \[[^\]]*\] "
-                    r"\(coolest first; HDFS's checks refused \{([^}]*)\}\)")
-
-
-def heat_placements(log: str) -> dict[tuple[int, str], set[str]]:
-    """Per (round, file) the plugin placed copies for by heat: the nodes HDFS's checks refused
-    (its load rule refuses a node with more than twice the DataNodes' average transfers, the
-    coolest included: a short job's reads are enough on an idle cluster)."""
-    placements: dict[tuple[int, str], set[str]] = {}
-    for round_, path, refused in PLACED.findall(log):
-        hosts = {entry.split("=", 1)[0] for entry in refused.split(", ") if entry}
-        placements.setdefault((int(round_), path), set()).update(hosts)
-    return placements
-
-
 def heat_document(heat: dict[str, float], raised=(), round_: int = 1, lowering=None) -> str:
     """A heat document as the daemon writes one, made by hand so that each of the plugin's
     choices is known in advance. ``lowering``: path -> (its new replication, its block's
@@ -478,22 +461,6 @@ def heat_document(heat: dict[str, float], raised=(), round_: int = 1, lowering=N
     return json.dumps({"format": "dsbra-heat", "version": 1, "generated_ms": int(time.time() * 1000),
                        "round": round_, "nodes": heat, "raised": list(raised),
                        "lowered": list(lowering), "lowering": lowering})
-
-
-#: the plugin's line for each deletion it orders, e.g. "dsbra heat round 4 deletion from [d1] by
-#: HDFS's default, no lowering of the heat document (holders [d1, d2, d3] down to 2)"
-DELETION = re.compile(r"deletion from \[(.*?)\] by (heat|HDFS's default).*\(holders \[(.*?)\] down to (\d+)\)")
-
-
-def log_heat_rounds(namenode_url: str) -> None:
-    """Turns on the plugin's line for each round it reads, for each copy it places and for
-    each deletion it orders, through the NameNode's log-level servlet (what `hadoop daemonlog`
-    calls): a test then waits for the round it published, and judges a copy by the nodes
-    HDFS's own checks refused it."""
-    for logger in ("io.dsbra.placement.HeatSource",
-                   "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDsbraHeat"):
-        requests.get(f"{namenode_url}/logLevel", timeout=10,
-                     params={"log": logger, "level": "DEBUG"}).raise_for_status()
 
 
 def until_logged(read_log, pattern: str, timeout_s: float = 60) -> None:
@@ -505,7 +472,7 @@ def until_logged(read_log, pattern: str, timeout_s: float = 60) -> None:
 
 
 def until_round_read(read_log, round_: int) -> None:
-    """Until the plugin has read heat round ``round_`` (its line, on with log_heat_rounds)."""
+    """Until the plugin has read heat round ``round_`` (its line, on with placement_log.log_plugin_at_debug)."""
     until_logged(read_log, rf"dsbra heat round {round_} read:")
 
 

@@ -20,11 +20,12 @@ import time
 import pytest
 import requests
 
+from dsbra.bench.placement_log import heat_placements, log_plugin_at_debug
 from dsbra.cluster.confdir import DEFAULT_QUEUES
 from dsbra.cluster.docker import DAEMON_HTTP_PORT, work_dir
 from dsbra.cluster.spec import ClusterSpec
-from harness import (compose_cluster, heat_document, heat_placements, holders, log_heat_rounds, until_logged,
-                     until_no_transfers, until_replicas, until_round_read)
+from harness import (compose_cluster, heat_document, holders, until_logged, until_no_transfers, until_replicas,
+                     until_round_read)
 from netslots import SLOT
 from test_cluster_hdfs import (  # noqa: F401  (collected here, against this module's cluster)
     scratch,
@@ -161,7 +162,7 @@ def test_the_namenodes_plugin_places_by_the_sidecars_heat(compose):
 def hand_heat(compose, cluster):
     """The sidecar stopped; the NameNode's heat URI (127.0.0.1:9780/heat in its namespace) served
     from a document the test writes, so each of the plugin's choices is known in advance."""
-    log_heat_rounds(cluster["namenode"])
+    log_plugin_at_debug(cluster["namenode"])
     missing_before = _namenode_log().count("dsbra heat missing")
     _compose("stop", "dsbra")
     _compose("exec", "-d", "namenode", "sh", "-c",

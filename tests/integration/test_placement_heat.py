@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
+from dsbra.bench.placement_log import heat_placements, log_plugin_at_debug, plugin_deletions
 from dsbra.cluster import state as st
-from harness import (BASE, DELETION, HOT, Daemon, daemon_config, heat_document, heat_placements, holders,
-                     log_heat_rounds, replay_until_raised, replication, until_logged, until_no_transfers,
-                     until_replicas, until_round_read)
+from harness import (BASE, HOT, Daemon, daemon_config, heat_document, holders, replay_until_raised, replication,
+                     until_logged, until_no_transfers, until_replicas, until_round_read)
 
 pytestmark = pytest.mark.cluster
 
@@ -40,7 +40,7 @@ REFRESH_S = 1.0
 def heat_cluster(daemon_cluster):
     """The daemon tests' cluster, the plugin's DEBUG lines on; the heat documents the tests
     write by hand are removed at the end, so they steer nothing after this module."""
-    log_heat_rounds(daemon_cluster[1]["namenode"])
+    log_plugin_at_debug(daemon_cluster[1]["namenode"])
     yield daemon_cluster
     Path(daemon_cluster[1]["heat_file"]).unlink(missing_ok=True)
 
@@ -138,8 +138,10 @@ def test_a_file_dsbra_never_raised_loses_the_replica_hdfss_default_chooses(heat_
     finally:
         os.kill(pid, signal.SIGCONT)
     assert until_replicas(client, path, 2) == sorted(set(held) - {silent})
-    deletions = [m for m in DELETION.findall(namenode_log(env)) if m[2].split(", ") == held]
-    assert deletions and deletions[-1] == (silent, "HDFS's default", ", ".join(held), "2"), deletions
+    deletions = [d for d in plugin_deletions(namenode_log(env)) if d["holders"] == held]
+    last = deletions[-1] if deletions else {}
+    assert (last.get("dropped"), last.get("by", "").startswith("default"), last.get("down_to")) == (
+        [silent], True, 2), deletions
 
 
 def test_malformed_heat_leaves_the_default_placement_and_says_so(heat_cluster):

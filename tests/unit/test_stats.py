@@ -14,8 +14,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from dsbra.stats import (bootstrap_ratio_diff, captured_share, fieller_ratio,
-                         mean_difference_interval, mean_t_interval, pairs_needed, repeats_summary,
-                         reps_to_separate, t95, t_interval, t_quantile, units_needed)
+                         mean_difference_interval, mean_t_interval, pairs_needed, precision_recall,
+                         repeats_summary, reps_to_separate, t95, t_interval, t_quantile, units_needed)
 
 
 def test_t95_matches_scipy_within_a_thousandth():
@@ -124,3 +124,9 @@ def test_a_captured_share_is_the_oracles_gap_closed_and_none_without_headroom():
     assert captured_share(100.0, 80.0, 90.0) == 0.5
     assert captured_share(100.0, 80.0, 110.0) == -0.5  # worse than the baseline
     assert captured_share(100.0, 99.6, 90.0) is None  # a gap of 0.4% of the baseline: noise
+
+
+def test_precision_and_recall_count_the_flags_both_raised():
+    assert precision_recall([True, True, False, False], [True, False, True, False]) == (1, 0.5, 0.5)
+    assert precision_recall([False, False], [True, False]) == (0, None, 0.0)  # nothing predicted
+    assert precision_recall(np.array([True]), np.array([False])) == (0, 0.0, None)  # nothing positive

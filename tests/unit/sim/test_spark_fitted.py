@@ -44,8 +44,8 @@ def test_the_long_schedule_simulates_as_committed_under_contention(tmp_path):
     name = doc["choice"]
     static = [r for rs in find_runs([ROOT / "benchmarks" / "results" / "bench-spark-hotspot" / "static"]).values()
               for r in rs]
-    model, binding = calibration.contended_spark_config(static, NETWORK, 7)
-    assert model == doc["task_model"] and doc["config"] == doc["config"] | binding
+    model, contention, copies = calibration.contended_spark_config(static, NETWORK, 7)
+    assert model == doc["task_model"] and doc["config"] == doc["config"] | contention | copies
     for arm, means in doc["candidates"][name]["arms"].items():
         runs = [Run.load(d) for d in simulate_spark_arm(
             arm, LONG_CHOICE / f"schedule-{name}.json", tmp_path / arm, 10, model=model, **doc["config"])]
