@@ -53,10 +53,10 @@ from pathlib import Path
 import yaml
 
 from dsbra.act.journal import Journal
+from dsbra.bench.placement_log import log_plugin_at_debug, plugin_deletions
 from dsbra.cluster import cluster as cl
 from dsbra.cluster.jobs import grep_lines, submit_spaced
 from dsbra.cluster.paths import StateLayout
-from dsbra.bench.placement_log import log_plugin_at_debug, plugin_deletions
 from dsbra.cluster.spec import ClusterSpec
 from dsbra.daemon.config import bundled_cluster_section
 from dsbra.hadoop.rest import Jmx

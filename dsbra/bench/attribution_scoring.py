@@ -188,10 +188,10 @@ def score_declines(by_job: dict, obs: list, block_of: list[int], row_path: list[
     mapped = [b >= 0 for b in block_of]
     rule = [bool(x) for x in per_task["delayed"]]
     over_grace = [w > params.grace_s for w in per_task["wait_s"]]
-    both, precision, recall = precision_recall([r and k for r, k in zip(rule, mapped)],
-                                               [t and k for t, k in zip(true_delayed, mapped)])
-    n_rule = sum(1 for r, k in zip(rule, mapped) if r and k)
-    n_true = sum(1 for t, k in zip(true_delayed, mapped) if t and k)
+    rule_mapped = [r and k for r, k in zip(rule, mapped)]
+    true_mapped = [t and k for t, k in zip(true_delayed, mapped)]
+    both, precision, recall = precision_recall(rule_mapped, true_mapped)
+    n_rule, n_true = sum(rule_mapped), sum(true_mapped)
     n_true_long = sum(1 for t, k, g in zip(true_delayed, mapped, over_grace) if t and k and g)
     both_long = sum(1 for r, t, k, g in zip(rule, true_delayed, mapped, over_grace)
                     if r and t and k and g)

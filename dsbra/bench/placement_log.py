@@ -28,8 +28,9 @@ DELETION = re.compile(
 def log_plugin_at_debug(namenode_url: str) -> None:
     """The plugin's line for each round it reads, each copy it places and each deletion it
     orders, on until the NameNode restarts (its ``/logLevel`` servlet, as ``hadoop daemonlog``)."""
+    jmx = Jmx(namenode_url)
     for logger in PLUGIN_LOGGERS:
-        Jmx(namenode_url).set_log_level(logger, "DEBUG")
+        jmx.set_log_level(logger, "DEBUG")
 
 
 def heat_placements(log_text: str) -> dict[tuple[int, str], set[str]]:

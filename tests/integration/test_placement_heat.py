@@ -139,9 +139,9 @@ def test_a_file_dsbra_never_raised_loses_the_replica_hdfss_default_chooses(heat_
         os.kill(pid, signal.SIGCONT)
     assert until_replicas(client, path, 2) == sorted(set(held) - {silent})
     deletions = [d for d in plugin_deletions(namenode_log(env)) if d["holders"] == held]
-    last = deletions[-1] if deletions else {}
-    assert (last.get("dropped"), last.get("by", "").startswith("default"), last.get("down_to")) == (
-        [silent], True, 2), deletions
+    assert deletions, deletions
+    last = deletions[-1]
+    assert (last["dropped"], last["by"].startswith("default"), last["down_to"]) == ([silent], True, 2), deletions
 
 
 def test_malformed_heat_leaves_the_default_placement_and_says_so(heat_cluster):
