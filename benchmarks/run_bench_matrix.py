@@ -43,6 +43,10 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
   block-sized file runs its map inside its AM, no map container), a 256 MB AM (-Xmx166m, so
   twice as many AMs fit the queues' maxAMShare), and the AM JVM without the bundled cluster's
   start-up options (-XX:+UseSerialGC -XX:TieredStopAtLevel=1, so the JVM's own defaults);
+- ``static-wait10`` (``--engine spark``): ``static`` with spark.locality.wait 10 s instead of
+  Spark's 3 s (`bench replay --spark-conf`): the simulator predicts it keeps the shared
+  application's tasks node-local on the shaped links where replicas do not (docs/spark.md,
+  "Spark at scale in the simulator");
 - ``static-am-hb100``: ``static`` with the ApplicationMaster heartbeating every 100 ms instead
   of the cluster's 500 (issue 42: in the simulator the shorter heartbeat nearly removes the maps
   handed on; with ``--record-grants`` this arm measures it on the cluster).
@@ -100,8 +104,8 @@ import time
 from pathlib import Path
 
 from dsbra.bench import grants
-from dsbra.bench.sitting import (BLOCK, JOB_CONF_ARMS, LAYOUT, SIZE, WORKERS, arm_job_conf, arm_order, claims_arm,
-                                 cluster_up, daemon_config, data_seed, dsbra, set_data_replication, set_max_am_share,
+from dsbra.bench.sitting import (BLOCK, JOB_CONF_ARMS, LAYOUT, SIZE, SPARK_CONF_ARMS, WORKERS, arm_job_conf,
+                                 arm_order, claims_arm, cluster_up, daemon_config, data_seed, dsbra, set_data_replication, set_max_am_share,
                                  wait_for_quiet)
 from dsbra.cluster import cluster as cl
 from dsbra.hadoop.hdfs import HdfsActor
@@ -125,7 +129,7 @@ DAEMON_ARMS = {"dsbra": {"policy": _ADAPTIVE}, "calibrated": {"policy": {"profil
                "dsbra-popular": {"policy": {"profile": "adaptive-popular"}}}
 ARMS = ["static", "dsbra", "dsbra-hold", "dsbra-hold-idle0", "dsbra-popular", "oracle", "calibrated", "paper-literal", "scarlett", "dare",
         "dsbra-holdout", "dsbra-dry-run", "dsbra-fast-poll-dry-run", "static-per-job",
-        *JOB_CONF_ARMS, "static-nodelay"]
+        *JOB_CONF_ARMS, *SPARK_CONF_ARMS, "static-nodelay"]
 #: the directory of --warm-up's run, which no report reads
 WARM_UP = "warm-up"
 
@@ -170,6 +174,8 @@ def run_arm(arm: str, rep: int, out: Path, schedule: Path, interval_s: float,
     if engine == "spark":
         args += ["--engine", "spark", "--spark-mode", spark_mode]
         args += ["--executors", str(executors)] if executors else []
+        for key, value in SPARK_CONF_ARMS.get(arm, {}).items():
+            args += ["--spark-conf", f"{key}={value}"]
     if arm in DAEMON_ARMS:
         sections = DAEMON_ARMS[arm]
         if "experiment" in sections:
@@ -253,6 +259,8 @@ def main() -> None:
         ap.error("--reps and --first-rep must be at least 1")
     if a.engine != "mapreduce" and {"static-per-job", *JOB_CONF_ARMS} & set(a.arms):
         ap.error(f"static-per-job and the AM start-up arms are the MapReduce engine's, not {a.engine}'s")
+    if a.engine != "spark" and set(SPARK_CONF_ARMS) & set(a.arms):
+        ap.error(f"{', '.join(SPARK_CONF_ARMS)}: Spark's arms, not {a.engine}'s")
     if a.engine == "spark" and a.record_grants:
         ap.error("--record-grants follows MapReduce's maps to their containers; Spark's tasks run in executors")
     if a.engine != "spark" and (a.spark_mode != "shared" or a.executors is not None):

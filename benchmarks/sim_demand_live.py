@@ -30,7 +30,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from dsbra.bench.schedule import LARGE_SCALE_WORKERS, scale_study_error, scale_study_seeds, scaled_schedule
+from dsbra.bench.schedule import (LARGE_SCALE_WORKERS, add_scale_study_arguments, scale_study_error,
+                                  scale_study_seeds, scaled_schedule)
 from dsbra.bench.demand_targets import (STORAGE_TARGET_PCT, markdown_table, matrix_rows, target_rows,
                                         verdicts)
 from dsbra.schedule_format import load_schedule, write_schedule
@@ -164,11 +165,7 @@ def main() -> None:
     inputs.add_argument("--setups-matrix", type=Path,
                         help="a run_sim_matrix.py --results-dir with " + ", ".join(MATRIX_SETUPS))
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--large-seeds", type=int, default=3,
-                    help=f"seeds on clusters over {LARGE_SCALE_WORKERS} workers")
-    ap.add_argument("--workers", type=int, nargs="+", default=[20],
-                    help=f"cluster sizes for 6.11's schedule, each a multiple of {BASE_WORKERS}")
+    add_scale_study_arguments(ap, 5, [20], BASE_WORKERS, " for 6.11's schedule")
     ap.add_argument("--variants", nargs="+", default=list(DEMAND_VARIANTS),
                     choices=DEMAND_VARIANTS + HOLD_VARIANTS,
                     help="the demand variants (or the default's) run beside static and dsbra-hold")

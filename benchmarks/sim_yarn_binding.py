@@ -30,13 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from dsbra.bench.schedule import (LARGE_SCALE_WORKERS, hot_files, scale_study_error, scale_study_seeds,
-                                  scaled_schedule)
+from dsbra.bench.schedule import (add_scale_study_arguments, format_interval, hot_files, scale_study_error,
+                                  scale_study_seeds, scaled_schedule, seed_captured, seed_paired)
 from dsbra.schedule_format import load_schedule, write_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
-from dsbra.stats import t_interval
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FIT = RESULTS / "bench-hotspot-long-grants" / "sim-vs-real.json"
@@ -75,31 +74,6 @@ def with_shares(row: dict) -> dict:
             "delay_expired_pct": 100 * row["delay_expired"] / row["maps"]}
 
 
-def paired(rows: list[dict], key: str, base: dict, other: dict) -> dict | None:
-    """``key`` of the rows matching ``other`` minus those matching ``base`` (fields and their
-    values), paired by seed: mean and 95% t-interval."""
-    def by_seed(match: dict) -> dict[int, float]:
-        return {r["seed"]: r[key] for r in rows if all(r[k] == v for k, v in match.items())}
-
-    a, b = by_seed(other), by_seed(base)
-    ci = t_interval([a[s] - b[s] for s in sorted(set(a) & set(b))])
-    return None if ci is None else dict(zip(("mean", "low", "high"), ci))
-
-
-def captured(rows: list[dict], nodes: int, dsbra_arm: str = "dsbra") -> dict | None:
-    """``dsbra_arm``'s share of the oracle's gain in mean response, per seed, in percent: mean
-    and 95% t-interval over the seeds."""
-    by = {(r["arm"], r["seed"]): r["mean_response_s"] for r in rows if r["nodes"] == nodes}
-    shares = [100 * (by[("static", s)] - by[(dsbra_arm, s)]) / (by[("static", s)] - by[("oracle", s)])
-              for (arm, s) in by if arm == dsbra_arm and by[("static", s)] > by[("oracle", s)]]
-    ci = t_interval(shares)
-    return None if ci is None else dict(zip(("mean", "low", "high"), ci))
-
-
-def _ci(c: dict | None, digits: int = 1) -> str:
-    return "-" if c is None else f"{c['mean']:+.{digits}f} [{c['low']:+.{digits}f}, {c['high']:+.{digits}f}]"
-
-
 def _mean(rows: list[dict], key: str, **match) -> str:
     vals = [r[key] for r in rows if all(r[k] == v for k, v in match.items())]
     return f"{statistics.fmean(vals):.1f}" if vals else "-"
@@ -124,7 +98,8 @@ def markdown(command: str, fit: dict, hb_rows: list[dict], scale_rows: list[dict
             lines.append(f"| {arm} | {hb:g} | " + " | ".join(
                 _mean(hb_rows, k, arm=arm, am_heartbeat_s=hb) for k in
                 ("node_locality", "handed_on_pct", "delay_expired_pct", "mean_response_s")) + " | "
-                + " | ".join("" if hb == BASE_AM_HEARTBEAT_S else _ci(paired(hb_rows, k, base, other), 2)
+                + " | ".join("" if hb == BASE_AM_HEARTBEAT_S
+                             else format_interval(seed_paired(hb_rows, k, base, other), 2)
                              for k in ("node_locality", "handed_on_pct", "mean_response_s")) + " |")
     lines += ["", "## Scale: the same load per slot on 4 to 600 workers (AM heartbeat 0.5 s)", "",
               "| workers | arm | node locality % | handed on % | delay expired % | mean response s | "
@@ -144,12 +119,13 @@ def markdown(command: str, fit: dict, hb_rows: list[dict], scale_rows: list[dict
                   "points | handed on, points | captured share of the oracle's response gain % |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for w in sorted({r["nodes"] for r in scale_rows}):
-            diff = {k: paired(scale_rows, k, {"nodes": w, "arm": base_arm}, {"nodes": w, "arm": arm})
+            diff = {k: seed_paired(scale_rows, k, {"nodes": w, "arm": base_arm}, {"nodes": w, "arm": arm})
                     for k in MEASURES}
-            share = _ci(captured(scale_rows, w, arm), 0) if base_arm == "static" else ""
-            lines.append(f"| {w} | {_ci(diff['mean_response_s'], 2)} | {_ci(diff['node_locality'])} | "
-                         f"{_ci(diff['hot_file_node_locality'])} | {_ci(diff['other_files_node_locality'])} | "
-                         f"{_ci(diff['handed_on_pct'])} | {share} |")
+            share = format_interval(seed_captured(scale_rows, arm, nodes=w), 0) if base_arm == "static" else ""
+            cells = [format_interval(diff["mean_response_s"], 2)] + [
+                format_interval(diff[k]) for k in ("node_locality", "hot_file_node_locality",
+                                                   "other_files_node_locality", "handed_on_pct")]
+            lines.append(f"| {w} | " + " | ".join(cells) + f" | {share} |")
     return "\n".join(lines) + "\n"
 
 
@@ -157,11 +133,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--fit", type=Path, default=FIT, help="a compare_sim_real.py sim-vs-real.json")
-    ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--large-seeds", type=int, default=3,
-                    help=f"seeds on clusters over {LARGE_SCALE_WORKERS} workers (a 600-worker run takes minutes)")
-    ap.add_argument("--workers", type=int, nargs="+", default=list(WORKERS),
-                    help=f"cluster sizes, each a multiple of {BASE_WORKERS}")
+    add_scale_study_arguments(ap, 10, list(WORKERS), BASE_WORKERS)
     a = ap.parse_args()
     if error := scale_study_error(a.seeds, a.large_seeds, a.workers, BASE_WORKERS):
         ap.error(error)

@@ -16,13 +16,13 @@ state_dir_option = click.option(
 
 
 def job_properties(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
-    """Click callback: repeated KEY=VALUE Hadoop job properties as a dict (a later KEY wins, as
+    """Click callback: repeated KEY=VALUE properties (Hadoop job or Spark) as a dict (a later KEY wins, as
     with Hadoop's -D)."""
     out = {}
     for value in values:
         key, sep, val = value.partition("=")
         if not sep or not key.strip() or key != key.strip():
-            raise click.BadParameter(f"{value!r} is not KEY=VALUE (a Hadoop property name, '=', its value)")
+            raise click.BadParameter(f"{value!r} is not KEY=VALUE (a property name, '=', its value)")
         out[key] = val
     return out
 

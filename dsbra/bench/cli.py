@@ -169,6 +169,9 @@ def _slots(value: str, state_dir: Path | None) -> int:
 @click.option("--executors", type=click.IntRange(min=1), default=None,
               help="spark: the shared application's executors, or each per-job application's most "
                    "[default: two per worker, less one].")
+@click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE", callback=job_properties,
+              help="spark: a Spark property set on the application(s) over spark-defaults.conf "
+                   "(repeatable), e.g. spark.locality.wait=10s; recorded in summary.json.")
 @click.option("--clients", type=click.Choice(["one", "per-job"]), default="one", show_default=True,
               help="mapreduce: submit every job from one JVM (no waiting client per job), or from a "
                    "client JVM per job that waits for it (how result sets before 2026-11-25 ran).")
@@ -177,10 +180,10 @@ def _slots(value: str, state_dir: Path | None) -> int:
                    "(repeatable), e.g. mapreduce.job.ubertask.enable=true; recorded in summary.json.")
 @state_dir_option
 def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engine, spark_mode, executors,
-           clients, job_conf, state_dir) -> None:
+           spark_conf, clients, job_conf, state_dir) -> None:
     """Submit SCHEDULE_FILE's jobs (map-only greps for XYZ over their input files) on time to the
     running cluster, then write per-job and per-task results in the simulator's Parquet schema."""
-    from dsbra.bench.replay import JOB_PROPERTIES_FROM
+    from dsbra.bench.replay import JOB_PROPERTIES_FROM, spark_conf_error
     from dsbra.bench.replay import replay as run_replay
     from dsbra.schedule_format import load_schedule
 
@@ -188,11 +191,13 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engin
     if job_conf and engine != "mapreduce":
         raise click.BadParameter(f"sets MapReduce job properties; {JOB_PROPERTIES_FROM[engine]}",
                                  param_hint="--job-conf")
+    if error := spark_conf_error(spark_conf, engine):
+        raise click.BadParameter(error.replace("spark_conf", "--spark-conf", 1), param_hint="--spark-conf")
     if daemon_config is not None and not daemon_config.is_file():
         raise click.BadParameter(f"{daemon_config} does not exist", param_hint="--daemon-config")
     summary = run_replay(schedule, StateLayout.at(state_dir), out, daemon_config=daemon_config, queue=queue,
                          job_timeout_s=job_timeout_s, label=label, engine=engine, clients=clients,
-                         job_conf=job_conf, spark_mode=spark_mode, executors=executors,
+                         job_conf=job_conf, spark_mode=spark_mode, executors=executors, spark_conf=spark_conf,
                          log=lambda m: click.echo(m, err=True))
     click.echo(f"{summary['jobs']} jobs, {summary['maps']} maps: mean response {summary['mean_response_s']} s, "
                f"node locality {summary['node_locality']}, mean map wait {summary['mean_map_wait_s']} s; "

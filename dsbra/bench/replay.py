@@ -47,7 +47,27 @@ OUT_BASE = "/bench/out"
 ENGINES = ("mapreduce", "hive", "spark")
 #: where the other engines' jobs take their properties from (job_conf is MapReduce's)
 JOB_PROPERTIES_FROM = {"hive": "Hive's queries take theirs from its HiveServer2 (hive-site.xml)",
-                       "spark": "Spark's jobs take theirs from spark-defaults.conf"}
+                       "spark": "Spark's jobs take theirs from spark-defaults.conf and --spark-conf"}
+#: the Spark properties the replay sets itself for its mode (spark_replay.py's commands)
+SPARK_REPLAY_PROPERTIES = ("spark.scheduler.mode", "spark.dynamicAllocation.", "spark.executor.instances",
+                           "spark.yarn.submit.waitAppCompletion")
+
+
+def spark_conf_error(conf: dict[str, str], engine: str) -> str | None:
+    """The one-line error of a replay's Spark properties, or None: the spark engine's only,
+    spark.* names, none the replay sets for its mode."""
+    if not conf:
+        return None
+    if engine != "spark":
+        return f"spark_conf sets Spark properties; the {engine} engine runs no Spark"
+    for key in conf:
+        if not key.startswith("spark."):
+            return f"{key!r} is not a Spark property (spark.*)"
+        if key.startswith(SPARK_REPLAY_PROPERTIES):
+            return f"{key} is set by the replay for its --spark-mode; it cannot be overridden"
+    return None
+
+
 #: how a mapreduce replay submits: one JVM for the schedule, or a client JVM per job
 CLIENTS = ("one", "per-job")
 STORAGE_EVERY_S = 10.0
@@ -120,18 +140,22 @@ def _daemon(config: Path, log_path: Path) -> subprocess.Popen:
 def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config: Path | None = None,
            queue: str | None = None, job_timeout_s: float = 1800.0, label: str = "",
            engine: str = "mapreduce", clients: str = "one", job_conf: dict[str, str] | None = None,
-           spark_mode: str = "shared", executors: int | None = None, log=lambda msg: None) -> dict:
+           spark_mode: str = "shared", executors: int | None = None, spark_conf: dict[str, str] | None = None,
+           log=lambda msg: None) -> dict:
     """engine: ``mapreduce`` (the map-only grep job) or ``hive`` (the grep query through the
     cluster's HiveServer2, started here if it does not run, and stopped again). clients: see
     CLIENTS (mapreduce only). job_conf: Hadoop properties set on every job (mapreduce only),
     over the cluster's mapred-site.xml, as a job's submitter sets them (for instance uber mode
-    or the ApplicationMaster's memory, to measure what each does to its start-up). spark_mode and
-    executors: the spark engine's (spark_replay.py)."""
+    or the ApplicationMaster's memory, to measure what each does to its start-up). spark_mode,
+    executors and spark_conf (Spark properties over spark-defaults.conf, spark.* only): the
+    spark engine's (spark_replay.py)."""
     one_of("engine", engine, ENGINES)
     one_of("clients", clients, CLIENTS)
-    job_conf = dict(job_conf or {})
+    job_conf, spark_conf = dict(job_conf or {}), dict(spark_conf or {})
     if job_conf and engine != "mapreduce":
         raise InputError(f"job_conf sets MapReduce job properties; {JOB_PROPERTIES_FROM[engine]}")
+    if error := spark_conf_error(spark_conf, engine):
+        raise InputError(error)
     if engine == "hive":
         from dsbra.bench.hive import installed
 
@@ -147,8 +171,8 @@ def replay(schedule: dict, layout: StateLayout, out_dir: Path, *, daemon_config:
                             queue=queue, job_timeout_s=job_timeout_s, log=log)
     if engine == "spark":
         return _replay_spark(schedule, out_dir, env, ep, run_tag, daemon_config=daemon_config,
-                             mode=spark_mode, executors=executors, job_timeout_s=job_timeout_s,
-                             log=log)
+                             mode=spark_mode, executors=executors, conf=spark_conf,
+                             job_timeout_s=job_timeout_s, log=log)
     jar = cluster_grep_jar(data)
     out_base = f"{OUT_BASE}/{run_tag}"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -397,7 +421,7 @@ def summarize(jobs, tasks, storage) -> dict:
 
 def _replay_spark(schedule: dict, out_dir: Path, env: dict, ep: Endpoints, run_tag: str, *,
                   daemon_config: Path | None, mode: str, executors: int | None,
-                  job_timeout_s: float, log) -> dict:
+                  conf: dict[str, str], job_timeout_s: float, log) -> dict:
     """The spark engine (spark_replay.py): the schedule in one long-running application or an
     application per job, followed by the daemon's Spark collector; its tasks judged by the
     daemon's Spark rule."""
@@ -420,11 +444,11 @@ def _replay_spark(schedule: dict, out_dir: Path, env: dict, ep: Endpoints, run_t
         if mode == "shared":
             plan = sr.write_plan(out_dir, jobs, env["fs"])
             records, app_id = sr.run_shared(env, plan, executors, watch, collector, out_dir,
-                                            timeout_s=timeout_s, log=log)
+                                            timeout_s=timeout_s, log=log, conf=conf)
             apps = [app_id]
         else:
             app_of, submit_s, failed = sr.run_per_job(env, jobs, executors, watch, collector,
-                                                      out_dir, timeout_s=timeout_s, log=log)
+                                                      out_dir, timeout_s=timeout_s, log=log, conf=conf)
             apps = list(app_of.values())
         for app in apps:
             sr.until_history(collector, app, watch)
@@ -434,7 +458,7 @@ def _replay_spark(schedule: dict, out_dir: Path, env: dict, ep: Endpoints, run_t
         cost = daemon_cost(stop_daemon(daemon), time.monotonic() - daemon_t0, out_dir / "daemon.log")
     files = read_files(ep, collector.paths_pending())
     obs = collector.take(files)
-    extra: dict = {"spark_mode": mode, "executors": executors}
+    extra: dict = {"spark_mode": mode, "executors": executors, "spark_conf": conf}
     if mode == "shared":
         job_of = sr.shared_job_of(app_id, history)
         submit_s, failed, fields = sr.job_outcomes(records, jobs, schedule["dataset"], watch.t0_wall_ms)

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.bench.data import DatasetPlan
+from dsbra.stats import fieller_ratio, t_interval
 from dsbra.errors import InputError
 from dsbra.schedule_format import FORMAT
 from dsbra.sim import workload as wl
@@ -110,6 +111,67 @@ LARGE_SCALE_WORKERS = 100
 def scale_study_seeds(workers: int, seeds: int, large_seeds: int) -> int:
     """How many placement seeds a scale study runs at ``workers``."""
     return seeds if workers <= LARGE_SCALE_WORKERS else large_seeds
+
+
+def seed_paired(rows: list[dict], key: str, base: dict, other: dict) -> dict | None:
+    """A scale study's ``key`` of the rows matching ``other`` minus those matching ``base``
+    (fields and their values), paired by seed: mean and 95% t-interval."""
+    def by_seed(match: dict) -> dict[int, float]:
+        return {r["seed"]: r[key] for r in rows if all(r[k] == v for k, v in match.items())}
+
+    a, b = by_seed(other), by_seed(base)
+    ci = t_interval([a[s] - b[s] for s in sorted(set(a) & set(b))])
+    return None if ci is None else dict(zip(("mean", "low", "high"), ci))
+
+
+def seed_captured(rows: list[dict], arm: str, **match) -> dict | None:
+    """``arm``'s share of the oracle's gain in mean response over static, per seed among the rows
+    matching ``match``, in percent (seeds where the oracle gains nothing, or without a static
+    and an oracle run, left out): mean and
+    95% t-interval over the seeds."""
+    by = {(r["arm"], r["seed"]): r["mean_response_s"] for r in rows
+          if all(r[k] == v for k, v in match.items())}
+    shares = [100 * (by[("static", s)] - by[(arm, s)]) / (by[("static", s)] - by[("oracle", s)])
+              for (a, s) in by if a == arm and ("static", s) in by and ("oracle", s) in by
+              and by[("static", s)] > by[("oracle", s)]]
+    ci = t_interval(shares)
+    return None if ci is None else dict(zip(("mean", "low", "high"), ci))
+
+
+def seed_captured_ratio(rows: list[dict], arm: str, **match) -> dict | None:
+    """``arm``'s captured share of the oracle's gain as `dsbra report` takes it on real
+    sittings: mean(static - arm) / mean(static - oracle) in mean response over the seeds all
+    three ran among the rows matching ``match``, in percent, with its 95% Fieller interval
+    (bounds None where the oracle's gain is not separated from zero); None under 2 seeds."""
+    by = {(r["arm"], r["seed"]): r["mean_response_s"] for r in rows
+          if all(r[k] == v for k, v in match.items())}
+    seeds = sorted({s for (_, s) in by if all((x, s) in by for x in ("static", arm, "oracle"))})
+    if len(seeds) < 2:
+        return None
+    b, a, o = (np.array([by[(x, s)] for s in seeds]) for x in ("static", arm, "oracle"))
+    if (b - o).mean() <= 0:
+        return None
+    low, high = fieller_ratio(b - a, b - o)
+    return {"mean": 100 * (b - a).mean() / (b - o).mean(),
+            "low": None if low is None else 100 * low, "high": None if high is None else 100 * high}
+
+
+def format_interval(c: dict | None, digits: int = 1) -> str:
+    """``seed_paired``'s or a captured share's mean [low, high], signed; "-" for None."""
+    if c is None:
+        return "-"
+    bound = "unbounded" if c["low"] is None else f"{c['low']:+.{digits}f}, {c['high']:+.{digits}f}"
+    return f"{c['mean']:+.{digits}f} [{bound}]"
+
+
+def add_scale_study_arguments(ap, seeds: int, workers: list[int], base_workers: int, what: str = "") -> None:
+    """A scale study's --seeds, --large-seeds and --workers (``what``: the clusters' schedule);
+    check them with :func:`scale_study_error`."""
+    ap.add_argument("--seeds", type=int, default=seeds)
+    ap.add_argument("--large-seeds", type=int, default=3,
+                    help=f"seeds on clusters over {LARGE_SCALE_WORKERS} workers (a 600-worker run takes minutes)")
+    ap.add_argument("--workers", type=int, nargs="+", default=workers,
+                    help=f"cluster sizes{what}, each a multiple of {base_workers}")
 
 
 def scale_study_error(seeds: int, large_seeds: int, workers: list[int], base_workers: int) -> str | None:

@@ -124,14 +124,34 @@ def _stage(task_id: str) -> int | None:
         return None
 
 
+def conf_args(conf: dict[str, str]) -> list[str]:
+    """spark-submit's ``--conf KEY=VALUE`` for each of ``conf`` (a replay's --spark-conf)."""
+    return [arg for key, value in conf.items() for arg in ("--conf", f"{key}={value}")]
+
+
+def shared_command(env: dict, plan: Path, executors: int, conf: dict[str, str]) -> list[str]:
+    """spark-submit of the shared application: its executors held, FAIR pools, then ``conf``."""
+    return [env["spark_submit"], "--conf", "spark.scheduler.mode=FAIR",
+            "--conf", "spark.dynamicAllocation.enabled=false",
+            "--conf", f"spark.executor.instances={executors}", *conf_args(conf),
+            str(REPLAY_APP), PATTERN, str(plan), str(executors)]
+
+
+def per_job_command(env: dict, job: dict, executors: int, conf: dict[str, str]) -> list[str]:
+    """spark-submit of one job's own application: cluster mode, dynamic allocation, then ``conf``."""
+    return [env["spark_submit"], "--deploy-mode", "cluster", "--name", f"bench-{job['job_id']}",
+            "--conf", "spark.yarn.submit.waitAppCompletion=false",
+            "--conf", "spark.dynamicAllocation.enabled=true",
+            "--conf", "spark.dynamicAllocation.shuffleTracking.enabled=true",
+            "--conf", f"spark.dynamicAllocation.maxExecutors={executors}", *conf_args(conf),
+            str(GREP_APP), PATTERN, ",".join(env["fs"] + p for p in job["inputs"])]
+
+
 def run_shared(env: dict, plan: Path, executors: int, watch, collector: sp.SparkCollector,
-               out_dir: Path, *, timeout_s: float, log) -> tuple[list[dict], str]:
+               out_dir: Path, *, timeout_s: float, log, conf: dict[str, str]) -> tuple[list[dict], str]:
     """The schedule in one application; its jobs' records (replay_app.py's lines) and its id.
     The watch's epoch becomes the application's t0 (its executors held), the tables' zero."""
-    cmd = [env["spark_submit"], "--conf", "spark.scheduler.mode=FAIR",
-           "--conf", "spark.dynamicAllocation.enabled=false",
-           "--conf", f"spark.executor.instances={executors}", str(REPLAY_APP), PATTERN, str(plan),
-           str(executors)]
+    cmd = shared_command(env, plan, executors, conf)
     lines: list[str] = []
     with open(out_dir / "driver.log", "wb") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
@@ -178,7 +198,8 @@ def until_history(collector: sp.SparkCollector, app_id: str, watch) -> None:
 
 
 def run_per_job(env: dict, jobs: list[dict], executors: int, watch, collector: sp.SparkCollector,
-                out_dir: Path, *, timeout_s: float, log) -> tuple[dict[str, str], list[float], list[str]]:
+                out_dir: Path, *, timeout_s: float, log, conf: dict[str, str]
+                ) -> tuple[dict[str, str], list[float], list[str]]:
     """Each job its own application, submitted at its time as a batch pipeline submits one:
     in cluster mode (its driver in its ApplicationMaster; the client leaves once YARN accepted
     it), with dynamic allocation (shuffle tracking, no external shuffle service, up to
@@ -198,14 +219,8 @@ def run_per_job(env: dict, jobs: list[dict], executors: int, watch, collector: s
             job = jobs[k]
             submit_s[k] = now
             with open(logs / f"{job['job_id']}.log", "wb") as err:
-                clients[job["job_id"]] = subprocess.Popen(
-                    [env["spark_submit"], "--deploy-mode", "cluster", "--name", f"bench-{job['job_id']}",
-                     "--conf", "spark.yarn.submit.waitAppCompletion=false",
-                     "--conf", "spark.dynamicAllocation.enabled=true",
-                     "--conf", "spark.dynamicAllocation.shuffleTracking.enabled=true",
-                     "--conf", f"spark.dynamicAllocation.maxExecutors={executors}",
-                     str(GREP_APP), PATTERN, ",".join(env["fs"] + p for p in job["inputs"])],
-                    stdout=subprocess.DEVNULL, stderr=err)
+                clients[job["job_id"]] = subprocess.Popen(per_job_command(env, job, executors, conf),
+                                                          stdout=subprocess.DEVNULL, stderr=err)
         if time.monotonic() > deadline:
             raise DsbraError(f"the Spark replay's clients did not end in {timeout_s:.0f} s; see {logs}")
         if time.monotonic() >= next_poll:

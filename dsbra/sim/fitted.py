@@ -23,11 +23,12 @@ ARM_POLICY = {"static": ("static", True), "static-nodelay": ("static", False),
               "paper-literal": ("dsbra", True), "scarlett": ("scarlett", True),
               "dare": ("dare", True), "oracle": ("oracle", True)}
 #: the arms the simulator runs beyond the replays' (the calibration fits on ARM_POLICY's):
-#: ``dsbra-hold``, the default from 2026-12-02 to 2026-12-07
-SIM_ARM_POLICY = {**ARM_POLICY, "dsbra-hold": ("dsbra", True)}
+#: ``dsbra-hold``, the default from 2026-12-02 to 2026-12-07, and ``dsbra-popular``, the
+#: default since (run_bench_matrix.py's arm of that name)
+SIM_ARM_POLICY = {**ARM_POLICY, "dsbra-hold": ("dsbra", True), "dsbra-popular": ("dsbra", True)}
 #: a DSBRA arm -> its profile (``dsbra``: the default the committed sittings ran, PRE_HOLD_PROFILE)
-PROFILE = {"dsbra": PRE_HOLD_PROFILE, "dsbra-hold": HOLD_PROFILE, "calibrated": "calibrated",
-           "paper-literal": "paper-literal"}
+PROFILE = {"dsbra": PRE_HOLD_PROFILE, "dsbra-hold": HOLD_PROFILE, "dsbra-popular": "adaptive-popular",
+           "calibrated": "calibrated", "paper-literal": "paper-literal"}
 DELAY_S = 10.0
 INTERVAL_S = 30.0  # the daemon arms' policy round (run_bench_matrix.py runs the daemon so)
 #: the hot-spot schedules' data set: run_bench_matrix.py's one-block files, one of 16 hot

@@ -164,10 +164,11 @@ class Pool:
     """A fair-scheduler pool (Pool.scala): its task sets in FIFO order (FIFOSchedulingAlgorithm:
     job id, one stage each) and their running tasks."""
 
-    __slots__ = ("name", "min_share", "weight", "running", "tasksets")
+    __slots__ = ("name", "min_share", "weight", "running", "tasksets", "index")
 
-    def __init__(self, name: str, min_share: int, weight: int = 1):
+    def __init__(self, name: str, min_share: int, weight: int = 1, index: int = 0):
         self.name, self.min_share, self.weight = name, min_share, weight
+        self.index = index  # its creation order among the driver's pools
         self.running = 0
         self.tasksets: list[TaskSet] = []
 
@@ -185,13 +186,16 @@ class Driver:
     """One application's driver: its executors, its pools (spark.scheduler.mode FAIR) or its
     one FIFO queue, and TaskSchedulerImpl.resourceOffers."""
 
-    __slots__ = ("settings", "fair", "pools", "executors", "exec_hosts", "exec_racks",
+    __slots__ = ("settings", "fair", "pools", "active", "executors", "exec_hosts", "exec_racks",
                  "launched", "rng", "legacy")
 
     def __init__(self, settings: SparkSettings, launched: bytearray, rng: np.random.Generator):
         self.settings = settings
         self.fair = settings.scheduling_mode == "fair"
         self.pools: dict[str, Pool] = {}
+        # the pools holding task sets: a shared application of thousands of jobs, a pool each,
+        # scans only these (the others sort last and offer nothing)
+        self.active: dict[str, Pool] = {}
         self.executors: list[Executor] = []  # alive, in registration order
         self.exec_hosts: dict[int, int] = {}  # host -> alive executors
         self.exec_racks: dict[int, int] = {}
@@ -205,16 +209,23 @@ class Driver:
         s = self.settings
         ts.compute_levels(self.exec_hosts, self.exec_racks, s.wait_node_s, s.wait_rack_s)
         ts.pool.tasksets.append(ts)
+        self.active[ts.pool.name] = ts.pool
 
     def pool(self, name: str) -> Pool:
         pool = self.pools.get(name)
         if pool is None:
-            pool = self.pools[name] = Pool(name, self.settings.pool_min_share)
+            pool = self.pools[name] = Pool(name, self.settings.pool_min_share, index=len(self.pools))
         return pool
 
     def finished(self, ts: TaskSet) -> None:
         """TaskSchedulerImpl.taskSetFinished: the task set leaves its pool."""
         ts.pool.tasksets.remove(ts)
+        if not ts.pool.tasksets:
+            del self.active[ts.pool.name]
+
+    def tasksets(self) -> list[TaskSet]:
+        """Every task set of the application, its pools in creation order."""
+        return [ts for pool in sorted(self.active.values(), key=lambda p: p.index) for ts in pool.tasksets]
 
     def add_executor(self, e: Executor) -> None:
         e.alive = True
@@ -236,18 +247,17 @@ class Driver:
             else:
                 del table[key]
         s = self.settings
-        for pool in self.pools.values():
-            for ts in pool.tasksets:
-                ts.recompute_levels(self.exec_hosts, self.exec_racks, s.wait_node_s,
-                                    s.wait_rack_s)
+        for ts in self.tasksets():
+            ts.recompute_levels(self.exec_hosts, self.exec_racks, s.wait_node_s, s.wait_rack_s)
 
     def sorted_tasksets(self) -> list[TaskSet]:
         """rootPool.getSortedTaskSetQueue, the task sets with pending tasks: FAIR, pools by
         :func:`fair_key` and each pool's in FIFO order; FIFO, all in submission order."""
-        pools = self.pools.values()
         if self.fair:
-            pools = sorted(pools, key=fair_key)
-        out = [ts for pool in pools for ts in pool.tasksets if ts.job.pending]
+            out = [ts for pool in sorted(self.active.values(), key=fair_key) for ts in pool.tasksets
+                   if ts.job.pending]
+        else:
+            out = [ts for ts in self.tasksets() if ts.job.pending]
         if not self.fair and len(self.pools) > 1:
             out.sort(key=lambda ts: ts.job.index)
         return out
@@ -272,9 +282,23 @@ class Driver:
             else offers
         launches = []
         legacy = self.legacy
+        free = sum(e.free for e in offers)
         for ts in order:
+            if free < 1:
+                break  # no core left to offer: the task sets after launch nothing, decline nothing
             launched_any, no_rejects, min_level = False, True, None
+            swept = None  # the level the last pass's final sweep declined every free core at
             for max_level in ts.levels:
+                if not ts.job.pending:
+                    break  # every offer declined, nothing recorded
+                effective = min(ts.allowed_level(now), max_level)
+                if effective == swept:  # this pass would decline every free core again
+                    if max_level == ANY and free >= 1:
+                        no_rejects = False
+                        if ts.job.skip_start < 0.0:
+                            ts.job.skip_start = now
+                    continue
+                swept = effective
                 while True:
                     launched_here = False
                     for e in shuffled:
@@ -288,6 +312,7 @@ class Driver:
                                     ts.job.skip_start = now
                             continue
                         launches.append((ts, task, e, level, waited))
+                        free -= 1
                         launched_here = True
                         min_level = level if min_level is None else min(min_level, level)
                     if not launched_here:
@@ -524,11 +549,10 @@ class SparkSimulation(Simulation):
             requests.clear()
             host_tasks: dict[int, int] = {}
             aware = 0
-            for pool in app.driver.pools.values():
-                for ts in pool.tasksets:
-                    aware += len(ts.job.tasks)
-                    for h, c in ts.host_tasks.items():
-                        host_tasks[h] = host_tasks.get(h, 0) + c
+            for ts in app.driver.tasksets():
+                aware += len(ts.job.tasks)
+                for h, c in ts.host_tasks.items():
+                    host_tasks[h] = host_tasks.get(h, 0) + c
             held: dict[int, int] = {}
             for e in app.held.values():
                 held[e.node] = held.get(e.node, 0) + 1
@@ -643,8 +667,7 @@ class SparkSimulation(Simulation):
             self._launch(ts.job, task, e.node, level, now,
                          0.0 if e.warm else self.spark.executor_warmup_s)
             e.warm = True
-        if app.revive_next < 0.0 and any(ts.job.pending for pool in app.driver.pools.values()
-                                         for ts in pool.tasksets):
+        if app.revive_next < 0.0 and any(ts.job.pending for ts in app.driver.tasksets()):
             revive = self.spark.revive_s
             t = app.start + (int((now - app.start) // revive) + 1) * revive
             app.revive_next = t if t > now else t + revive  # rounding can land on now
@@ -705,10 +728,9 @@ class SparkSimulation(Simulation):
             return
         s = self.spark
         pending = running = 0
-        for pool in app.driver.pools.values():
-            for ts in pool.tasksets:
-                pending += ts.job.pending
-                running += ts.job.running
+        for ts in app.driver.tasksets():
+            pending += ts.job.pending
+            running += ts.job.running
         if pending and app.add_time < 0.0:  # onSchedulerBacklogged
             app.add_time = now + s.backlog_timeout_s
         elif not pending:  # onSchedulerQueueEmpty

@@ -125,3 +125,41 @@ def test_the_daemon_arm_runs_the_daemon_in_its_configs_mode(tmp_path):
 
     cfg = tmp_path / "daemon.yaml"
     assert daemon_command(cfg) == [sys.executable, "-m", "dsbra", "run", "--config", str(cfg)]
+
+
+@pytest.mark.parametrize(("engine", "value", "error"), [
+    ("mapreduce", "spark.locality.wait=10s", "the mapreduce engine runs no Spark"),
+    ("spark", "mapreduce.job.ubertask.enable=true", "is not a Spark property"),
+    ("spark", "spark.dynamicAllocation.enabled=true", "set by the replay for its --spark-mode"),
+    ("spark", "spark.executor.instances=3", "set by the replay for its --spark-mode"),
+])
+def test_a_spark_conf_the_replay_cannot_take_is_a_one_line_usage_error(tmp_path, engine, value, error):
+    from click.testing import CliRunner
+
+    from dsbra.cli import cli
+
+    schedule = tmp_path / "s.json"
+    made = CliRunner().invoke(cli, ["bench", "schedule", "--out", str(schedule), "--jobs", "2", "--size", "3m",
+                                    "--block-size", "1m"])
+    assert made.exit_code == 0, made.output
+    result = CliRunner().invoke(cli, ["bench", "replay", str(schedule), "--out", str(tmp_path / "r"),
+                                      "--engine", engine, "--spark-conf", value])
+    assert result.exit_code == 2 and error in result.output and "--spark-conf" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_spark_conf_follows_the_replays_own_properties_in_both_modes(tmp_path):
+    from dsbra.bench.spark_replay import per_job_command, shared_command
+
+    env = {"spark_submit": "/opt/spark/bin/spark-submit", "fs": "hdfs://nn:9000"}
+    conf = {"spark.locality.wait": "10s", "spark.locality.wait.rack": "0s"}
+    shared = shared_command(env, tmp_path / "plan.json", 7, conf)
+    per_job = per_job_command(env, {"job_id": "job3", "inputs": ["/bench/grep/part-00001"]}, 7, conf)
+    for cmd in (shared, per_job):
+        pairs = [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--conf"]
+        assert pairs[-2:] == ["spark.locality.wait=10s", "spark.locality.wait.rack=0s"]
+        assert not any(p.startswith("spark.locality") for p in pairs[:-2])  # the replay sets none itself
+    assert "spark.executor.instances=7" in shared and "spark.dynamicAllocation.maxExecutors=7" in per_job
+    assert per_job[-1] == "hdfs://nn:9000/bench/grep/part-00001"
+    bare = shared_command(env, tmp_path / "plan.json", 7, {})
+    assert len(bare) == len(shared) - 4 and bare[-4:] == shared[-4:]  # the application and its arguments last

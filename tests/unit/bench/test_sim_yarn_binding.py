@@ -39,3 +39,31 @@ def test_a_scale_studys_seeds_and_sizes_are_checked_in_one_line():
     assert "at least 2" in scale_study_error(1, 3, [20], 4)
     assert scale_study_error(10, 3, [20, 6], 4) == "--workers must be multiples of 4, got 6"
     assert scale_study_error(10, 3, [2], 4) == "--workers must be multiples of 4, got 2"
+
+
+def test_a_scale_study_pairs_arms_by_seed_and_takes_the_captured_share_per_seed():
+    from dsbra.bench.schedule import seed_captured, seed_paired
+
+    rows = [{"arm": arm, "seed": seed, "nodes": 20, "mean_response_s": value}
+            for arm, values in (("static", (10.0, 12.0, 9.0)), ("oracle", (6.0, 8.0, 9.0)),
+                                ("dsbra", (8.0, 11.0, 8.0)))
+            for seed, value in enumerate(values)]
+    rows.append({"arm": "dsbra", "seed": 3, "nodes": 20, "mean_response_s": 1.0})  # no static twin
+    diff = seed_paired(rows, "mean_response_s", {"arm": "static"}, {"arm": "dsbra"})
+    assert diff["mean"] == -4 / 3 and diff["low"] < diff["mean"] < diff["high"]
+    # seed 2: the oracle gains nothing there, so no share; seeds 0 and 1: 50% and 25%
+    share = seed_captured(rows, "dsbra", nodes=20)
+    assert share["mean"] == 37.5 and share["low"] < 37.5 < share["high"]
+    assert seed_captured(rows, "dsbra", nodes=100) is None
+
+
+def test_a_scale_studys_captured_share_can_be_the_ratio_of_the_mean_gains():
+    from dsbra.bench.schedule import seed_captured_ratio
+
+    rows = [{"arm": arm, "seed": seed, "mean_response_s": value}
+            for arm, values in (("static", (10.0, 12.0, 9.0, 11.0)), ("oracle", (6.0, 8.0, 5.0, 7.0)),
+                                ("dsbra", (8.0, 11.0, 8.0, 8.0)))
+            for seed, value in enumerate(values)]
+    share = seed_captured_ratio(rows, "dsbra")
+    assert share["mean"] == 100 * 7 / 16 and share["low"] < share["mean"] < share["high"]
+    assert seed_captured_ratio(rows[:1] + rows[4:5] + rows[8:9], "dsbra") is None  # one seed

@@ -34,6 +34,7 @@ def test_every_dsbra_variant_names_the_profile_its_results_ran():
 
 def test_the_fitted_dsbra_arms_simulate_what_the_committed_sittings_ran():
     assert PROFILE["dsbra"] == PRE_HOLD_PROFILE and PROFILE["dsbra-hold"] == "adaptive-hold"
+    assert PROFILE["dsbra-popular"] == "adaptive-popular"  # run_bench_matrix.py's arm of that name
     cfg = arm_config("dsbra", model={}, slots=5, interval_s=30.0, heartbeat_s=1.0, am={},
                      binding={}, seed=0)
     assert cfg.policy_params == {"profile": "adaptive"}
