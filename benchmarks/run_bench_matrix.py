@@ -44,9 +44,9 @@ off is -1 for the node delay and 0 for the additional rack delay, so no off-swit
   twice as many AMs fit the queues' maxAMShare), and the AM JVM without the bundled cluster's
   start-up options (-XX:+UseSerialGC -XX:TieredStopAtLevel=1, so the JVM's own defaults);
 - ``static-wait10`` (``--engine spark``): ``static`` with spark.locality.wait 10 s instead of
-  Spark's 3 s (`bench replay --spark-conf`): the simulator predicts it keeps the shared
-  application's tasks node-local on the shaped links where replicas do not (docs/spark.md,
-  "Spark at scale in the simulator");
+  Spark's 3 s (`bench replay --spark-conf`): the simulator predicted it would keep the shared
+  application's tasks node-local on the shaped links where replicas do not; docs/benchmark.md
+  6.20 measured it;
 - ``static-am-hb100``: ``static`` with the ApplicationMaster heartbeating every 100 ms instead
   of the cluster's 500 (issue 42: in the simulator the shorter heartbeat nearly removes the maps
   handed on; with ``--record-grants`` this arm measures it on the cluster).
@@ -249,9 +249,9 @@ def main() -> None:
     ap.add_argument("--record-grants", action="store_true",
                     help="record the level at which the Fair Scheduler granted each container and the map "
                          "it went to (RUN/grants.json; container_grants.py reads them)")
-    ap.add_argument("--claims-arm", choices=list(DAEMON_ARMS), default=None,
-                    help="the daemon arm the final `dsbra report`'s claims are about (default: "
-                         "dsbra where it ran, else dsbra-hold); one of --arms")
+    ap.add_argument("--claims-arm", choices=[*DAEMON_ARMS, *SPARK_CONF_ARMS], default=None,
+                    help="the arm the final `dsbra report`'s claims are about, a daemon's or one with Spark "
+                         "properties of its own (default: dsbra where it ran, else dsbra-hold); one of --arms")
     a = ap.parse_args()
     if a.claims_arm is not None and a.claims_arm not in a.arms:
         ap.error(f"--claims-arm {a.claims_arm} is not among --arms")

@@ -33,9 +33,7 @@ LAYOUT = StateLayout(default_state_dir())
 #: the AM start-up arms: static with one setting changed in every job's conf (arm_job_conf)
 JOB_CONF_ARMS = ["static-uber", "static-am256", "static-am-jvm-default", "static-am-hb100"]
 #: the Spark arms that are ``static`` with Spark properties of their own (`bench replay --spark-conf`):
-#: ``static-wait10``, spark.locality.wait 10 s instead of Spark's 3 s (docs/spark.md, "Spark at
-#: scale in the simulator": on the shaped links the simulator predicts it keeps a shared
-#: application's tasks node-local where replicas do not)
+#: ``static-wait10``, spark.locality.wait 10 s instead of Spark's 3 s (docs/benchmark.md 6.20)
 SPARK_CONF_ARMS = {"static-wait10": {"spark.locality.wait": "10s"}}
 #: the job property of the ApplicationMaster's heartbeat to the ResourceManager
 AM_HEARTBEAT = "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms"
