@@ -31,10 +31,10 @@ import sys
 from pathlib import Path
 
 from dsbra.bench.schedule import (LARGE_SCALE_WORKERS, add_scale_study_arguments, scale_study_error,
-                                  scale_study_seeds, scaled_schedule)
+                                  scale_study_seeds, write_scaled_schedule)
 from dsbra.bench.demand_targets import (STORAGE_TARGET_PCT, markdown_table, matrix_rows, target_rows,
                                         verdicts)
-from dsbra.schedule_format import load_schedule, write_schedule
+from dsbra.schedule_format import load_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
@@ -105,8 +105,7 @@ def scale_runs(fit: dict, out: Path, workers: list[int], seeds: int, large_seeds
     each of ``workers``, seeds 0.. (``large_seeds`` of them over LARGE_SCALE_WORKERS)."""
     runs: dict[str, list[dict]] = {v: [] for v in ("static", "dsbra-hold") + variants}
     for w in workers:
-        path = out / f"schedule-{w}w.json"
-        write_schedule(path, scaled_schedule(load_schedule(fit["schedule"]), w // BASE_WORKERS))
+        path = write_scaled_schedule(out, load_schedule(fit["schedule"]), w, BASE_WORKERS)
         for v, got in runs.items():
             for seed in range(scale_study_seeds(w, seeds, large_seeds)):
                 got.append(run_scaled(fit, path, seed, w, v))

@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.bench.schedule import (add_scale_study_arguments, format_interval, hot_files, scale_study_error,
-                                  scale_study_seeds, scaled_schedule, seed_captured_ratio, seed_paired)
-from dsbra.schedule_format import load_schedule, write_schedule
+                                  scale_study_seeds, seed_captured_ratio, seed_paired, write_scaled_schedule)
+from dsbra.schedule_format import load_schedule
 from dsbra.sim.fitted import spark_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
 
@@ -171,10 +171,8 @@ def main() -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for w in a.workers:
-        copies = w // BASE_WORKERS
-        path = a.out / f"schedule-{w}w.json"
-        write_schedule(path, scaled_schedule(base, copies))
-        hot = hot_files(base, copies)
+        path = write_scaled_schedule(a.out, base, w, BASE_WORKERS)
+        hot = hot_files(base, w // BASE_WORKERS)
         for cpus in a.cpus_per_worker:
             for arm in ARMS:
                 for seed in range(scale_study_seeds(w, a.seeds, a.large_seeds)):

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.bench.schedule import (add_scale_study_arguments, format_interval, hot_files, scale_study_error,
-                                  scale_study_seeds, scaled_schedule, seed_captured, seed_paired)
-from dsbra.schedule_format import load_schedule, write_schedule
+                                  scale_study_seeds, seed_captured, seed_paired, write_scaled_schedule)
+from dsbra.schedule_format import load_schedule
 from dsbra.sim.config import BUNDLED_AM_HEARTBEAT_S
 from dsbra.sim.fitted import load_fit, scaled_arm_config
 from dsbra.sim.run import WorkloadSpec, simulate
@@ -149,10 +149,8 @@ def main() -> None:
     (a.out / "heartbeat.json").write_text(json.dumps({"command": command, "rows": hb_rows}, indent=1) + "\n")
     scale_rows = []
     for w in a.workers:
-        copies = w // BASE_WORKERS
-        path = a.out / f"schedule-{w}w.json"
-        write_schedule(path, scaled_schedule(base, copies))
-        hot = hot_files(base, copies)
+        path = write_scaled_schedule(a.out, base, w, BASE_WORKERS)
+        hot = hot_files(base, w // BASE_WORKERS)
         for arm in SCALE_ARMS:
             for seed in range(scale_study_seeds(w, a.seeds, a.large_seeds)):
                 scale_rows.append(with_shares(run_one(fit, arm, path, hot, seed, w, BASE_AM_HEARTBEAT_S)))

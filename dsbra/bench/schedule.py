@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from dsbra.bench.data import DatasetPlan
+from dsbra.schedule_format import write_schedule
 from dsbra.stats import fieller_ratio, t_interval
 from dsbra.errors import InputError
 from dsbra.schedule_format import FORMAT
@@ -201,6 +202,14 @@ def scaled_schedule(schedule: dict, copies: int) -> dict:
     scaled.sort(key=lambda j: j["submit_s"])
     return {**schedule, "dataset": {**schedule["dataset"], "files": files * copies}, "jobs": scaled,
             "notes": {**schedule.get("notes", {}), "scaled_copies": copies}}
+
+
+def write_scaled_schedule(out_dir: Path, schedule: dict, workers: int, base_workers: int) -> Path:
+    """:func:`scaled_schedule` for ``workers`` (``schedule`` ran on ``base_workers``), written to
+    out_dir/schedule-<workers>w.json, a scale study's input; its path."""
+    path = out_dir / f"schedule-{workers}w.json"
+    write_schedule(path, scaled_schedule(schedule, workers // base_workers))
+    return path
 
 
 def hot_files(schedule: dict, copies: int) -> set[int]:
