@@ -191,8 +191,8 @@ def replay(schedule_file, out, daemon_config, queue, label, job_timeout_s, engin
     if job_conf and engine != "mapreduce":
         raise click.BadParameter(f"sets MapReduce job properties; {JOB_PROPERTIES_FROM[engine]}",
                                  param_hint="--job-conf")
-    if error := spark_conf_error(spark_conf, engine):
-        raise click.BadParameter(error.replace("spark_conf", "--spark-conf", 1), param_hint="--spark-conf")
+    if error := spark_conf_error(spark_conf, engine, "--spark-conf"):
+        raise click.BadParameter(error, param_hint="--spark-conf")
     if daemon_config is not None and not daemon_config.is_file():
         raise click.BadParameter(f"{daemon_config} does not exist", param_hint="--daemon-config")
     summary = run_replay(schedule, StateLayout.at(state_dir), out, daemon_config=daemon_config, queue=queue,

@@ -53,13 +53,14 @@ SPARK_REPLAY_PROPERTIES = ("spark.scheduler.mode", "spark.dynamicAllocation.", "
                            "spark.yarn.submit.waitAppCompletion")
 
 
-def spark_conf_error(conf: dict[str, str], engine: str) -> str | None:
-    """The one-line error of a replay's Spark properties, or None: the spark engine's only,
-    spark.* names, none the replay sets for its mode."""
+def spark_conf_error(conf: dict[str, str], engine: str, name: str = "spark_conf") -> str | None:
+    """The one-line error of a replay's Spark properties (``name``: the argument or option that
+    gave them), or None: the spark engine's only, spark.* names, none the replay sets for its
+    mode."""
     if not conf:
         return None
     if engine != "spark":
-        return f"spark_conf sets Spark properties; the {engine} engine runs no Spark"
+        return f"{name} sets Spark properties; the {engine} engine runs no Spark"
     for key in conf:
         if not key.startswith("spark."):
             return f"{key!r} is not a Spark property (spark.*)"

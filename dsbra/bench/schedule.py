@@ -125,13 +125,18 @@ def seed_paired(rows: list[dict], key: str, base: dict, other: dict) -> dict | N
     return None if ci is None else dict(zip(("mean", "low", "high"), ci))
 
 
+def _response_by_arm_seed(rows: list[dict], match: dict) -> dict[tuple[str, int], float]:
+    """(arm, seed) -> mean response of the rows matching ``match``."""
+    return {(r["arm"], r["seed"]): r["mean_response_s"] for r in rows
+            if all(r[k] == v for k, v in match.items())}
+
+
 def seed_captured(rows: list[dict], arm: str, **match) -> dict | None:
     """``arm``'s share of the oracle's gain in mean response over static, per seed among the rows
     matching ``match``, in percent (seeds where the oracle gains nothing, or without a static
     and an oracle run, left out): mean and
     95% t-interval over the seeds."""
-    by = {(r["arm"], r["seed"]): r["mean_response_s"] for r in rows
-          if all(r[k] == v for k, v in match.items())}
+    by = _response_by_arm_seed(rows, match)
     shares = [100 * (by[("static", s)] - by[(arm, s)]) / (by[("static", s)] - by[("oracle", s)])
               for (a, s) in by if a == arm and ("static", s) in by and ("oracle", s) in by
               and by[("static", s)] > by[("oracle", s)]]
@@ -144,8 +149,7 @@ def seed_captured_ratio(rows: list[dict], arm: str, **match) -> dict | None:
     sittings: mean(static - arm) / mean(static - oracle) in mean response over the seeds all
     three ran among the rows matching ``match``, in percent, with its 95% Fieller interval
     (bounds None where the oracle's gain is not separated from zero); None under 2 seeds."""
-    by = {(r["arm"], r["seed"]): r["mean_response_s"] for r in rows
-          if all(r[k] == v for k, v in match.items())}
+    by = _response_by_arm_seed(rows, match)
     seeds = sorted({s for (_, s) in by if all((x, s) in by for x in ("static", arm, "oracle"))})
     if len(seeds) < 2:
         return None
